@@ -1,0 +1,142 @@
+# kgate: the one build.  `make help` lists the targets.
+#
+#   make                 kgate and libkgate-collector.so in $(BUILD)/
+#   make test            unit (cmocka) and end-to-end (TAP) tests, through prove
+#   make bench           kgate's own speed against its anchors (benchmarks/self)
+#   make benchmarks      the CUDA benchmark suite (needs nvcc)
+#   make demo            the main job once: a demo gate on an embedded SQLite file
+#   make test-gpu        collector against ncu on a real GPU
+#   make install         PREFIX=/usr/local DESTDIR=
+#   V=1                  show full commands
+#   SAN=address,undefined  sanitizer build (in build-san/)
+
+CC      ?= cc
+CUDA    ?= /usr/local/cuda
+NVCC    ?= $(CUDA)/bin/nvcc
+PREFIX  ?= /usr/local
+DESTDIR ?=
+
+ifneq ($(SAN),)
+BUILD   ?= build-san
+SANFLAGS = -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
+else
+BUILD   ?= build
+SANFLAGS =
+endif
+
+ifeq ($(V),1)
+Q =
+else
+Q = @
+endif
+
+WARN     = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
+CFLAGS  ?= -O2 -g
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SANFLAGS) -Iinclude -MMD -MP
+# libyaml, SQLite and jansson are linked statically so that the binary runs on
+# a GPU machine that has none of them; libcurl stays dynamic.
+STATIC_LIBS = -Wl,-Bstatic -lyaml -lsqlite3 -ljansson -Wl,-Bdynamic
+LDLIBS   = $(STATIC_LIBS) -lcurl -lstdc++ -lm -lpthread -ldl
+LDFLAGS ?=
+ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
+
+# The CLI: main.c and cmd_*.c; everything else in src/ is the library core.
+CLI_SRC  = src/main.c $(wildcard src/cmd_*.c)
+LIB_SRC  = $(filter-out $(CLI_SRC),$(wildcard src/*.c))
+CLI_OBJ  = $(CLI_SRC:src/%.c=$(BUILD)/obj/%.o)
+LIB_OBJ  = $(LIB_SRC:src/%.c=$(BUILD)/obj/%.o)
+
+# The collector: only code that includes CUPTI headers; libcupti and libc only.
+COLL_SRC = $(wildcard src/collector/*.c)
+COLL_OBJ = $(COLL_SRC:src/collector/%.c=$(BUILD)/obj/collector/%.o)
+COLL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -fPIC -fvisibility=hidden \
+	-Iinclude -Isrc/collector/shim -I$(CUDA)/include -I$(CUDA)/extras/CUPTI/include -MMD -MP
+COLL_LIBDIR = $(CUDA)/targets/x86_64-linux/lib
+COLL_LDLIBS = -L$(COLL_LIBDIR) -L$(CUDA)/extras/CUPTI/lib64 -lcupti -lnvperf_host -lpthread -ldl \
+	-Wl,-rpath,'$$ORIGIN' -Wl,-rpath,$(COLL_LIBDIR)
+
+UNIT_SRC = $(wildcard tests/unit/test_*.c)
+UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+E2E      = $(wildcard tests/e2e/*.t)
+
+KGATE    = $(BUILD)/kgate
+COLLECTOR = $(if $(COLL_SRC),$(BUILD)/libkgate-collector.so)
+
+.PHONY: all test run-tests unit e2e bench benchmarks demo test-gpu install clean help
+all: $(KGATE) $(COLLECTOR)
+
+$(BUILD)/libkgate.a: $(LIB_OBJ)
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(KGATE): $(CLI_OBJ) $(BUILD)/libkgate.a
+	$(if $(Q),@echo "  LINK    $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libkgate.a $(LDLIBS)
+
+$(BUILD)/obj/%.o: src/%.c
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/obj/collector/%.o: src/collector/%.c
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(COLL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/libkgate-collector.so: $(COLL_OBJ)
+	$(if $(Q),@echo "  LINK    $@")
+	$(Q)$(CC) -shared -o $@ $^ $(COLL_LDLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libkgate.a
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  TEST    $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libkgate.a -lcmocka $(LDLIBS)
+
+# Every test (cmocka unit tests print TAP; e2e tests are shell TAP scripts)
+# runs through one prove, which prints the summary line.
+test: deps
+	$(Q)$(MAKE) --no-print-directory run-tests
+
+run-tests: all $(UNIT_BIN)
+	$(Q)CMOCKA_MESSAGE_OUTPUT=TAP KGATE="$(abspath $(KGATE))" \
+	  KGATE_COLLECTOR="$(abspath $(COLLECTOR))" KGATE_BUILD="$(abspath $(BUILD))" \
+	  KGATE_SRC="$(CURDIR)" prove --exec '' $(PROVEFLAGS) $(UNIT_BIN) $(E2E)
+
+bench: all
+	$(Q)KGATE="$(abspath $(KGATE))" KGATE_BUILD="$(abspath $(BUILD))" KGATE_SRC="$(CURDIR)" \
+	  sh benchmarks/self/run.sh
+
+benchmarks:
+	$(Q)$(MAKE) -C benchmarks BUILD="$(abspath $(BUILD))/benchmarks" NVCC="$(NVCC)" CUDA="$(CUDA)"
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)KGATE="$(abspath $(KGATE))" KGATE_BUILD="$(abspath $(BUILD))" sh scripts/demo.sh
+
+test-gpu: all benchmarks
+	$(Q)KGATE="$(abspath $(KGATE))" KGATE_BUILD="$(abspath $(BUILD))" sh scripts/test-gpu.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/kgate \
+	  $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/kgate/thresholds
+	install -m 755 $(KGATE) $(DESTDIR)$(PREFIX)/bin/kgate
+	$(if $(COLLECTOR),install -m 755 $(COLLECTOR) $(DESTDIR)$(PREFIX)/lib/kgate/)
+	install -m 644 man/kgate.1 $(DESTDIR)$(PREFIX)/share/man/man1/kgate.1
+	install -m 644 thresholds/*.yaml $(DESTDIR)$(PREFIX)/share/kgate/thresholds/
+
+clean:
+	rm -rf build build-san
+
+help:
+	@sed -n '2,12p' Makefile | sed 's/^# \{0,1\}//'
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(COLL_OBJ:.o=.d)
+
+# The README's two commands (make demo, make test) install what is missing
+# first; set NODEPS=1 to skip that.
+.PHONY: deps
+deps:
+ifeq ($(NODEPS),)
+	$(Q)sh scripts/install-deps.sh
+endif

@@ -1,0 +1,69 @@
+/*
+ * collector.h: the records file, the contract between libkgate-collector.so
+ * (which writes it) and the CLI (records.c, which reads it).  docs/records.md
+ * is the full description; this header holds the names both sides use.
+ *
+ * A records file is JSON Lines: one object per line, each with a "type".
+ *
+ *   {"type":"header","format":1,"collector":"0.1.0","cupti":130000,
+ *    "mode":"trace"|"metrics","pid":123,"ppid":1,"pass":0,"passes":1,
+ *    "replay":"kernel"|"application","argv":["..."],"time":1764720000,
+ *    "devices":[{"id":0,"name":"NVIDIA H200","uuid":"GPU-...","chip":"GH100",
+ *                "sms":132,"cc":"9.0","driver":13000,"runtime":13000}],
+ *    "metrics":["gpu__time_duration.sum", ...]}
+ *   {"type":"kernel","ordinal":0,"name":"_Z5saxpyifPKfPf","device":0,
+ *    "context":1,"stream":7,"corr":42,"start":123,"end":456,
+ *    "grid":[1,1,1],"block":[256,1,1],"regs":16,"smem_static":0,
+ *    "smem_dynamic":0,"local_per_thread":0,"nvtx":"step/forward",
+ *    "metrics":{"gpu__time_duration.sum":3300.0, ...}}
+ *   {"type":"error","code":"insufficient_privileges","cupti":35,
+ *    "message":"..."}
+ *   {"type":"footer","kernels":1000,"dropped":0,"errors":0}
+ *
+ * The header is the first line, the footer the last; a file without its
+ * footer came from a process that died and is rejected by ingest.  "ordinal"
+ * counts launches in the process from 0 (the key application replay joins
+ * passes on).  "start"/"end" are CUPTI timestamps in ns.  In trace mode
+ * "metrics" holds gpu__time_duration.sum (end - start, ns) and the launch
+ * configuration metrics below; in metrics mode the profiler's values too.
+ */
+#ifndef KGATE_COLLECTOR_H
+#define KGATE_COLLECTOR_H
+
+#include <stddef.h>
+
+#define KG_RECORDS_FORMAT 1
+
+/* Environment the runner sets for the collector. */
+#define KG_ENV_RECORDS      "KGATE_RECORDS"       /* output path; "%p" -> pid */
+#define KG_ENV_MODE         "KGATE_MODE"          /* trace | metrics */
+#define KG_ENV_METRICS      "KGATE_METRICS"       /* comma-separated names */
+#define KG_ENV_KERNELS      "KGATE_KERNELS"       /* "regex:..." or exact name */
+#define KG_ENV_LAUNCH_SKIP  "KGATE_LAUNCH_SKIP"
+#define KG_ENV_LAUNCH_COUNT "KGATE_LAUNCH_COUNT"
+#define KG_ENV_REPLAY       "KGATE_REPLAY"        /* kernel | application */
+#define KG_ENV_PASS         "KGATE_PASS"          /* application replay: pass index */
+#define KG_ENV_FLUSH_MS     "KGATE_FLUSH_MS"      /* periodic flush, default 500 */
+
+/* Metrics the collector derives from activity records (deterministic). */
+#define KG_M_DURATION   "gpu__time_duration.sum"   /* ns, noisy */
+#define KG_M_GRID       "launch__grid_size"
+#define KG_M_BLOCK      "launch__block_size"
+#define KG_M_REGS       "launch__registers_per_thread"
+#define KG_M_SMEM_ST    "launch__shared_mem_per_block_static"
+#define KG_M_SMEM_DYN   "launch__shared_mem_per_block_dynamic"
+#define KG_M_LOCAL      "launch__local_mem_per_thread"   /* spills */
+
+/*
+ * Offline queries the collector library exports for the CLI (metricinfo.c
+ * loads them with dlopen).  Each returns 0 on success, or -1 with a message
+ * copied into err (NUL-terminated, at most errlen bytes).
+ */
+typedef int (*kgate_metrics_list_fn)(const char *chip, char ***names, size_t *n,
+				     char *err, size_t errlen);
+typedef int (*kgate_metrics_passes_fn)(const char *chip, const char *const *metrics,
+				       size_t n, int *passes, char *err, size_t errlen);
+#define KG_SYM_METRICS_LIST   "kgate_metrics_list"
+#define KG_SYM_METRICS_PASSES "kgate_metrics_passes"
+
+#endif

@@ -1,0 +1,117 @@
+/*
+ * config.h: the suite file (kgate.yaml) and thresholds files, parsed.
+ *
+ * config.c owns parsing (libyaml, through a schema table), validation and
+ * the lookup of the rule that applies to one (benchmark, NVTX path, kernel,
+ * metric).  Loaders report every problem at once on stderr as
+ * "file:line:column: message" and return KG_EXIT_USAGE; they return
+ * KG_EXIT_PASS and fill *out on success.
+ */
+#ifndef KGATE_CONFIG_H
+#define KGATE_CONFIG_H
+
+#include <regex.h>
+#include <stddef.h>
+
+/* What a new/missing/inconclusive comparison does to the exit status. */
+enum kg_policy { KG_POLICY_IGNORE = 0, KG_POLICY_WARN, KG_POLICY_FAIL };
+
+/* The limits on one metric; has_* says which were given. */
+struct kg_metric_rule {
+	char *metric;
+	int has_regression;
+	double regression;      /* relative: 3% is 0.03 */
+	int has_min, has_max;
+	double min, max;        /* absolute bounds, in the metric's unit */
+	int deterministic;      /* -1 not said, 0 noisy, 1 compared exactly */
+	int line, column;       /* where it was written, for messages */
+};
+
+struct kg_match {
+	char *benchmark;        /* exact name, or NULL for any */
+	char *kernel;           /* exact (mangled or demangled name), or NULL */
+	int kernel_is_regex;    /* "regex:..." given: kernel_re is compiled */
+	regex_t kernel_re;      /* POSIX extended, matched on both names */
+	char *nvtx;             /* fnmatch(3) glob on the NVTX path, or NULL */
+};
+
+struct kg_rule {
+	struct kg_match match;
+	struct kg_metric_rule *metrics;
+	size_t n_metrics;
+	int line, column;
+};
+
+struct kg_thresholds {
+	char *path;
+	double alpha;           /* default 0.001 */
+	int min_samples;        /* default 7 */
+	int baseline_runs;      /* default 5 */
+	struct kg_metric_rule *defaults;
+	size_t n_defaults;
+	struct kg_rule *rules;
+	size_t n_rules;
+	enum kg_policy on_new_kernel;     /* default WARN */
+	enum kg_policy on_missing_kernel; /* default FAIL */
+	enum kg_policy on_inconclusive;   /* default WARN */
+};
+
+enum kg_collect_mode { KG_MODE_TRACE = 0, KG_MODE_METRICS };
+enum kg_replay { KG_REPLAY_KERNEL = 0, KG_REPLAY_APPLICATION };
+
+struct kg_collector_cfg {
+	enum kg_collect_mode mode;
+	char **metrics;         /* NULL-terminated; NULL means the default set */
+	size_t n_metrics;
+	char *kernels;          /* "regex:..." or exact name, or NULL for all */
+	long launch_skip;       /* default 0 */
+	long launch_count;      /* default 0: no limit */
+	enum kg_replay replay;
+};
+
+struct kg_benchmark {
+	char *name;
+	char **cmd;             /* argv, NULL-terminated */
+	size_t argc;
+	int repeat;             /* default 10 */
+	int warmup;             /* default 1 */
+	int quick_repeat;       /* repeats in --quick mode (pre-push), default 3 */
+	double timeout_s;       /* default 600 */
+	char **env;             /* "NAME=value", NULL-terminated */
+	size_t n_env;
+	char *workdir;          /* NULL: the suite file's directory */
+	int line, column;
+};
+
+struct kg_suite {
+	char *path;
+	char *dir;              /* directory of the suite file */
+	char *thresholds;       /* path, resolved against dir; NULL if not given */
+	struct kg_collector_cfg collector;
+	struct kg_benchmark *benchmarks;
+	size_t n_benchmarks;
+};
+
+int config_load_suite(const char *path, struct kg_suite **out);
+void config_free_suite(struct kg_suite *s);
+
+int config_load_thresholds(const char *path, struct kg_thresholds **out);
+/* Built-in thresholds, used when no file is given (same as thresholds/default.yaml). */
+struct kg_thresholds *config_default_thresholds(void);
+void config_free_thresholds(struct kg_thresholds *t);
+
+/*
+ * The rule for one metric of one kernel identity: the defaults entry for the
+ * metric, overlaid field by field by every matching rule in file order.
+ * Returns 1 and fills *out (pointing into t) when any limit applies, else 0.
+ */
+int config_rule_for(const struct kg_thresholds *t, const char *benchmark,
+		    const char *nvtx, const char *kernel, const char *demangled,
+		    const char *metric, struct kg_metric_rule *out);
+
+/* Strict value parsers, shared with the command line: "3%", "0.5%" ->
+ * fraction; "60s", "5m", "1h", "250ms", "30d" -> seconds.  0 ok, -1 bad. */
+int config_parse_percent(const char *s, double *out);
+int config_parse_duration(const char *s, double *out);
+
+#endif

@@ -1,0 +1,36 @@
+/*
+ * metricinfo.h: what the CUPTI host API says about metric names, for the CLI.
+ *
+ * The CLI never includes CUPTI headers: metricinfo.c loads
+ * libkgate-collector.so with dlopen (from $KGATE_COLLECTOR, next to the kgate
+ * binary, or from ../lib/kgate/) and calls its exported offline queries.
+ * These work without a GPU for a named chip ("gh100").
+ */
+#ifndef KGATE_METRICINFO_H
+#define KGATE_METRICINFO_H
+
+#include <stddef.h>
+
+#include "kgate/util.h"
+
+/* Every base metric name the chip knows, sorted (cached; do not free).
+ * 0 on success; -1 when the collector or CUPTI is unavailable (why in err). */
+int metricinfo_names(const char *chip, const char *const **names, size_t *n,
+		     struct kg_buf *err);
+
+/* Is this a valid full metric name (base name plus a rollup/submetric such
+ * as ".sum" or ".avg.pct_of_peak_sustained_elapsed") for the chip?
+ * 1 yes, 0 no, -1 cannot tell (collector unavailable). */
+int metricinfo_valid(const char *chip, const char *metric, struct kg_buf *err);
+
+/* Replay passes a set of metrics needs on the chip; 0 ok, -1 error (in err,
+ * naming the first invalid metric). */
+int metricinfo_passes(const char *chip, const char *const *metrics, size_t n,
+		      int *passes, struct kg_buf *err);
+
+/* Metrics kgate derives itself from activity records (launch__grid_size,
+ * gpu__time_duration.sum in trace mode, ...): always valid, deterministic
+ * unless noted.  NULL-terminated. */
+extern const char *const metricinfo_derived[];
+
+#endif

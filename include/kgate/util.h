@@ -1,0 +1,55 @@
+/*
+ * util.h: memory, strings and error messages used by every module.
+ *
+ * Allocation failure is fatal (xmalloc and friends print and exit 3).
+ * kg_error() prints "kgate: <message>" on stderr; kg_warn() prints
+ * "kgate: warning: <message>".  struct kg_buf is a growable string.
+ */
+#ifndef KGATE_UTIL_H
+#define KGATE_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#if defined(__GNUC__)
+#define KG_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define KG_PRINTF(a, b)
+#endif
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) KG_PRINTF(1, 2);
+
+void kg_error(const char *fmt, ...) KG_PRINTF(1, 2);
+void kg_warn(const char *fmt, ...) KG_PRINTF(1, 2);
+void kg_note(const char *fmt, ...) KG_PRINTF(1, 2); /* chatter: stderr */
+
+/* 1 when colour may be used on the stream (a terminal, NO_COLOR unset). */
+int kg_use_color(int fd);
+
+struct kg_buf {
+	char *s;      /* always NUL-terminated once anything was added */
+	size_t len;
+	size_t cap;
+};
+#define KG_BUF_INIT { NULL, 0, 0 }
+
+void buf_add(struct kg_buf *b, const char *s, size_t n);
+void buf_adds(struct kg_buf *b, const char *s);
+void buf_addc(struct kg_buf *b, char c);
+void buf_printf(struct kg_buf *b, const char *fmt, ...) KG_PRINTF(2, 3);
+void buf_vprintf(struct kg_buf *b, const char *fmt, va_list ap);
+void buf_reset(struct kg_buf *b);
+char *buf_detach(struct kg_buf *b);
+void buf_free(struct kg_buf *b);
+
+/* Edit distance, for "did you mean" suggestions. */
+size_t kg_levenshtein(const char *a, const char *b);
+/* The candidate nearest to word, or NULL when none is near enough. */
+const char *kg_suggest(const char *word, const char *const *candidates, size_t n);
+
+#endif

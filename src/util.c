@@ -1,0 +1,238 @@
+/*
+ * util.c: allocation wrappers, the error-message helpers, struct kg_buf and
+ * "did you mean" suggestions.  Owns nothing global except the program name
+ * used in messages ("kgate").
+ */
+#include "kgate/util.h"
+#include "kgate/kgate.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void oom(void)
+{
+	fputs("kgate: out of memory\n", stderr);
+	exit(KG_EXIT_RUNTIME);
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+	char *p = xmalloc(n + 1);
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	struct kg_buf b = KG_BUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	return buf_detach(&b);
+}
+
+static void vmessage(const char *prefix, const char *fmt, va_list ap)
+{
+	struct kg_buf b = KG_BUF_INIT;
+
+	buf_adds(&b, prefix);
+	buf_vprintf(&b, fmt, ap);
+	buf_addc(&b, '\n');
+	fwrite(b.s, 1, b.len, stderr);
+	buf_free(&b);
+}
+
+void kg_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage("kgate: ", fmt, ap);
+	va_end(ap);
+}
+
+void kg_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage("kgate: warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void kg_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage("kgate: ", fmt, ap);
+	va_end(ap);
+}
+
+int kg_use_color(int fd)
+{
+	const char *nc = getenv("NO_COLOR");
+	const char *term = getenv("TERM");
+
+	if (nc && *nc)
+		return 0;
+	if (term && !strcmp(term, "dumb"))
+		return 0;
+	return isatty(fd);
+}
+
+static void buf_grow(struct kg_buf *b, size_t extra)
+{
+	size_t need = b->len + extra + 1;
+
+	if (need <= b->cap)
+		return;
+	if (b->cap == 0)
+		b->cap = 64;
+	while (b->cap < need)
+		b->cap *= 2;
+	b->s = xrealloc(b->s, b->cap);
+}
+
+void buf_add(struct kg_buf *b, const char *s, size_t n)
+{
+	buf_grow(b, n);
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+void buf_adds(struct kg_buf *b, const char *s)
+{
+	buf_add(b, s, strlen(s));
+}
+
+void buf_addc(struct kg_buf *b, char c)
+{
+	buf_add(b, &c, 1);
+}
+
+void buf_vprintf(struct kg_buf *b, const char *fmt, va_list ap)
+{
+	va_list cp;
+	int n;
+
+	va_copy(cp, ap);
+	n = vsnprintf(NULL, 0, fmt, cp);
+	va_end(cp);
+	if (n < 0)
+		return;
+	buf_grow(b, (size_t)n);
+	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+	b->len += (size_t)n;
+}
+
+void buf_printf(struct kg_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	buf_vprintf(b, fmt, ap);
+	va_end(ap);
+}
+
+void buf_reset(struct kg_buf *b)
+{
+	b->len = 0;
+	if (b->s)
+		b->s[0] = '\0';
+}
+
+char *buf_detach(struct kg_buf *b)
+{
+	char *s = b->s ? b->s : xstrdup("");
+
+	b->s = NULL;
+	b->len = b->cap = 0;
+	return s;
+}
+
+void buf_free(struct kg_buf *b)
+{
+	free(b->s);
+	b->s = NULL;
+	b->len = b->cap = 0;
+}
+
+size_t kg_levenshtein(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j;
+	size_t *row = xmalloc((lb + 1) * sizeof(*row));
+	size_t d;
+
+	for (j = 0; j <= lb; j++)
+		row[j] = j;
+	for (i = 1; i <= la; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+			size_t best = diag + cost;
+			if (row[j] + 1 < best)
+				best = row[j] + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	d = row[lb];
+	free(row);
+	return d;
+}
+
+const char *kg_suggest(const char *word, const char *const *candidates, size_t n)
+{
+	const char *best = NULL;
+	size_t best_d = (size_t)-1, i;
+	size_t limit = strlen(word) / 3 + 2;
+
+	for (i = 0; i < n; i++) {
+		size_t d = kg_levenshtein(word, candidates[i]);
+		if (d < best_d) {
+			best_d = d;
+			best = candidates[i];
+		}
+	}
+	return best_d <= limit ? best : NULL;
+}

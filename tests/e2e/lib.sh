@@ -1,0 +1,45 @@
+# lib.sh: a small TAP harness for kgate's end-to-end tests (sourced).
+#
+#   plan N | ok COND-CMD... desc | is GOT WANT desc | diag MSG | done_testing
+# $KGATE is the binary under test; $T is a scratch directory removed at exit.
+: "${KGATE:?KGATE must name the kgate binary}"
+: "${KGATE_SRC:=$(cd "$(dirname "$0")/../.." && pwd)}"
+FIX="$KGATE_SRC/tests/fixtures"
+SHARED_FIX="$KGATE_SRC/tests/fixtures/h200"
+T=$(mktemp -d "${TMPDIR:-/tmp}/kgate-test.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+_n=0
+_failed=0
+export NO_COLOR=1
+
+plan() { echo "1..$1"; }
+diag() { echo "# $*"; }
+_result() {
+	_n=$((_n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $_n - $2"
+	else echo "not ok $_n - $2"; _failed=$((_failed + 1)); fi
+}
+# ok DESC CMD...: passes when CMD exits 0
+ok() { _d=$1; shift; if "$@" >/dev/null 2>&1; then _result 0 "$_d"; else _result 1 "$_d"; fi; }
+# is GOT WANT DESC
+is() {
+	if [ "$1" = "$2" ]; then _result 0 "$3"
+	else _result 1 "$3"; diag "got:  '$1'"; diag "want: '$2'"; fi
+}
+# like TEXT PATTERN DESC (grep -E)
+like() {
+	if printf '%s\n' "$1" | grep -Eq -- "$2"; then _result 0 "$3"
+	else _result 1 "$3"; diag "no match for /$2/ in:"; printf '%s\n' "$1" | head -20 | sed 's/^/#   /'; fi
+}
+unlike() {
+	if printf '%s\n' "$1" | grep -Eq -- "$2"; then _result 1 "$3"; diag "unexpected /$2/"
+	else _result 0 "$3"; fi
+}
+# run CMD...: sets $out (stdout), $err (stderr), $rc
+run() {
+	"$@" >"$T/.out" 2>"$T/.err"
+	rc=$?
+	out=$(cat "$T/.out")
+	err=$(cat "$T/.err")
+}
+done_testing() { echo "1..$_n"; [ "$_failed" -eq 0 ]; }
