@@ -1,0 +1,16 @@
+/*
+ * git.h: the few questions kgate asks git, answered by running git(1)
+ * without a shell.  Each returns a malloc'd string, or NULL (quietly) when
+ * git or the repository cannot answer.
+ */
+#ifndef KGATE_GIT_H
+#define KGATE_GIT_H
+
+char *git_rev_parse(const char *ref);         /* full SHA of ref */
+char *git_head(void);                         /* git rev-parse HEAD */
+char *git_branch(void);                       /* GITHUB_HEAD_REF, GITHUB_REF_NAME, or the current branch */
+char *git_default_branch(void);               /* origin/HEAD's target, else main or master */
+char *git_merge_base(const char *a, const char *b);
+char *git_parent(const char *sha);            /* first parent */
+
+#endif

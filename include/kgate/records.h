@@ -1,0 +1,26 @@
+/*
+ * records.h: reading records files (the JSON Lines of collector.h).
+ *
+ * records.c validates a whole file and adds its samples to the run open in
+ * the store.  A file without its footer, or with any bad line, is rejected
+ * as "kgate: FILE:LINE: what is wrong" and KG_EXIT_USAGE; the caller then
+ * aborts the run, so nothing is stored.
+ */
+#ifndef KGATE_RECORDS_H
+#define KGATE_RECORDS_H
+
+#include "kgate/store.h"
+
+/* Fill the GPU fingerprint of run (gpu_name, gpu_uuid, gpu_chip, driver,
+ * cuda, collector) from the file's header, before store_run_begin(). */
+int records_read_header(const char *path, struct kg_run_info *run);
+
+struct kg_records_stats {
+	size_t kernels, samples, dropped, errors;
+};
+
+/* Add every kernel record of path to the open run as (benchmark, repeat). */
+int records_ingest(struct kg_store *st, const char *path, const char *benchmark,
+		   int repeat, struct kg_records_stats *stats);
+
+#endif
