@@ -65,6 +65,9 @@ COLLECTOR = $(if $(COLL_SRC),$(BUILD)/libkgate-collector.so)
 .PHONY: all test run-tests unit e2e bench benchmarks demo test-gpu install clean help
 all: $(KGATE) $(COLLECTOR)
 
+# config.c assembles thresholds/default.yaml into the binary (.incbin).
+$(BUILD)/obj/config.o: thresholds/default.yaml
+
 $(BUILD)/libkgate.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  AR      $@")

@@ -13,6 +13,8 @@
 #include <regex.h>
 #include <stddef.h>
 
+#include "kgate/util.h"
+
 /* What a new/missing/inconclusive comparison does to the exit status. */
 enum kg_policy { KG_POLICY_IGNORE = 0, KG_POLICY_WARN, KG_POLICY_FAIL };
 
@@ -25,6 +27,8 @@ struct kg_metric_rule {
 	double min, max;        /* absolute bounds, in the metric's unit */
 	int deterministic;      /* -1 not said, 0 noisy, 1 compared exactly */
 	int line, column;       /* where it was written, for messages */
+	int has_tolerance;
+	double tolerance;       /* deterministic: relative slack, 0.01% is 0.0001 */
 };
 
 struct kg_match {
@@ -92,6 +96,10 @@ struct kg_suite {
 	size_t n_benchmarks;
 };
 
+/* Limits on input files. */
+#define KG_CONFIG_MAX_BYTES (4u << 20)  /* 4 MiB */
+#define KG_CONFIG_MAX_DEPTH 32          /* nested mappings and lists */
+
 int config_load_suite(const char *path, struct kg_suite **out);
 void config_free_suite(struct kg_suite *s);
 
@@ -111,6 +119,21 @@ int config_rule_for(const struct kg_thresholds *t, const char *benchmark,
 
 /* Strict value parsers, shared with the command line: "3%", "0.5%" ->
  * fraction; "60s", "5m", "1h", "250ms", "30d" -> seconds.  0 ok, -1 bad. */
+/*
+ * The loaders without the file: parse text (len bytes, need not be
+ * NUL-terminated) that came from the file named name.  Every problem is
+ * appended to errs as one "name:line:column: message\n" line, sorted by
+ * position; nothing is printed.  KG_EXIT_PASS and *out filled, or
+ * KG_EXIT_USAGE and *out NULL.
+ */
+int config_parse_suite(const char *name, const char *text, size_t len,
+		       struct kg_suite **out, struct kg_buf *errs);
+int config_parse_thresholds(const char *name, const char *text, size_t len,
+			    struct kg_thresholds **out, struct kg_buf *errs);
+
+/* The text of thresholds/default.yaml, built in (NUL-terminated). */
+const char *config_default_thresholds_text(size_t *len);
+
 int config_parse_percent(const char *s, double *out);
 int config_parse_duration(const char *s, double *out);
 
