@@ -532,6 +532,19 @@ static int expect_kind(struct ctx *c, const struct ynode *key, const struct ynod
 	return 0;
 }
 
+/*
+ * kg_suggest, but only when the word is at most half wrong: "warning" may
+ * mean "warn", "nope" does not mean "ignore".
+ */
+static const char *suggest(const char *word, const char *const *cand, size_t n)
+{
+	const char *s = kg_suggest(word, cand, n);
+
+	if (s && 2 * kg_levenshtein(word, s) > strlen(word))
+		return NULL;
+	return s;
+}
+
 /* Walk a mapping through a schema table. */
 static void walk_map(struct ctx *c, const struct ynode *map, const struct field *f, size_t nf,
 		     void *obj)
@@ -551,7 +564,7 @@ static void walk_map(struct ctx *c, const struct ynode *map, const struct field 
 			if (!strcmp(key->str, f[j].name))
 				break;
 		if (j == nf) {
-			const char *s = kg_suggest(key->str, names, nf);
+			const char *s = suggest(key->str, names, nf);
 			if (s) {
 				problem(c, key->line, key->col, "unknown key '%s'; did you mean '%s'?",
 					key->str, s);
@@ -633,7 +646,7 @@ static int get_enum(struct ctx *c, const struct ynode *key, const struct ynode *
 	}
 	for (i = 0; i < n; i++)
 		buf_printf(&b, "%s%s", i ? (i + 1 == n ? " or " : ", ") : "", choices[i]);
-	s = kg_suggest(val->str, choices, n);
+	s = suggest(val->str, choices, n);
 	if (s)
 		problem(c, val->line, val->col, "'%s' must be %s, got '%s'; did you mean '%s'?",
 			key->str, b.s, val->str, s);
@@ -767,7 +780,7 @@ static int check_metric(struct ctx *c, const struct ynode *n)
 		size_t i, k = 0;
 		for (i = 0; i < nnames; i++)
 			cand[k++] = names[i];
-		sugg = kg_suggest(base, cand, k);
+		sugg = suggest(base, cand, k);
 		if (sugg && dot) {
 			problem(c, n->line, n->col, "unknown metric '%s'; did you mean '%s%s'?",
 				n->str, sugg, dot);
@@ -777,13 +790,13 @@ static int check_metric(struct ctx *c, const struct ynode *n)
 				cand[k++] = metricinfo_derived[i];
 			for (i = 0; i < nnames; i++)
 				cand[k++] = names[i];
-			sugg = kg_suggest(n->str, cand, k);
+			sugg = suggest(n->str, cand, k);
 			if (sugg)
 				problem(c, n->line, n->col, "unknown metric '%s'; did you mean '%s'?",
 					n->str, sugg);
 			else
-				problem(c, n->line, n->col, "unknown metric '%s' (kgate metrics "
-					"--list shows the valid names)", n->str);
+				problem(c, n->line, n->col, "unknown metric '%s' on %s", n->str,
+					METRIC_CHIP);
 		}
 		free(cand);
 	}
@@ -1355,18 +1368,22 @@ static const struct field collector_fields[] = {
 static void su_collector(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
 {
 	struct kg_suite *s = o;
+	const struct ynode *mode = NULL, *metrics = NULL;
 	size_t i;
 
 	walk_map(c, v, collector_fields, NFIELDS(collector_fields), &s->collector);
-	if (s->collector.mode == KG_MODE_TRACE && s->collector.metrics) {
-		for (i = 0; i + 1 < v->n; i += 2)
-			if (v->items[i]->kind == Y_SCALAR && !strcmp(v->items[i]->str, "metrics"))
-				break;
-		problem(c, i + 1 < v->n ? v->items[i]->line : v->line,
-			i + 1 < v->n ? v->items[i]->col : v->col,
+	for (i = 0; i + 1 < v->n; i += 2) {
+		const struct ynode *key = v->items[i];
+		if (key->kind == Y_SCALAR && !strcmp(key->str, "mode") && !mode)
+			mode = v->items[i + 1];
+		if (key->kind == Y_SCALAR && !strcmp(key->str, "metrics") && !metrics)
+			metrics = key;
+	}
+	/* Only when trace mode was asked for (or left out), not when it was misspelt. */
+	if (metrics && (!mode || (mode->kind == Y_SCALAR && !strcmp(mode->str, "trace"))))
+		problem(c, metrics->line, metrics->col,
 			"'metrics' needs mode: metrics (trace mode records only timings and "
 			"launch configuration)");
-	}
 }
 
 static void be_name(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
