@@ -148,7 +148,8 @@ static size_t ctx_finish(struct ctx *c, struct kg_buf *errs)
 {
 	size_t i, n = c->np;
 
-	qsort(c->p, c->np, sizeof(*c->p), problem_cmp);
+	if (c->np)
+		qsort(c->p, c->np, sizeof(*c->p), problem_cmp);
 	for (i = 0; i < c->np; i++) {
 		if (errs)
 			buf_printf(errs, "%s:%d:%d: %s\n", c->file, c->p[i].line,
