@@ -724,6 +724,10 @@ static void test_rule_for(void **state)
 					 "smsp__inst_executed.sum", &r), 1);
 	assert_int_equal(r.deterministic, 0);
 	assert_true(r.has_regression);
+	config_rule_for(t, "b", "step/forward/attn/qk", "k", NULL, "smsp__inst_executed.sum", &r);
+	assert_int_equal(r.deterministic, 0); /* '*' also matches '/' */
+	config_rule_for(t, "b", "step/forward", "k", NULL, "smsp__inst_executed.sum", &r);
+	assert_int_equal(r.deterministic, 1);
 	config_rule_for(t, "b", "step/backward/attn", "k", NULL, "smsp__inst_executed.sum", &r);
 	assert_int_equal(r.deterministic, 1);
 	config_rule_for(t, "b", NULL, "k", NULL, "smsp__inst_executed.sum", &r);
