@@ -687,6 +687,10 @@ static int check_regex(struct ctx *c, const struct ynode *val, regex_t *re)
 	regex_t tmp;
 	int rc;
 
+	if (!val->str[6]) {
+		problem(c, val->line, val->col, "empty regular expression after 'regex:'");
+		return -1;
+	}
 	if (!re)
 		re = &tmp;
 	rc = regcomp(re, val->str + 6, REG_EXTENDED | REG_NOSUB);
