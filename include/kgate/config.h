@@ -110,8 +110,13 @@ void config_free_thresholds(struct kg_thresholds *t);
 
 /*
  * The rule for one metric of one kernel identity: the defaults entry for the
- * metric, overlaid field by field by every matching rule in file order.
- * Returns 1 and fills *out (pointing into t) when any limit applies, else 0.
+ * metric, overlaid field by field by every matching rule in file order (a
+ * rule matches when each of its benchmark / kernel / nvtx keys fits; kernel
+ * is compared with both kernel and demangled, either may be NULL; a NULL
+ * nvtx is the empty path "").  *out is always filled (its strings point
+ * into t; metric is NULL and deterministic -1 when nothing names the
+ * metric).  Returns 1 when a limit applies (regression, min, max or
+ * deterministic: true), else 0.
  */
 int config_rule_for(const struct kg_thresholds *t, const char *benchmark,
 		    const char *nvtx, const char *kernel, const char *demangled,
