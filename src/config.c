@@ -230,7 +230,7 @@ static struct ynode *tree_parse(struct ctx *c, const char *text, size_t len, int
 	yaml_event_t ev;
 	struct ynode *stack[KG_CONFIG_MAX_DEPTH];
 	struct ynode *root = NULL, *n;
-	size_t depth = 0;
+	size_t depth = 0, nodes = 0;
 	int docs = 0, done = 0;
 
 	*fatal = 0;
@@ -244,6 +244,15 @@ static struct ynode *tree_parse(struct ctx *c, const char *text, size_t len, int
 		if (!yaml_parser_parse(&p, &ev)) {
 			syntax_problem(c, &p, text, len);
 			*fatal = 1;
+			break;
+		}
+		if ((ev.type == YAML_SCALAR_EVENT || ev.type == YAML_SEQUENCE_START_EVENT ||
+		     ev.type == YAML_MAPPING_START_EVENT || ev.type == YAML_ALIAS_EVENT) &&
+		    ++nodes > KG_CONFIG_MAX_NODES) {
+			problem(c, (int)ev.start_mark.line + 1, (int)ev.start_mark.column + 1,
+				"more than %u values in one file", KG_CONFIG_MAX_NODES);
+			*fatal = 1;
+			yaml_event_delete(&ev);
 			break;
 		}
 		switch (ev.type) {
@@ -1312,31 +1321,47 @@ static void co_replay(struct ctx *c, const struct ynode *k, const struct ynode *
 static void co_metrics(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
 {
 	struct kg_collector_cfg *cc = o;
-	size_t i, j;
+	struct keyref *refs;
+	unsigned char *dup;
+	size_t i, nref = 0;
 
 	if (!v->n) {
 		problem(c, v->line, v->col, "'metrics' must not be empty");
 		return;
 	}
-	cc->metrics = xcalloc(v->n + 1, sizeof(*cc->metrics));
+	refs = xcalloc(v->n, sizeof(*refs));
+	dup = xcalloc(v->n, 1);
 	for (i = 0; i < v->n; i++) {
 		const struct ynode *it = v->items[i];
 		if (it->kind != Y_SCALAR) {
 			if (it->kind != Y_BAD)
 				problem(c, it->line, it->col, "a metric name must be a single value");
+			dup[i] = 1;
 			continue;
 		}
-		if (!check_metric(c, it))
-			continue;
-		for (j = 0; j < cc->n_metrics; j++)
-			if (!strcmp(cc->metrics[j], it->str))
-				break;
-		if (j < cc->n_metrics) {
-			problem(c, it->line, it->col, "metric '%s' is listed twice", it->str);
+		if (!check_metric(c, it)) {
+			dup[i] = 1;
 			continue;
 		}
-		cc->metrics[cc->n_metrics++] = xstrdup(it->str);
+		refs[nref].key = it;
+		refs[nref].idx = i;
+		nref++;
 	}
+	/* Sorted by name, then position: the second and later copies are reported. */
+	qsort(refs, nref, sizeof(*refs), keyref_cmp);
+	for (i = 1; i < nref; i++) {
+		if (!strcmp(refs[i].key->str, refs[i - 1].key->str)) {
+			problem(c, refs[i].key->line, refs[i].key->col,
+				"metric '%s' is listed twice", refs[i].key->str);
+			dup[refs[i].idx] = 1;
+		}
+	}
+	cc->metrics = xcalloc(v->n + 1, sizeof(*cc->metrics));
+	for (i = 0; i < v->n; i++)
+		if (!dup[i])
+			cc->metrics[cc->n_metrics++] = xstrdup(v->items[i]->str);
+	free(dup);
+	free(refs);
 }
 
 static void co_kernels(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)

@@ -99,6 +99,7 @@ struct kg_suite {
 /* Limits on input files. */
 #define KG_CONFIG_MAX_BYTES (4u << 20)  /* 4 MiB */
 #define KG_CONFIG_MAX_DEPTH 32          /* nested mappings and lists */
+#define KG_CONFIG_MAX_NODES (1u << 18)  /* values (keys count too) */
 
 int config_load_suite(const char *path, struct kg_suite **out);
 void config_free_suite(struct kg_suite *s);

@@ -515,6 +515,25 @@ static void test_depth_cap(void **state)
 	buf_free(&errs);
 }
 
+static void test_node_cap(void **state)
+{
+	struct kg_buf text = KG_BUF_INIT, errs = KG_BUF_INIT;
+	struct kg_thresholds *t = NULL;
+	size_t i;
+
+	buf_adds(&text, "version: 1\nx: [");
+	for (i = 0; i < KG_CONFIG_MAX_NODES; i++)
+		buf_adds(&text, "1,");
+	buf_adds(&text, "1]\n");
+	assert_int_equal(th(text.s, &t, &errs), KG_EXIT_USAGE);
+	assert_null(t);
+	assert_int_equal(strncmp(errs.s, "t.yaml:2:", 9), 0);
+	assert_non_null(strstr(errs.s, ": more than 262144 values in one file\n"));
+	assert_null(strchr(errs.s, '\n')[1] ? "more than one message" : NULL);
+	buf_free(&text);
+	buf_free(&errs);
+}
+
 static void test_size_cap(void **state)
 {
 	size_t n = KG_CONFIG_MAX_BYTES + 1;
@@ -767,6 +786,7 @@ int main(void)
 		cmocka_unit_test(test_messages_inline),
 		cmocka_unit_test(test_multiple_errors),
 		cmocka_unit_test(test_depth_cap),
+		cmocka_unit_test(test_node_cap),
 		cmocka_unit_test(test_size_cap),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_metric_cannot_tell),
