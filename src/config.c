@@ -888,7 +888,12 @@ static void metric_rule_free(struct kg_metric_rule *r)
 }
 
 /* A mapping of metric name -> limits, into a fresh array. */
-static void parse_metric_map(struct ctx *c, const struct ynode *map,
+/*
+ * in_defaults: tolerance needs deterministic: true in the same entry; in a
+ * rule it may refine a deterministic metric of the defaults, so only an
+ * explicit deterministic: false conflicts with it.
+ */
+static void parse_metric_map(struct ctx *c, const struct ynode *map, int in_defaults,
 			     struct kg_metric_rule **out, size_t *nout)
 {
 	size_t i, npairs = map->n / 2;
@@ -918,7 +923,7 @@ static void parse_metric_map(struct ctx *c, const struct ynode *map,
 		if (r->has_min && r->has_max && r->min > r->max)
 			problem(c, val->line, val->col, "'min' (%g) is greater than 'max' (%g)",
 				r->min, r->max);
-		if (r->has_tolerance && r->deterministic != 1)
+		if (r->has_tolerance && (in_defaults ? r->deterministic != 1 : r->deterministic == 0))
 			problem(c, val->line, val->col,
 				"'tolerance' applies only with deterministic: true");
 		k++;
@@ -976,7 +981,7 @@ static void th_defaults(struct ctx *c, const struct ynode *k, const struct ynode
 {
 	struct kg_thresholds *t = o;
 
-	parse_metric_map(c, v, &t->defaults, &t->n_defaults);
+	parse_metric_map(c, v, 1, &t->defaults, &t->n_defaults);
 }
 
 static void ma_benchmark(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
@@ -1022,7 +1027,7 @@ static void ru_metrics(struct ctx *c, const struct ynode *k, const struct ynode 
 {
 	struct kg_rule *r = o;
 
-	parse_metric_map(c, v, &r->metrics, &r->n_metrics);
+	parse_metric_map(c, v, 0, &r->metrics, &r->n_metrics);
 }
 
 static const struct field rule_fields[] = {
@@ -1261,11 +1266,12 @@ int config_rule_for(const struct kg_thresholds *t, const char *benchmark,
 			overlay(out, &t->defaults[i]);
 	for (i = 0; i < t->n_rules; i++) {
 		const struct kg_rule *r = &t->rules[i];
-		if (!match_fits(&r->match, benchmark, nvtx, kernel, demangled))
-			continue;
+		/* The metric first: a cheap test that spares most regexec calls. */
 		for (j = 0; j < r->n_metrics; j++)
 			if (!strcmp(r->metrics[j].metric, metric))
-				overlay(out, &r->metrics[j]);
+				break;
+		if (j < r->n_metrics && match_fits(&r->match, benchmark, nvtx, kernel, demangled))
+			overlay(out, &r->metrics[j]);
 	}
 	return out->has_regression || out->has_min || out->has_max || out->deterministic == 1;
 }

@@ -763,6 +763,26 @@ static void test_rule_for(void **state)
 	assert_int_equal(r.deterministic, -1);
 	config_free_thresholds(t);
 
+	/* A rule may refine the tolerance of a deterministic default... */
+	assert_int_equal(th("version: 1\n"
+			    "defaults: { smsp__inst_executed.sum: { deterministic: true } }\n"
+			    "rules: [ { match: { benchmark: b }, metrics: { smsp__inst_executed.sum: "
+			    "{ tolerance: 0.5% } } } ]\n", &t, &errs), KG_EXIT_PASS);
+	assert_int_equal(config_rule_for(t, "b", NULL, "k", NULL, "smsp__inst_executed.sum", &r),
+			 1);
+	assert_int_equal(r.deterministic, 1);
+	assert_true(r.has_tolerance && fabs(r.tolerance - 0.005) < 1e-15);
+	config_rule_for(t, "c", NULL, "k", NULL, "smsp__inst_executed.sum", &r);
+	assert_false(r.has_tolerance);
+	config_free_thresholds(t);
+	/* ...but not together with deterministic: false. */
+	assert_int_equal(th("version: 1\n"
+			    "rules: [ { match: {}, metrics: { smsp__inst_executed.sum: "
+			    "{ tolerance: 0.5%, deterministic: false } } } ]\n", &t, &errs),
+			 KG_EXIT_USAGE);
+	assert_string_equal(errs.s, "t.yaml:2:59: 'tolerance' applies only with "
+			    "deterministic: true\n");
+
 	/* deterministic: false alone sets no limit. */
 	assert_int_equal(th("version: 1\ndefaults: { dram__bytes.sum: { deterministic: false } }\n",
 			    &t, &errs), KG_EXIT_PASS);
