@@ -331,7 +331,7 @@ static void test_suite_block(void **state)
 	assert_string_equal(b->env[1], "OMP_NUM_THREADS=4");
 	assert_null(b->env[2]);
 	free(dir);
-	dir = xasprintf("%s/tests/fixtures/config/work", src_dir());
+	dir = xasprintf("%s/tests/fixtures/config/run", src_dir());
 	assert_string_equal(b->workdir, dir);
 	config_free_suite(s);
 	free(dir);
