@@ -323,32 +323,33 @@ static void test_readonly(void **state)
 	free(missing);
 }
 
-static void writer(const char *p, int who, int runs)
+/* One writing process: the exit status it should have. */
+static int writer(const char *p, int who, int runs)
 {
 	struct kg_store *st;
 
 	if (store_open(p, 0, &st) != KG_EXIT_PASS)
-		_exit(10);
+		return 10;
 	for (int r = 0; r < runs; r++) {
 		struct kg_run_info run = { 0 };
 		char commit[32];
 		snprintf(commit, sizeof(commit), "w%d-%d", who, r);
 		run.commit = commit;
 		if (store_run_begin(st, &run) != KG_EXIT_PASS)
-			_exit(11);
+			return 11;
 		for (int i = 0; i < 500; i++) {
 			char kname[32];
 			snprintf(kname, sizeof(kname), "kernel%d", i % 7);
 			struct kg_kernel_name k = { kname, kname, kname };
 			if (store_sample_add(st, "bench", "", &k, "gpu__time_duration.sum", "ns", 0, 0, i,
 					     i) != KG_EXIT_PASS)
-				_exit(12);
+				return 12;
 		}
 		if (store_run_commit(st) != KG_EXIT_PASS)
-			_exit(13);
+			return 13;
 	}
 	store_close(st);
-	_exit(0);
+	return 0;
 }
 
 static void test_two_writers(void **state)
@@ -362,8 +363,11 @@ static void test_two_writers(void **state)
 	for (int w = 0; w < 2; w++) {
 		pid[w] = fork();
 		assert_true(pid[w] >= 0);
-		if (pid[w] == 0)
-			writer(p, w, 20);
+		if (pid[w] == 0) {
+			int code = writer(p, w, 20);
+			free(p);
+			_exit(code);
+		}
 	}
 	for (int w = 0; w < 2; w++) {
 		int status;
