@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,12 +28,15 @@
 /* Kernel name cache: the same few names recur on every launch.        */
 
 struct name_ent {
-	char *raw, *dem, *base;
+	char *raw, *dem, *base;   /* dem and base only in a kernel-name cache */
+	int det;                  /* metric-name cache: deterministic */
 };
 struct name_cache {
 	struct name_ent *e;
 	size_t cap, n;
+	int kind;                 /* NAMES_KERNEL, NAMES_METRIC or NAMES_PLAIN */
 };
+enum { NAMES_PLAIN, NAMES_KERNEL, NAMES_METRIC };
 
 static size_t name_hash(const char *s)
 {
@@ -72,8 +76,12 @@ static struct name_ent *name_lookup(struct name_cache *c, const char *raw)
 		i = (i + 1) & (c->cap - 1);
 	}
 	c->e[i].raw = xstrdup(raw);
-	c->e[i].dem = demangle_name(raw);
-	c->e[i].base = demangle_base(c->e[i].dem);
+	if (c->kind == NAMES_KERNEL) {
+		c->e[i].dem = demangle_name(raw);
+		c->e[i].base = demangle_base(c->e[i].dem);
+	} else if (c->kind == NAMES_METRIC) {
+		c->e[i].det = store_metric_is_deterministic(raw);
+	}
 	c->n++;
 	return &c->e[i];
 }
@@ -338,15 +346,63 @@ int records_header_pass(const char *path)
 /* ------------------------------------------------------------------ */
 /* Kernel records                                                      */
 
+/*
+ * Parsing and storing overlap: a reader thread parses lines into batches
+ * of pending samples (their names interned in caches that live as long as
+ * the ingest, so a pending sample holds only pointers), and the caller's
+ * thread stores them.  The queue is bounded, so memory is too.
+ */
+struct pending {
+	const char *kernel, *dem, *base, *nvtx, *metric;
+	int det;
+	size_t lineno;
+	int64_t ordinal;
+	double value;
+};
+#define BATCH 4096
+#define QUEUE 8
+struct batch {
+	size_t n;
+	struct pending p[BATCH];
+};
+
 struct ingest_ctx {
 	struct kg_store *st;
 	struct reader *r;
 	const char *benchmark;
 	int repeat;
 	int derived;        /* add launch configuration and duration (pass 0) */
-	struct name_cache names;
+	struct name_cache names, nvtxs, metrics;
 	struct kg_records_stats *stats;
+	/* the queue between the two threads */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct batch *q[QUEUE];
+	size_t qhead, qcount;
+	struct batch *cur;  /* the batch the reader is filling */
+	int done;           /* the reader has finished */
+	int reader_rc;
+	int store_failed;   /* the storing side stopped: the reader stops too */
 };
+
+/* Reader side: hand the current batch over; waits while the queue is full. */
+static int flush_batch(struct ingest_ctx *c)
+{
+	int failed;
+
+	pthread_mutex_lock(&c->mu);
+	while (c->qcount == QUEUE && !c->store_failed)
+		pthread_cond_wait(&c->cv, &c->mu);
+	failed = c->store_failed;
+	if (!failed && c->cur) {
+		c->q[(c->qhead + c->qcount) % QUEUE] = c->cur;
+		c->qcount++;
+		c->cur = NULL;
+		pthread_cond_broadcast(&c->cv);
+	}
+	pthread_mutex_unlock(&c->mu);
+	return failed ? KG_EXIT_RUNTIME : KG_EXIT_PASS;
+}
 
 static int bad_field(struct ingest_ctx *c, const char *field, const char *want)
 {
@@ -394,13 +450,24 @@ static int opt_dim3(struct ingest_ctx *c, json_t *k, const char *field, double *
 static int add(struct ingest_ctx *c, const char *nvtx, const struct kg_kernel_name *kn,
 	       const char *metric, int64_t ordinal, double value)
 {
-	int rc = store_sample_add(c->st, c->benchmark, nvtx, kn, metric, NULL,
-				  store_metric_is_deterministic(metric), c->repeat, ordinal, value);
-	if (rc == KG_EXIT_PASS)
-		c->stats->samples++;
-	else
-		kg_error("%s:%zu: kernel record not stored", c->r->path, c->r->lineno);
-	return rc;
+	if (!c->cur) {
+		c->cur = xmalloc(sizeof(*c->cur));
+		c->cur->n = 0;
+	}
+	struct pending *p = &c->cur->p[c->cur->n++];
+	const struct name_ent *m = name_lookup(&c->metrics, metric);
+	p->kernel = kn->mangled;
+	p->dem = kn->demangled;
+	p->base = kn->base;
+	p->nvtx = nvtx;
+	p->metric = m->raw;
+	p->det = m->det;
+	p->lineno = c->r->lineno;
+	p->ordinal = ordinal;
+	p->value = value;
+	if (c->cur->n == BATCH)
+		return flush_batch(c);
+	return KG_EXIT_PASS;
 }
 
 static int ingest_kernel(struct ingest_ctx *c, json_t *k)
@@ -424,7 +491,7 @@ static int ingest_kernel(struct ingest_ctx *c, json_t *k)
 
 	struct name_ent *ne = name_lookup(&c->names, json_string_value(name));
 	struct kg_kernel_name kn = { ne->raw, ne->dem, ne->base };
-	const char *nvtx = json_is_string(nv) ? json_string_value(nv) : "";
+	const char *nvtx = name_lookup(&c->nvtxs, json_is_string(nv) ? json_string_value(nv) : "")->raw;
 
 	if (json_is_object(m)) {
 		const char *key;
@@ -511,51 +578,42 @@ static int check_footer(struct ingest_ctx *c, json_t *f)
 	return KG_EXIT_PASS;
 }
 
-int records_ingest(struct kg_store *st, const char *path, const char *benchmark,
-		   int repeat, struct kg_records_stats *stats)
+/* The reader thread: every line after the header. */
+static void *read_records(void *arg)
 {
-	struct reader r;
-	struct kg_records_stats dummy;
-	json_t *h = NULL, *j;
+	struct ingest_ctx *c = arg;
+	struct reader *r = c->r;
+	struct kg_records_stats *stats = c->stats;
+	const char *path = r->path;
+	json_t *j;
 	int rc, footer = 0;
 
-	if (!stats)
-		stats = &dummy;
-	memset(stats, 0, sizeof(*stats));
-	struct ingest_ctx c = { st, &r, benchmark, repeat, 1, { NULL, 0, 0 }, stats };
-	if ((rc = read_header(&r, path, &h)) != KG_EXIT_PASS)
-		goto out;
-	json_t *pass = json_object_get(h, "pass");
-	if (json_is_integer(pass) && json_integer_value(pass) > 0)
-		c.derived = 0;  /* application replay: pass 0 carries them */
-	json_decref(h);
-
-	while ((rc = reader_next(&r)) == 1) {
-		if (blank(&r))
+	while ((rc = reader_next(r)) == 1) {
+		if (blank(r))
 			continue;
 		if (footer) {
-			kg_error("%s:%zu: a record after the footer", path, r.lineno);
+			kg_error("%s:%zu: a record after the footer", path, r->lineno);
 			rc = KG_EXIT_USAGE;
 			goto out;
 		}
-		if (!(j = parse_line(&r))) {
+		if (!(j = parse_line(r))) {
 			rc = KG_EXIT_USAGE;
 			goto out;
 		}
-		const char *t = record_type(&r, j);
+		const char *t = record_type(r, j);
 		rc = KG_EXIT_PASS;
 		if (!t) {
 			rc = KG_EXIT_USAGE;
 		} else if (!strcmp(t, "kernel")) {
 			stats->kernels++;
-			rc = ingest_kernel(&c, j);
+			rc = ingest_kernel(c, j);
 		} else if (!strcmp(t, "error")) {
-			report_error_record(&c, j);
+			report_error_record(c, j);
 		} else if (!strcmp(t, "footer")) {
 			footer = 1;
-			rc = check_footer(&c, j);
+			rc = check_footer(c, j);
 		} else if (!strcmp(t, "header")) {
-			kg_error("%s:%zu: a second header", path, r.lineno);
+			kg_error("%s:%zu: a second header", path, r->lineno);
 			rc = KG_EXIT_USAGE;
 		}
 		/* other types: newer records of this format, ignored by design */
@@ -573,8 +631,109 @@ int records_ingest(struct kg_store *st, const char *path, const char *benchmark,
 			 "(%zu kernel records read)", path, stats->kernels);
 		rc = KG_EXIT_USAGE;
 	}
+	if (rc == KG_EXIT_PASS && c->cur && c->cur->n)
+		rc = flush_batch(c);
 out:
+	pthread_mutex_lock(&c->mu);
+	c->done = 1;
+	c->reader_rc = rc;
+	pthread_cond_broadcast(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}
+
+/* The storing side: the caller's thread. */
+static int store_batches(struct ingest_ctx *c)
+{
+	int rc = KG_EXIT_PASS;
+
+	for (;;) {
+		struct batch *b = NULL;
+		pthread_mutex_lock(&c->mu);
+		while (!c->qcount && !c->done)
+			pthread_cond_wait(&c->cv, &c->mu);
+		if (c->qcount) {
+			b = c->q[c->qhead];
+			c->qhead = (c->qhead + 1) % QUEUE;
+			c->qcount--;
+			pthread_cond_broadcast(&c->cv);
+		}
+		pthread_mutex_unlock(&c->mu);
+		if (!b)
+			break;
+		for (size_t i = 0; i < b->n && rc == KG_EXIT_PASS; i++) {
+			const struct pending *p = &b->p[i];
+			struct kg_kernel_name kn = { p->kernel, p->dem, p->base };
+			rc = store_sample_add(c->st, c->benchmark, p->nvtx, &kn, p->metric, NULL, p->det,
+					      c->repeat, p->ordinal, p->value);
+			if (rc == KG_EXIT_PASS) {
+				c->stats->samples++;
+			} else {
+				kg_error("%s:%zu: kernel record not stored", c->r->path, p->lineno);
+				pthread_mutex_lock(&c->mu);
+				c->store_failed = 1;
+				pthread_cond_broadcast(&c->cv);
+				pthread_mutex_unlock(&c->mu);
+			}
+		}
+		free(b);
+	}
+	return rc;
+}
+
+int records_ingest(struct kg_store *st, const char *path, const char *benchmark,
+		   int repeat, struct kg_records_stats *stats)
+{
+	struct reader r;
+	struct kg_records_stats dummy;
+	struct ingest_ctx c;
+	pthread_t tid;
+	json_t *h = NULL;
+	int rc;
+
+	if (!stats)
+		stats = &dummy;
+	memset(stats, 0, sizeof(*stats));
+	memset(&c, 0, sizeof(c));
+	c.st = st;
+	c.r = &r;
+	c.benchmark = benchmark;
+	c.repeat = repeat;
+	c.derived = 1;
+	c.stats = stats;
+	c.names.kind = NAMES_KERNEL;
+	c.metrics.kind = NAMES_METRIC;
+	if ((rc = read_header(&r, path, &h)) != KG_EXIT_PASS) {
+		reader_close(&r);
+		return rc;
+	}
+	json_t *pass = json_object_get(h, "pass");
+	if (json_is_integer(pass) && json_integer_value(pass) > 0)
+		c.derived = 0;  /* application replay: pass 0 carries them */
+	json_decref(h);
+
+	pthread_mutex_init(&c.mu, NULL);
+	pthread_cond_init(&c.cv, NULL);
+	if (pthread_create(&tid, NULL, read_records, &c) != 0) {
+		kg_error("cannot read '%s': cannot start a thread", path);
+		rc = KG_EXIT_RUNTIME;
+	} else {
+		rc = store_batches(&c);
+		pthread_join(tid, NULL);
+		if (rc == KG_EXIT_PASS)
+			rc = c.reader_rc;
+	}
+	while (c.qcount) {
+		free(c.q[c.qhead]);
+		c.qhead = (c.qhead + 1) % QUEUE;
+		c.qcount--;
+	}
+	free(c.cur);
+	pthread_mutex_destroy(&c.mu);
+	pthread_cond_destroy(&c.cv);
 	name_cache_free(&c.names);
+	name_cache_free(&c.nvtxs);
+	name_cache_free(&c.metrics);
 	reader_close(&r);
 	return rc;
 }

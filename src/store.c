@@ -306,7 +306,8 @@ static int open_db(const char *path, int flags, int target, struct kg_store **ou
 		goto fail;
 	}
 	rc = sqlite3_open_v2(path, &st->db,
-			     ro ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+			     (ro ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
+			     SQLITE_OPEN_NOMUTEX,
 			     NULL);
 	if (rc != SQLITE_OK) {
 		kg_error("cannot open '%s': %s", path, st->db ? sqlite3_errmsg(st->db) : "out of memory");
@@ -320,7 +321,8 @@ static int open_db(const char *path, int flags, int target, struct kg_store **ou
 		sqlite3_close(st->db);
 		st->db = NULL;
 		char *uri = sqlite3_mprintf("file:%q?immutable=1", path);
-		rc = sqlite3_open_v2(uri, &st->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+		rc = sqlite3_open_v2(uri, &st->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+				     NULL);
 		sqlite3_free(uri);
 		if (rc == SQLITE_OK)
 			rc = read_user_version(st->db, &v);
@@ -681,15 +683,8 @@ int store_sample_add(struct kg_store *st, const char *benchmark, const char *nvt
 	sqlite3_bind_double(s, 8, value);
 	int rc = sqlite3_step(s);
 	sqlite3_reset(s);
-	if (rc != SQLITE_DONE) {
-		if (rc == SQLITE_CONSTRAINT_PRIMARYKEY) {
-			kg_error("duplicate sample: benchmark '%s', repeat %d, launch %lld, kernel '%s', "
-				 "metric '%s' is already in this run", benchmark, repeat,
-				 (long long)ordinal, kernel->mangled, metric);
-			return KG_EXIT_USAGE;
-		}
+	if (rc != SQLITE_DONE)
 		return db_fail(st, "cannot add a sample");
-	}
 	return KG_EXIT_PASS;
 }
 
