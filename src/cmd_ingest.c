@@ -174,6 +174,9 @@ int cmd_ingest(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (!run.gpu_name)
+		kg_warn("the inputs do not name the GPU (ncu's details page does not; its raw page, "
+			"--page raw, does): this run will not match runs of a named GPU");
 	/* Repeats: each file of a benchmark is the next repeat, except the later
 	 * passes of an application replay, which join the pass before. */
 	struct bench_count *bc = NULL;

@@ -182,8 +182,8 @@ enum {
 };
 
 static const char *const query_sql[Q_COUNT] = {
-	[Q_SAMPLE] = "INSERT INTO samples(run, benchmark, nvtx, kernel, metric, repeat, ordinal, value)"
-		     " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+	[Q_SAMPLE] = ("INSERT INTO samples(run, benchmark, nvtx, kernel, metric, repeat, ordinal,"
+		      " value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
 	[Q_BENCH_GET] = "SELECT id FROM benchmarks WHERE name = ?",
 	[Q_BENCH_ADD] = "INSERT INTO benchmarks(name) VALUES (?)",
 	[Q_NVTX_GET] = "SELECT id FROM nvtx WHERE path = ?",

@@ -17,6 +17,7 @@ like "$out" "^usage: kgate ingest" "--help prints the usage"
 run "$KGATE" ingest --db "$DB" --commit abc123def --ncu-csv "$H200/ncu_saxpy_strided_details.csv"
 is "$rc" 0 "ncu details page ingests"
 like "$err" "^kgate: stored run 1 \(commit abc123def, 1 benchmark, 10 kernels, 40 samples\)$" "summary line"
+like "$err" "warning: the inputs do not name the GPU" "details page: warns that the GPU is unnamed"
 is "$(sqlite3 "$DB" "SELECT name FROM benchmarks")" "k" "benchmark defaults to ncu's process name"
 is "$(sqlite3 "$DB" "SELECT value FROM samples_named WHERE ordinal = 3 AND metric = 'gpu__time_duration.sum'")" "1181312.0" "a duration from the export"
 
@@ -101,6 +102,20 @@ run "$KGATE" ingest --db "$T/new.db" --commit c --records "$REC/good.jsonl"
 is "$rc" 3 "newer schema exits 3"
 like "$err" "schema version 99 is newer" "newer schema message"
 ok "newer database untouched" cmp -s "$T/new.db" "$T/new.orig"
+
+# --- a writer killed mid-run leaves nothing half-written ---
+awk -v n=200000 -f "$KGATE_SRC/benchmarks/self/gen_records.awk" > "$T/big.jsonl"
+"$KGATE" ingest --db "$T/kill.db" --commit first --records "$REC/good.jsonl" 2>/dev/null
+"$KGATE" ingest --db "$T/kill.db" --commit big --records "$T/big.jsonl" 2>/dev/null &
+pid=$!
+sleep 0.5
+kill -9 "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+is "$(sqlite3 "$T/kill.db" "PRAGMA integrity_check")" "ok" "killed ingest: database intact"
+n=$(sqlite3 "$T/kill.db" "SELECT count(*) FROM samples WHERE run IN (SELECT id FROM runs WHERE commit_sha = 'big')")
+ok "killed ingest: the run is all there or not at all ($n samples)" test "$n" -eq 0 -o "$n" -eq 1000000
+is "$(sqlite3 "$T/kill.db" "SELECT count(*) FROM samples WHERE run = 1")" "21" "killed ingest: earlier run kept"
+rm -f "$T/big.jsonl"
 
 # --- commit from git ---
 mkdir "$T/repo" && (cd "$T/repo" && git init -q && git -c user.email=a@b -c user.name=t commit -q --allow-empty -m x)
