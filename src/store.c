@@ -269,8 +269,27 @@ static int migrate(struct kg_store *st, int target)
 	if (exec_sql(st->db, "BEGIN IMMEDIATE", NULL) != SQLITE_OK)
 		return db_fail(st, "cannot lock for migration");
 	if (read_user_version(st->db, &v) != SQLITE_OK) {
+		int rc = db_fail(st, "cannot read schema version");
 		exec_sql(st->db, "ROLLBACK", NULL);
-		return db_fail(st, "cannot read schema version");
+		return rc;
+	}
+	if (v == 0) {
+		/* A SQLite file with tables but without our schema is not ours to
+		 * touch.  Checked under the lock: another kgate may have just
+		 * created the schema. */
+		sqlite3_stmt *s;
+		int nobj = 0;
+		if (sqlite3_prepare_v2(st->db, "SELECT count(*) FROM sqlite_master", -1, &s,
+				       NULL) == SQLITE_OK) {
+			if (sqlite3_step(s) == SQLITE_ROW)
+				nobj = sqlite3_column_int(s, 0);
+			sqlite3_finalize(s);
+		}
+		if (nobj > 0) {
+			exec_sql(st->db, "ROLLBACK", NULL);
+			kg_error("cannot open '%s': a SQLite database, but not a kgate one", st->path);
+			return KG_EXIT_RUNTIME;
+		}
 	}
 	for (; v < target; v++) {
 		if (exec_sql(st->db, migrations[v], &err) != SQLITE_OK) {
@@ -347,21 +366,9 @@ static int open_db(const char *path, int flags, int target, struct kg_store **ou
 			goto fail;
 		}
 	} else {
-		if (v == 0) {
-			/* A non-empty SQLite file without our schema is not ours to touch. */
-			sqlite3_stmt *s;
-			int nobj = 0;
-			if (sqlite3_prepare_v2(st->db, "SELECT count(*) FROM sqlite_master", -1, &s,
-					       NULL) == SQLITE_OK) {
-				if (sqlite3_step(s) == SQLITE_ROW)
-					nobj = sqlite3_column_int(s, 0);
-				sqlite3_finalize(s);
-			}
-			if (nobj > 0) {
-				kg_error("cannot open '%s': a SQLite database, but not a kgate one", path);
-				goto fail;
-			}
-		}
+		/* migrate first: a refused file must not even be switched to WAL */
+		if (v < target && migrate(st, target) != KG_EXIT_PASS)
+			goto fail;
 		char *mode = NULL;
 		sqlite3_stmt *s;
 		if (sqlite3_prepare_v2(st->db, "PRAGMA journal_mode = WAL", -1, &s, NULL) == SQLITE_OK) {
@@ -376,8 +383,6 @@ static int open_db(const char *path, int flags, int target, struct kg_store **ou
 		exec_sql(st->db, "PRAGMA synchronous = NORMAL", NULL);
 		/* foreign keys stay documentation: enforcing them costs five lookups
 		 * per sample, and store.c hands out every id itself */
-		if (v < target && migrate(st, target) != KG_EXIT_PASS)
-			goto fail;
 	}
 	*out = st;
 	return KG_EXIT_PASS;

@@ -291,6 +291,28 @@ static void test_corrupt_refused(void **state)
 	free(p);
 }
 
+static void test_foreign_db_refused(void **state)
+{
+	char *p = path_of("foreign.db");
+	struct kg_store *st;
+	sqlite3 *db;
+	size_t n1, n2;
+	(void)state;
+
+	assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES (1)", NULL, NULL,
+				      NULL), SQLITE_OK);
+	sqlite3_close(db);
+	char *before = slurp(p, &n1);
+	assert_int_equal(store_open(p, 0, &st), KG_EXIT_RUNTIME);
+	char *after = slurp(p, &n2);
+	assert_int_equal(n1, n2);
+	assert_memory_equal(before, after, n1);   /* not even switched to WAL */
+	free(before);
+	free(after);
+	free(p);
+}
+
 static void test_readonly(void **state)
 {
 	char *p = path_of("ro.db");
@@ -473,6 +495,7 @@ int main(void)
 		cmocka_unit_test(test_migrate_v1),
 		cmocka_unit_test(test_newer_schema_refused),
 		cmocka_unit_test(test_corrupt_refused),
+		cmocka_unit_test(test_foreign_db_refused),
 		cmocka_unit_test(test_readonly),
 		cmocka_unit_test(test_two_writers),
 		cmocka_unit_test(test_kernel_names_meet),
