@@ -1,13 +1,298 @@
 /*
- * cmd_ingest.c: "kgate ingest" (not written yet; the issue that asks for it owns it).
+ * cmd_ingest.c: "kgate ingest": store records files and Nsight Compute CSV
+ * exports as one run, in one transaction.  Every input is validated while
+ * it is stored; any error aborts the transaction, so nothing is stored.
  */
 #include "cmd.h"
+#include "kgate/git.h"
 #include "kgate/kgate.h"
+#include "kgate/ncu_csv.h"
+#include "kgate/records.h"
+#include "kgate/store.h"
 #include "kgate/util.h"
+
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char usage_text[] =
+	"usage: kgate ingest [--db PATH] [--commit SHA] [--branch NAME]\n"
+	"                    (--records FILE | --ncu-csv FILE)... [--benchmark NAME]\n"
+	"                    [--repeat N] [--label L] [--format text|json]\n"
+	"\n"
+	"Store records files (written by the collector) and Nsight Compute CSV\n"
+	"exports (ncu --csv, details or raw page) as one run of the database.\n"
+	"\n"
+	"  --db PATH         the database (default kgate.db)\n"
+	"  --commit SHA      the commit measured (default: git rev-parse HEAD)\n"
+	"  --branch NAME     its branch (default: from git or GITHUB_HEAD_REF)\n"
+	"  --records FILE    a records file; may be given several times\n"
+	"  --ncu-csv FILE    an ncu CSV export; may be given several times\n"
+	"  --benchmark NAME  benchmark name (default: the records file's argv[0]\n"
+	"                    basename, or ncu's process name)\n"
+	"  --repeat N        repeat number of the first file of each benchmark\n"
+	"                    (default 0; later files of one benchmark count up)\n"
+	"  --label L         a label for the run (compare uses base/head)\n"
+	"  --format F        text (default) or json: a JSON summary on stdout\n"
+	"\n"
+	"Exit status: 0 stored; 2 bad usage or input (nothing stored);\n"
+	"3 database error (nothing stored).\n";
+
+struct input {
+	const char *path;
+	int ncu;
+	char *benchmark;
+	int repeat;
+};
+
+struct bench_count {
+	char *name;
+	int next;
+};
+
+static int same(const char *a, const char *b)
+{
+	if (!a || !b)
+		return 1;
+	return strcmp(a, b) == 0;
+}
 
 int cmd_ingest(int argc, char **argv)
 {
-	(void)argc;
-	kg_error("'%s' is not available in this build yet", argv[0]);
-	return KG_EXIT_RUNTIME;
+	static const struct option opts[] = {
+		{ "db", required_argument, NULL, 'd' },
+		{ "commit", required_argument, NULL, 'c' },
+		{ "branch", required_argument, NULL, 'b' },
+		{ "records", required_argument, NULL, 'r' },
+		{ "ncu-csv", required_argument, NULL, 'n' },
+		{ "benchmark", required_argument, NULL, 'B' },
+		{ "repeat", required_argument, NULL, 'R' },
+		{ "label", required_argument, NULL, 'l' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *db = "kgate.db", *commit = NULL, *branch = NULL, *benchmark = NULL;
+	const char *label = NULL, *format = "text";
+	struct input *in = NULL;
+	size_t nin = 0;
+	long repeat0 = 0;
+	int c, rc = KG_EXIT_USAGE;
+
+	if (cmd_wants_help(argc, argv)) {
+		fputs(usage_text, stdout);
+		return KG_EXIT_PASS;
+	}
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': db = optarg; break;
+		case 'c': commit = optarg; break;
+		case 'b': branch = optarg; break;
+		case 'B': benchmark = optarg; break;
+		case 'l': label = optarg; break;
+		case 'f': format = optarg; break;
+		case 'r':
+		case 'n':
+			in = xrealloc(in, (nin + 1) * sizeof(*in));
+			in[nin++] = (struct input){ optarg, c == 'n', NULL, 0 };
+			break;
+		case 'R': {
+			char *end;
+			repeat0 = strtol(optarg, &end, 10);
+			if (*end || end == optarg || repeat0 < 0 || repeat0 > 1000000) {
+				kg_error("--repeat '%s' is not a non-negative integer", optarg);
+				goto out;
+			}
+			break;
+		}
+		case 'h':
+			fputs(usage_text, stdout);
+			rc = KG_EXIT_PASS;
+			goto out;
+		default:
+			if (optopt)
+				kg_error("option '-%c' %s", optopt, strchr("dcbrnBRlf", optopt) ?
+					 "needs a value" : "is not known");
+			else
+				kg_error("unknown or incomplete option '%s'", argv[optind - 1]);
+			fputs(usage_text, stderr);
+			goto out;
+		}
+	}
+	if (optind < argc) {
+		kg_error("unexpected argument '%s'", argv[optind]);
+		fputs(usage_text, stderr);
+		goto out;
+	}
+	if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0) {
+		kg_error("--format '%s' is not one of: text, json", format);
+		goto out;
+	}
+	if (!nin) {
+		kg_error("nothing to ingest: give --records FILE or --ncu-csv FILE");
+		fputs(usage_text, stderr);
+		goto out;
+	}
+
+	/* The run's fingerprint, from every input's header; all must agree. */
+	struct kg_run_info run = { 0 };
+	for (size_t i = 0; i < nin; i++) {
+		struct kg_run_info one = { 0 };
+		int r = in[i].ncu ? ncu_csv_read_header(in[i].path, &one)
+				  : records_read_header(in[i].path, &one);
+		if (r != KG_EXIT_PASS) {
+			store_run_info_free(&one);
+			store_run_info_free(&run);
+			rc = r;
+			goto out;
+		}
+		if (!same(run.gpu_name, one.gpu_name)) {
+			kg_error("%s: recorded on %s, but %s was recorded on %s; one run is one GPU "
+				 "model", in[i].path, one.gpu_name, in[0].path, run.gpu_name);
+			store_run_info_free(&one);
+			store_run_info_free(&run);
+			goto out;
+		}
+#define TAKE(f) if (!run.f && one.f) { run.f = one.f; one.f = NULL; }
+		TAKE(gpu_name) TAKE(gpu_uuid) TAKE(gpu_chip) TAKE(driver) TAKE(cuda)
+		TAKE(collector) TAKE(source)
+#undef TAKE
+		if (!run.time)
+			run.time = one.time;
+		store_run_info_free(&one);
+		in[i].benchmark = benchmark ? xstrdup(benchmark)
+			: in[i].ncu ? ncu_csv_process_name(in[i].path)
+				    : records_benchmark_name(in[i].path);
+		if (!in[i].benchmark) {
+			kg_error("%s: no benchmark name in the file; give --benchmark NAME", in[i].path);
+			store_run_info_free(&run);
+			goto out;
+		}
+	}
+	if (!run.gpu_name)
+		kg_warn("the inputs do not name the GPU (ncu's details page does not; its raw page, "
+			"--page raw, does): this run will not match runs of a named GPU");
+	/* Repeats: each file of a benchmark is the next repeat, except the later
+	 * passes of an application replay, which join the pass before. */
+	struct bench_count *bc = NULL;
+	size_t nbc = 0;
+	for (size_t i = 0; i < nin; i++) {
+		size_t j;
+		for (j = 0; j < nbc && strcmp(bc[j].name, in[i].benchmark); j++)
+			;
+		if (j == nbc) {
+			bc = xrealloc(bc, (nbc + 1) * sizeof(*bc));
+			bc[nbc++] = (struct bench_count){ in[i].benchmark, (int)repeat0 };
+		}
+		int pass = in[i].ncu ? 0 : records_header_pass(in[i].path);
+		if (pass > 0 && bc[j].next > repeat0)
+			in[i].repeat = bc[j].next - 1;
+		else
+			in[i].repeat = bc[j].next++;
+	}
+	free(bc);
+
+	char *gitsha = NULL, *gitbranch = NULL;
+	if (!commit) {
+		commit = gitsha = git_head();
+		if (!commit) {
+			kg_error("no --commit given and 'git rev-parse HEAD' has no answer here");
+			store_run_info_free(&run);
+			goto out;
+		}
+	}
+	if (!branch)
+		branch = gitbranch = git_branch();
+	run.commit = xstrdup(commit);
+	run.branch = branch ? xstrdup(branch) : NULL;
+	run.parent = git_parent(commit);
+	run.label = label ? xstrdup(label) : NULL;
+	const char *ci = getenv("GITHUB_RUN_ID"), *srv = getenv("GITHUB_SERVER_URL"),
+		   *repo = getenv("GITHUB_REPOSITORY");
+	if (ci && srv && repo)
+		run.ci_url = xasprintf("%s/%s/actions/runs/%s", srv, repo, ci);
+	char host[256];
+	if (gethostname(host, sizeof(host)) == 0) {
+		host[sizeof(host) - 1] = '\0';
+		run.host = xstrdup(host);
+	}
+	if (nin > 1) {
+		int mixed = 0;
+		for (size_t i = 1; i < nin; i++)
+			mixed |= in[i].ncu != in[0].ncu;
+		if (mixed) {
+			free(run.source);
+			run.source = xstrdup("records+ncu-csv");
+		}
+	}
+
+	struct kg_store *st = NULL;
+	size_t kernels = 0, samples = 0, errors = 0, dropped = 0, nbench = 0;
+	if ((rc = store_open(db, 0, &st)) != KG_EXIT_PASS)
+		goto done;
+	if ((rc = store_run_begin(st, &run)) != KG_EXIT_PASS)
+		goto done;
+	for (size_t i = 0; i < nin && rc == KG_EXIT_PASS; i++) {
+		if (in[i].ncu) {
+			size_t k = 0, s = 0;
+			rc = ncu_csv_ingest_repeat(st, in[i].path, in[i].benchmark, in[i].repeat, &k, &s);
+			kernels += k;
+			samples += s;
+		} else {
+			struct kg_records_stats rs;
+			rc = records_ingest(st, in[i].path, in[i].benchmark, in[i].repeat, &rs);
+			kernels += rs.kernels;
+			samples += rs.samples;
+			errors += rs.errors;
+			dropped += rs.dropped;
+		}
+	}
+	if (rc == KG_EXIT_PASS && samples == 0) {
+		kg_error("the inputs hold no samples; nothing stored");
+		rc = KG_EXIT_USAGE;
+	}
+	if (rc != KG_EXIT_PASS) {
+		store_run_abort(st);
+		kg_error("nothing stored in '%s'", db);
+		goto done;
+	}
+	if ((rc = store_run_commit(st)) != KG_EXIT_PASS)
+		goto done;
+	for (size_t i = 0; i < nin; i++) {
+		size_t j;
+		for (j = 0; j < i && strcmp(in[j].benchmark, in[i].benchmark); j++)
+			;
+		nbench += j == i;
+	}
+	kg_note("stored run %lld (commit %.12s, %zu benchmark%s, %zu kernels, %zu samples)",
+		(long long)run.id, run.commit, nbench, nbench == 1 ? "" : "s", kernels, samples);
+	if (errors)
+		kg_warn("%zu collector error record%s (see above)", errors, errors == 1 ? "" : "s");
+	if (!strcmp(format, "json")) {
+		json_t *o = json_pack("{s:I, s:s, s:s?, s:s?, s:I, s:I, s:I, s:I, s:I}",
+				      "run", (json_int_t)run.id, "commit", run.commit,
+				      "branch", run.branch, "gpu", run.gpu_name,
+				      "benchmarks", (json_int_t)nbench, "kernels", (json_int_t)kernels,
+				      "samples", (json_int_t)samples, "errors", (json_int_t)errors,
+				      "dropped", (json_int_t)dropped);
+		char *s = json_dumps(o, JSON_COMPACT);
+		puts(s);
+		free(s);
+		json_decref(o);
+	}
+done:
+	store_close(st);
+	store_run_info_free(&run);
+	free(gitsha);
+	free(gitbranch);
+out:
+	for (size_t i = 0; i < nin; i++)
+		free(in[i].benchmark);
+	free(in);
+	return rc;
 }

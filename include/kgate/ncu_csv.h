@@ -9,6 +9,8 @@
 #ifndef KGATE_NCU_CSV_H
 #define KGATE_NCU_CSV_H
 
+#include <stdio.h>
+
 #include "kgate/store.h"
 
 /* Fill what the export says of the GPU (device name, ...) into run. */
@@ -17,5 +19,33 @@ int ncu_csv_read_header(const char *path, struct kg_run_info *run);
 /* Add the export's metrics to the open run, one launch per ncu "ID". */
 int ncu_csv_ingest(struct kg_store *st, const char *path, const char *benchmark,
 		   size_t *kernels, size_t *samples);
+
+/* The same, storing the launches as repeat number `repeat` (ncu_csv_ingest
+ * uses repeat 0). */
+int ncu_csv_ingest_repeat(struct kg_store *st, const char *path, const char *benchmark,
+			  int repeat, size_t *kernels, size_t *samples);
+
+/* The export's "Process Name" (the default benchmark name), or NULL.
+ * malloc'd. */
+char *ncu_csv_process_name(const char *path);
+
+/*
+ * The CSV record reader (RFC 4180), exposed for tests: reads one record
+ * from fp, quoted fields may span lines.  Returns the number of fields
+ * (>= 1), 0 at end of file, -1 on a malformed record (unterminated quote).
+ * Fields are NUL-terminated in *fields[i]; storage is owned by rd.
+ */
+struct ncu_csv_reader {
+	char *buf;          /* field bytes */
+	size_t len, cap;
+	size_t *off;        /* field offsets into buf */
+	size_t nf, fcap;
+	char **fields;      /* pointers into buf, valid until the next read */
+	size_t line;        /* physical line number where the record started */
+	size_t next_line;   /* line number of the next physical line */
+	int quoted_first;   /* the first field was quoted */
+};
+int ncu_csv_read_record(FILE *fp, struct ncu_csv_reader *rd);
+void ncu_csv_reader_free(struct ncu_csv_reader *rd);
 
 #endif

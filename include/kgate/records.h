@@ -23,4 +23,12 @@ struct kg_records_stats {
 int records_ingest(struct kg_store *st, const char *path, const char *benchmark,
 		   int repeat, struct kg_records_stats *stats);
 
+/* The basename of the header's argv[0] (the default benchmark name), or
+ * NULL when the header has none.  malloc'd. */
+char *records_benchmark_name(const char *path);
+
+/* The header's "pass" (application replay pass index), 0 when absent or
+ * when the header cannot be read. */
+int records_header_pass(const char *path);
+
 #endif

@@ -116,4 +116,24 @@ int store_verdicts_put(struct kg_store *st, int64_t head_run, const char *baseli
 /* Direct access for modules with their own queries (report, stats). */
 struct sqlite3 *store_db(struct kg_store *st);
 
+
+/* ---- additions (store.c owner) ---- */
+
+/* The schema version this kgate writes (PRAGMA user_version). */
+int store_schema_version(void);
+
+/* Create a new database file at an older schema version (for migration
+ * tests and tooling); fails if path exists.  0 or KG_EXIT_RUNTIME. */
+int store_create_at_version(const char *path, int version);
+
+/* Metric classification used when a source gives none: deterministic
+ * counters (launch__*, *inst_executed*, *bytes*, *sectors*, *requests*) -> 1. */
+int store_metric_is_deterministic(const char *metric);
+/* Unit kgate stores for a metric whose source gives none ("ns", "byte",
+ * "inst", "%", or "" when unknown).  Never NULL. */
+const char *store_metric_unit_guess(const char *metric);
+
+/* Number of runs stored (0 on error). */
+int64_t store_run_count(struct kg_store *st);
+
 #endif

@@ -1,0 +1,62 @@
+#!/bin/sh
+# bench_ingest.sh: "kgate ingest" of a records file of 1,000,000 samples
+# (200,000 kernel records x 5 metrics, synthetic), against the sqlite3
+# shell's .import of the same rows as CSV into an equivalent table, in one
+# run; then jansson against json-c on 1,000,000 kernel records.  Prints both
+# rates and their ratio.  Goals: ingest <= 2 s and >= 0.5x the .import rate.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+: "${KGATE_SRC:=$(cd "$here/../.." && pwd)}"
+: "${KGATE_BUILD:=$KGATE_SRC/build}"
+: "${KGATE:=$KGATE_BUILD/kgate}"
+N=${BENCH_INGEST_RECORDS:-200000}
+NJSON=${BENCH_JSON_RECORDS:-1000000}
+W=$(mktemp -d "${TMPDIR:-/tmp}/kgate-bench.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+
+now() { date +%s.%N; }
+elapsed() { echo "$2 - $1" | bc -l; }
+
+awk -v n="$N" -v csv="$W/rows.csv" -f "$here/gen_records.awk" > "$W/records.jsonl"
+samples=$(wc -l < "$W/rows.csv")
+
+# kgate ingest
+t0=$(now)
+"$KGATE" ingest --db "$W/k.db" --commit bench --records "$W/records.jsonl" 2>"$W/ingest.err"
+t1=$(now)
+tk=$(elapsed "$t0" "$t1")
+stored=$(sqlite3 "$W/k.db" "SELECT count(*) FROM samples")
+[ "$stored" -eq "$samples" ] || { echo "bench_ingest: stored $stored samples, expected $samples" >&2; exit 1; }
+
+# sqlite3 .import into an equivalent table (same key, WAL, one transaction)
+sqlite3 "$W/s.db" "PRAGMA journal_mode=WAL;" \
+	"CREATE TABLE samples (run INTEGER, benchmark INTEGER, nvtx INTEGER, kernel INTEGER,
+	 metric INTEGER, repeat INTEGER, ordinal INTEGER, value REAL,
+	 PRIMARY KEY (run, benchmark, nvtx, kernel, metric, repeat, ordinal)) WITHOUT ROWID;" >/dev/null
+t0=$(now)
+sqlite3 "$W/s.db" -cmd "PRAGMA synchronous=NORMAL" ".mode csv" ".import $W/rows.csv samples"
+t1=$(now)
+ts=$(elapsed "$t0" "$t1")
+
+rk=$(echo "$samples / $tk" | bc -l)
+rs=$(echo "$samples / $ts" | bc -l)
+printf 'ingest of %d samples (%d kernel records): kgate ingest %.3f s (%.0f samples/s), sqlite3 .import %.3f s (%.0f samples/s), ratio kgate/sqlite3 %.2fx\n' \
+	"$samples" "$N" "$tk" "$rk" "$ts" "$rs" "$(echo "$rk / $rs" | bc -l)"
+printf 'goals: <= 2 s: %s; >= 0.5x .import: %s\n' \
+	"$(echo "$tk <= 2" | bc -l | sed 's/1/met/;s/0/missed/')" \
+	"$(echo "$rk / $rs >= 0.5" | bc -l | sed 's/1/met/;s/0/missed/')"
+
+# jansson against json-c (bench_json.c, built once per library)
+if cc -O2 -std=c11 -D_GNU_SOURCE -DUSE_JANSSON -o "$W/bench_jansson" "$here/bench_json.c" -ljansson 2>"$W/cc.err" &&
+   cc -O2 -std=c11 -D_GNU_SOURCE -DUSE_JSONC -o "$W/bench_jsonc" "$here/bench_json.c" -ljson-c 2>>"$W/cc.err"; then
+	awk -v n="$NJSON" -f "$here/gen_records.awk" > "$W/json.jsonl"
+	set -- $("$W/bench_jansson" "$W/json.jsonl")
+	jl=$2 jt=$3 js=$4
+	set -- $("$W/bench_jsonc" "$W/json.jsonl")
+	ct=$3 cs=$4
+	[ "$js" = "$cs" ] || echo "bench_json: the two parsers disagree ($js vs $cs)" >&2
+	printf 'json parse of %d lines: jansson %.3f s (%.0f lines/s), json-c %.3f s (%.0f lines/s), json-c/jansson speed %.2fx\n' \
+		"$jl" "$jt" "$(echo "$jl / $jt" | bc -l)" "$ct" "$(echo "$jl / $ct" | bc -l)" "$(echo "$jt / $ct" | bc -l)"
+else
+	echo "bench_json: not built (jansson or json-c headers missing): $(head -1 "$W/cc.err")"
+fi

@@ -1,0 +1,129 @@
+#!/bin/sh
+# ingest.t: "kgate ingest" through the CLI: the H200 ncu exports and the
+# synthetic records files, the summary line and JSON, several inputs in one
+# run, and the error cases: exit codes, messages, database left unchanged.
+. "$(dirname "$0")/lib.sh"
+
+H200="$FIX/h200"
+REC="$FIX/records"
+DB="$T/k.db"
+
+runs() { sqlite3 "$DB" "SELECT count(*) FROM runs"; }
+
+run "$KGATE" ingest --help
+is "$rc" 0 "--help exits 0"
+like "$out" "^usage: kgate ingest" "--help prints the usage"
+
+run "$KGATE" ingest --db "$DB" --commit abc123def --ncu-csv "$H200/ncu_saxpy_strided_details.csv"
+is "$rc" 0 "ncu details page ingests"
+like "$err" "^kgate: stored run 1 \(commit abc123def, 1 benchmark, 10 kernels, 40 samples\)$" "summary line"
+like "$err" "warning: the inputs do not name the GPU" "details page: warns that the GPU is unnamed"
+is "$(sqlite3 "$DB" "SELECT name FROM benchmarks")" "k" "benchmark defaults to ncu's process name"
+is "$(sqlite3 "$DB" "SELECT value FROM samples_named WHERE ordinal = 3 AND metric = 'gpu__time_duration.sum'")" "1181312.0" "a duration from the export"
+
+run "$KGATE" ingest --db "$DB" --commit abc124 --branch main --benchmark saxpy_strided \
+	--ncu-csv "$H200/ncu_saxpy_strided_raw.csv" --format json
+is "$rc" 0 "ncu raw page ingests"
+like "$out" '^\{"run": ?2, ?"commit": ?"abc124", ?"branch": ?"main", ?"gpu": ?"NVIDIA H200"' "JSON summary on stdout"
+like "$out" '"kernels": ?10' "JSON counts the launches"
+is "$(sqlite3 "$DB" "SELECT gpu_name || '/' || source || '/' || branch FROM runs WHERE id = 2")" "NVIDIA H200/ncu-csv/main" "run fingerprint stored"
+is "$(sqlite3 "$DB" "SELECT count(*) FROM kernels")" "2" "both pages map to the same two kernels"
+
+run "$KGATE" ingest --db "$DB" --commit rec1 --records "$REC/good.jsonl" --records "$REC/good.jsonl" --label head
+is "$rc" 0 "two records files in one run"
+like "$err" "stored run 3 \(commit rec1, 1 benchmark, 6 kernels, 42 samples\)" "both files counted"
+like "$err" "warning: .*good.jsonl:4: collector error insufficient_privileges" "collector errors are warnings"
+is "$(sqlite3 "$DB" "SELECT count(DISTINCT repeat) FROM samples WHERE run = 3")" "2" "each file is one repeat"
+is "$(sqlite3 "$DB" "SELECT gpu_name || '/' || gpu_chip || '/' || driver || '/' || label FROM runs WHERE id = 3")" \
+	"Synthetic GPU/SYN0/99999/head" "GPU fingerprint from the header"
+is "$(sqlite3 "$DB" "SELECT DISTINCT name FROM benchmarks b JOIN samples s ON s.benchmark = b.id WHERE s.run = 3")" \
+	"saxpy" "benchmark defaults to argv[0]'s basename"
+
+# --- errors: nothing stored, file unchanged ---
+cp "$DB" "$T/before.db"
+same_db() { cmp -s "$DB" "$T/before.db"; }
+sqlite3 "$DB" "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
+cp "$DB" "$T/before.db"
+
+run "$KGATE" ingest --db "$DB" --commit bad --records "$REC/good.jsonl" --records "$REC/no_footer.jsonl"
+is "$rc" 2 "a file without footer is an input error"
+like "$err" "no_footer.jsonl: no footer: the process died or was killed before it finished \(2 kernel records read\)" "says why"
+like "$err" "nothing stored" "says nothing was stored"
+is "$(runs)" "3" "run count unchanged"
+
+run "$KGATE" ingest --db "$DB" --commit bad --records "$REC/bad_json_line3.jsonl"
+is "$rc" 2 "bad JSON exits 2"
+like "$err" "bad_json_line3.jsonl:3:" "bad JSON names its line"
+
+run "$KGATE" ingest --db "$DB" --commit bad --records "$REC/truncated.jsonl"
+is "$rc" 2 "truncated file exits 2"
+like "$err" "truncated.jsonl:3: truncated record" "truncated line named"
+
+run "$KGATE" ingest --db "$DB" --commit bad --records "$REC/format2.jsonl"
+is "$rc" 2 "unknown format exits 2"
+like "$err" "unknown records format 2" "unknown format named"
+
+run "$KGATE" ingest --db "$DB" --commit bad --records "$T/does-not-exist.jsonl"
+is "$rc" 2 "missing input exits 2"
+like "$err" "^kgate: cannot open '.*does-not-exist.jsonl': No such file" "missing input message"
+
+run "$KGATE" ingest --db "$DB" --commit bad --ncu-csv "$REC/good.jsonl"
+is "$rc" 2 "a records file given as ncu CSV exits 2"
+like "$err" "no ncu CSV table found" "says what it expected"
+
+run "$KGATE" ingest --db "$DB" --commit bad --records "$REC/good.jsonl" --ncu-csv "$H200/ncu_saxpy_strided_raw.csv"
+is "$rc" 2 "inputs from two GPU models are refused"
+like "$err" "one run is one GPU" "says why"
+
+run "$KGATE" ingest --db "$DB" --commit bad
+is "$rc" 2 "no input is a usage error"
+run "$KGATE" ingest --db "$DB" --commit bad --records
+is "$rc" 2 "option without value is a usage error"
+run "$KGATE" ingest --db "$DB" --commit bad --bogus --records "$REC/good.jsonl"
+is "$rc" 2 "unknown option is a usage error"
+run "$KGATE" ingest --db "$DB" --commit bad --repeat x --records "$REC/good.jsonl"
+is "$rc" 2 "bad --repeat is a usage error"
+run "$KGATE" ingest --db "$DB" --commit bad --format xml --records "$REC/good.jsonl"
+is "$rc" 2 "bad --format is a usage error"
+ok "database file unchanged by every failed ingest" same_db
+
+# --- database errors: exit 3, file untouched ---
+printf 'garbage that is not a database, repeated.%.0s' $(seq 1 100) > "$T/bad.db"
+cp "$T/bad.db" "$T/bad.orig"
+run "$KGATE" ingest --db "$T/bad.db" --commit c --records "$REC/good.jsonl"
+is "$rc" 3 "corrupt database exits 3"
+like "$err" "^kgate: cannot open '.*bad.db': file is not a database" "corrupt database message"
+ok "corrupt database untouched" cmp -s "$T/bad.db" "$T/bad.orig"
+
+cp "$DB" "$T/new.db"
+sqlite3 "$T/new.db" "PRAGMA user_version = 99"
+cp "$T/new.db" "$T/new.orig"
+run "$KGATE" ingest --db "$T/new.db" --commit c --records "$REC/good.jsonl"
+is "$rc" 3 "newer schema exits 3"
+like "$err" "schema version 99 is newer" "newer schema message"
+ok "newer database untouched" cmp -s "$T/new.db" "$T/new.orig"
+
+# --- a writer killed mid-run leaves nothing half-written ---
+awk -v n=200000 -f "$KGATE_SRC/benchmarks/self/gen_records.awk" > "$T/big.jsonl"
+"$KGATE" ingest --db "$T/kill.db" --commit first --records "$REC/good.jsonl" 2>/dev/null
+"$KGATE" ingest --db "$T/kill.db" --commit big --records "$T/big.jsonl" 2>/dev/null &
+pid=$!
+sleep 0.5
+kill -9 "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+is "$(sqlite3 "$T/kill.db" "PRAGMA integrity_check")" "ok" "killed ingest: database intact"
+n=$(sqlite3 "$T/kill.db" "SELECT count(*) FROM samples WHERE run IN (SELECT id FROM runs WHERE commit_sha = 'big')")
+ok "killed ingest: the run is all there or not at all ($n samples)" test "$n" -eq 0 -o "$n" -eq 1000000
+is "$(sqlite3 "$T/kill.db" "SELECT count(*) FROM samples WHERE run = 1")" "21" "killed ingest: earlier run kept"
+rm -f "$T/big.jsonl"
+
+# --- commit from git ---
+mkdir "$T/repo" && (cd "$T/repo" && git init -q && git -c user.email=a@b -c user.name=t commit -q --allow-empty -m x)
+sha=$(git -C "$T/repo" rev-parse HEAD)
+run sh -c "cd '$T/repo' && '$KGATE' ingest --db '$DB' --records '$REC/good.jsonl'"
+is "$rc" 0 "--commit defaults to HEAD"
+is "$(sqlite3 "$DB" "SELECT commit_sha FROM runs ORDER BY id DESC LIMIT 1")" "$sha" "HEAD's SHA stored"
+run sh -c "cd '$T' && '$KGATE' ingest --db '$DB' --records '$REC/good.jsonl'"
+is "$rc" 2 "no --commit outside a repository is a usage error"
+
+done_testing

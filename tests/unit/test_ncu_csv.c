@@ -1,0 +1,289 @@
+/*
+ * test_ncu_csv.c: the Nsight Compute CSV importer.  The two real H200
+ * exports of tests/fixtures/h200/ (details and raw pages) import with the
+ * right launches, kernels and values; small synthetic exports written here
+ * cover what those lack: long names with commas and quotes, ragged rule
+ * rows, "n/a", unit conversion, a newline inside a quoted field.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kgate/ncu_csv.h"
+#include "kgate/store.h"
+#include "kgate/util.h"
+
+static char dir[256];
+
+static int setup(void **state)
+{
+	const char *t = getenv("TMPDIR");
+	snprintf(dir, sizeof(dir), "%s/kgate-ncu.XXXXXX", t && *t ? t : "/tmp");
+	(void)state;
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char *cmd = xasprintf("rm -rf '%s'", dir);
+	int rc = system(cmd);
+	free(cmd);
+	(void)state;
+	return rc == 0 ? 0 : -1;
+}
+
+static char *fixture(const char *name)
+{
+	const char *src = getenv("KGATE_SRC");
+	return xasprintf("%s/tests/fixtures/h200/%s", src && *src ? src : ".", name);
+}
+
+static struct kg_store *fresh_store(const char *name)
+{
+	char *p = xasprintf("%s/%s", dir, name);
+	struct kg_store *st;
+	unlink(p);
+	assert_int_equal(store_open(p, 0, &st), KG_EXIT_PASS);
+	free(p);
+	return st;
+}
+
+static double value(struct kg_store *st, const char *sql)
+{
+	sqlite3_stmt *s;
+	double v = NAN;
+	assert_int_equal(sqlite3_prepare_v2(store_db(st), sql, -1, &s, NULL), SQLITE_OK);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_double(s, 0);
+	sqlite3_finalize(s);
+	return v;
+}
+
+static int import(struct kg_store *st, const char *path, size_t *k, size_t *n)
+{
+	struct kg_run_info run = { 0 };
+	run.commit = (char *)"c";
+	assert_int_equal(store_run_begin(st, &run), KG_EXIT_PASS);
+	int rc = ncu_csv_ingest(st, path, "k", k, n);
+	if (rc == KG_EXIT_PASS)
+		assert_int_equal(store_run_commit(st), KG_EXIT_PASS);
+	else
+		store_run_abort(st);
+	return rc;
+}
+
+static void test_details_fixture(void **state)
+{
+	struct kg_store *st = fresh_store("d.db");
+	char *p = fixture("ncu_saxpy_strided_details.csv");
+	struct kg_run_info run = { 0 };
+	size_t k, n;
+	(void)state;
+
+	assert_int_equal(ncu_csv_read_header(p, &run), KG_EXIT_PASS);
+	assert_null(run.gpu_name);   /* the details page does not name the GPU */
+	assert_string_equal(run.source, "ncu-csv");
+	store_run_info_free(&run);
+	char *proc = ncu_csv_process_name(p);
+	assert_string_equal(proc, "k");
+	free(proc);
+
+	assert_int_equal(import(st, p, &k, &n), KG_EXIT_PASS);
+	assert_int_equal(k, 10);
+	/* 2 metrics per launch, plus block and grid size from their columns */
+	assert_int_equal(n, 40);
+	assert_true(value(st, "SELECT count(*) FROM kernels") == 2);
+	assert_true(value(st, "SELECT count(DISTINCT ordinal) FROM samples") == 10);
+	/* "1,179,968" ns for launch 1 (strided) */
+	assert_true(value(st, "SELECT value FROM samples_named WHERE ordinal = 1"
+			      " AND metric = 'gpu__time_duration.sum'") == 1179968);
+	assert_true(value(st, "SELECT value FROM samples_named WHERE ordinal = 0"
+			      " AND metric = 'sm__throughput.avg.pct_of_peak_sustained_elapsed'") == 34.80);
+	assert_true(value(st, "SELECT value FROM samples_named WHERE ordinal = 9"
+			      " AND metric = 'launch__grid_size'") == 262144);
+	assert_true(value(st, "SELECT count(*) FROM kernels WHERE base = 'strided'"
+			      " AND demangled = 'strided(int, float const*, float*, int)'") == 1);
+	assert_true(value(st, "SELECT count(*) FROM samples_named WHERE kernel LIKE 'saxpy%'"
+			      " AND metric = 'gpu__time_duration.sum'") == 5);
+	store_close(st);
+	free(p);
+}
+
+static void test_raw_fixture(void **state)
+{
+	struct kg_store *st = fresh_store("r.db");
+	char *p = fixture("ncu_saxpy_strided_raw.csv");
+	struct kg_run_info run = { 0 };
+	size_t k, n;
+	(void)state;
+
+	assert_int_equal(ncu_csv_read_header(p, &run), KG_EXIT_PASS);
+	assert_string_equal(run.gpu_name, "NVIDIA H200");
+	store_run_info_free(&run);
+	assert_int_equal(import(st, p, &k, &n), KG_EXIT_PASS);
+	assert_int_equal(k, 10);
+	assert_true(n > 10 * 5);
+	assert_true(value(st, "SELECT count(*) FROM kernels") == 2);
+	assert_true(value(st, "SELECT value FROM samples_named WHERE ordinal = 0"
+			      " AND metric = 'smsp__inst_executed.sum'") == 39845888);
+	assert_true(value(st, "SELECT value FROM samples_named WHERE ordinal = 1"
+			      " AND metric = 'dram__bytes_read.sum'") == 4294981888.0);
+	assert_true(value(st, "SELECT value FROM samples_named WHERE ordinal = 0"
+			      " AND metric = 'gpu__time_duration.sum'") == 230976);
+	assert_true(value(st, "SELECT value FROM samples_named WHERE ordinal = 1"
+			      " AND metric = 'smsp__inst_executed.avg'") == 178734.55);
+	assert_true(value(st, "SELECT value FROM samples_named WHERE ordinal = 1"
+			      " AND metric = 'launch__registers_per_thread'") == 18);
+	/* every launch has each chosen metric once */
+	assert_true(value(st, "SELECT count(*) FROM samples_named"
+			      " WHERE metric = 'sm__throughput.avg.pct_of_peak_sustained_elapsed'") == 10);
+	assert_true(value(st, "SELECT deterministic FROM metrics WHERE name = 'smsp__inst_executed.sum'") == 1);
+	assert_true(value(st, "SELECT count(*) FROM metrics WHERE unit = 'byte'"
+			      " AND name = 'dram__bytes_read.sum'") == 1);
+	/* device attributes and text columns are not samples */
+	assert_true(value(st, "SELECT count(*) FROM metrics WHERE name LIKE 'device\\_\\_%' ESCAPE '\\'") == 0);
+	assert_true(value(st, "SELECT count(*) FROM metrics"
+			      " WHERE name = 'launch__cluster_scheduling_policy'") == 0);
+	store_close(st);
+	free(p);
+}
+
+static char *write_tmp(const char *name, const char *text)
+{
+	char *p = xasprintf("%s/%s", dir, name);
+	FILE *fp = fopen(p, "w");
+	assert_non_null(fp);
+	fputs(text, fp);
+	fclose(fp);
+	return p;
+}
+
+#define DETAILS_HDR "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\"," \
+	"\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"Section Name\",\"Metric Name\"," \
+	"\"Metric Unit\",\"Metric Value\"\n"
+
+static void test_synthetic_details(void **state)
+{
+	struct kg_store *st = fresh_store("s.db");
+	struct kg_buf name = KG_BUF_INIT, csv = KG_BUF_INIT;
+	size_t k, n;
+	(void)state;
+
+	/* a templated name over 1000 characters with commas and a quote */
+	buf_adds(&name, "void fused::kernel<");
+	for (int i = 0; i < 250; i++)
+		buf_printf(&name, "%sT%d", i ? ", " : "", i);
+	buf_adds(&name, ", \"\"q\"\">(const float *, float *, int)");
+	assert_true(name.len > 1000);
+	buf_adds(&csv, "program output first, with \"a quote\n==PROF== Connected to process 1\n");
+	buf_adds(&csv, DETAILS_HDR);
+	buf_printf(&csv, "\"0\",\"1\",\"app\",\"h\",\"%s\",\"1\",\"7\",\"(128, 2, 1)\",\"(10, 1, 1)\","
+			 "\"0\",\"9.0\",\"GPU Speed Of Light Throughput\",\"Duration\",\"usecond\",\"1,234.5\"\n",
+		   name.s);
+	buf_printf(&csv, "\"0\",\"1\",\"app\",\"h\",\"%s\",\"1\",\"7\",\"(128, 2, 1)\",\"(10, 1, 1)\","
+			 "\"0\",\"9.0\",\"GPU Speed Of Light Throughput\",\"DRAM Throughput\",\"%%\",\"n/a\"\n",
+		   name.s);
+	/* a ragged rule row */
+	buf_printf(&csv, "\"0\",\"1\",\"app\",\"h\",\"%s\",\"1\",\"7\",\"(128, 2, 1)\",\"(10, 1, 1)\","
+			 "\"0\",\"9.0\",\"SOL\",\"\",\"\"\n", name.s);
+	buf_adds(&csv, "\"1\",\"1\",\"app\",\"h\",\"multi\nline(int)\",\"1\",\"7\",\"(1, 1, 1)\",\"(1, 1, 1)\","
+		       "\"0\",\"9.0\",\"Memory Workload Analysis\",\"Memory Throughput\",\"Gbyte/second\",\"2.5\"\n");
+	buf_adds(&csv, "==PROF== Disconnected from process 1\n");
+	char *p = write_tmp("syn.csv", csv.s);
+
+	assert_int_equal(import(st, p, &k, &n), KG_EXIT_PASS);
+	assert_int_equal(k, 2);
+	/* launch 0: duration + block + grid; launch 1: the unmapped metric + block + grid */
+	assert_int_equal(n, 6);
+	assert_true(value(st, "SELECT value FROM samples_named WHERE metric = 'gpu__time_duration.sum'")
+		    == 1234500);
+	assert_true(value(st, "SELECT value FROM samples_named WHERE ordinal = 0"
+			      " AND metric = 'launch__block_size'") == 256);
+	assert_true(value(st, "SELECT value FROM samples_named"
+			      " WHERE metric = 'ncu:Memory Workload Analysis/Memory Throughput'") == 2.5e9);
+	assert_true(value(st, "SELECT count(*) FROM kernels WHERE base = 'kernel'"
+			      " AND demangled LIKE 'void fused::kernel<T0, T1,%\"q\">(float const*, float*, int)'") == 1);
+	assert_true(value(st, "SELECT count(*) FROM kernels WHERE mangled = 'multi\nline(int)'") == 1);
+	store_close(st);
+	free(p);
+	buf_free(&name);
+	buf_free(&csv);
+}
+
+static void test_rejects(void **state)
+{
+	struct kg_store *st = fresh_store("rej.db");
+	size_t k, n;
+	(void)state;
+
+	char *p = write_tmp("none.csv", "hello\n==PROF== nothing profiled\n");
+	assert_int_equal(import(st, p, &k, &n), KG_EXIT_USAGE);
+	free(p);
+	p = write_tmp("unterminated.csv", DETAILS_HDR "\"0\",\"1\",\"app\",\"h\",\"k(int\n");
+	assert_int_equal(import(st, p, &k, &n), KG_EXIT_USAGE);
+	free(p);
+	p = write_tmp("raw_ragged.csv", "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\"\n"
+					 "\"\",\"\",\"nsecond\"\n\"0\",\"k()\",\"5\"\n\"1\",\"k()\"\n");
+	assert_int_equal(import(st, p, &k, &n), KG_EXIT_USAGE);
+	free(p);
+	assert_true(value(st, "SELECT count(*) FROM runs") == 0);
+	/* a raw page with usecond units is converted to ns */
+	p = write_tmp("raw_us.csv", "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\"\n"
+				     "\"\",\"\",\"usecond\"\n\"0\",\"k()\",\"1.5\"\n\"1\",\"k()\",\"n/a\"\n");
+	assert_int_equal(import(st, p, &k, &n), KG_EXIT_PASS);
+	assert_int_equal(k, 2);
+	assert_int_equal(n, 1);
+	assert_true(value(st, "SELECT value FROM samples_named") == 1500);
+	assert_true(value(st, "SELECT count(*) FROM metrics WHERE unit = 'ns'") == 1);
+	free(p);
+	store_close(st);
+}
+
+static void test_reader(void **state)
+{
+	static const char text[] = "\"a\",\"b,c\",\"d\"\"e\"\r\n\"x\ny\",,z\nplain, \"text\n\"last\"";
+	struct ncu_csv_reader rd = { 0 };
+	FILE *fp = fmemopen((void *)text, sizeof(text) - 1, "r");
+	(void)state;
+
+	assert_non_null(fp);
+	assert_int_equal(ncu_csv_read_record(fp, &rd), 3);
+	assert_string_equal(rd.fields[1], "b,c");
+	assert_string_equal(rd.fields[2], "d\"e");
+	assert_int_equal(rd.line, 1);
+	assert_int_equal(ncu_csv_read_record(fp, &rd), 3);
+	assert_string_equal(rd.fields[0], "x\ny");
+	assert_string_equal(rd.fields[1], "");
+	assert_string_equal(rd.fields[2], "z");
+	assert_int_equal(rd.line, 2);
+	assert_int_equal(ncu_csv_read_record(fp, &rd), 1);   /* not quoted: one raw line */
+	assert_false(rd.quoted_first);
+	assert_string_equal(rd.fields[0], "plain, \"text");
+	assert_int_equal(rd.line, 4);
+	assert_int_equal(ncu_csv_read_record(fp, &rd), 1);
+	assert_string_equal(rd.fields[0], "last");
+	assert_int_equal(ncu_csv_read_record(fp, &rd), 0);
+	fclose(fp);
+	ncu_csv_reader_free(&rd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_details_fixture),
+		cmocka_unit_test(test_raw_fixture),
+		cmocka_unit_test(test_synthetic_details),
+		cmocka_unit_test(test_rejects),
+		cmocka_unit_test(test_reader),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

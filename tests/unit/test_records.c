@@ -1,0 +1,272 @@
+/*
+ * test_records.c: reading records files (tests/fixtures/records/, synthetic
+ * parser inputs): a good file and its samples, a missing footer, bad JSON
+ * with its line number, a truncated last line, an unknown format version,
+ * a field of the wrong type, an over-long line.  A rejected file leaves
+ * nothing once the run is aborted.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kgate/records.h"
+#include "kgate/store.h"
+#include "kgate/util.h"
+
+static char dir[256];
+
+static int setup(void **state)
+{
+	const char *t = getenv("TMPDIR");
+	snprintf(dir, sizeof(dir), "%s/kgate-records.XXXXXX", t && *t ? t : "/tmp");
+	(void)state;
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char *cmd = xasprintf("rm -rf '%s'", dir);
+	int rc = system(cmd);
+	free(cmd);
+	(void)state;
+	return rc == 0 ? 0 : -1;
+}
+
+static char *fixture(const char *name)
+{
+	const char *src = getenv("KGATE_SRC");
+	return xasprintf("%s/tests/fixtures/records/%s", src && *src ? src : ".", name);
+}
+
+static struct kg_store *fresh_store(const char *name)
+{
+	char *p = xasprintf("%s/%s", dir, name);
+	struct kg_store *st;
+	assert_int_equal(store_open(p, 0, &st), KG_EXIT_PASS);
+	free(p);
+	return st;
+}
+
+static int64_t count(struct kg_store *st, const char *sql)
+{
+	sqlite3_stmt *s;
+	int64_t n = -1;
+	assert_int_equal(sqlite3_prepare_v2(store_db(st), sql, -1, &s, NULL), SQLITE_OK);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		n = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return n;
+}
+
+/* Ingest one fixture as a run; returns records_ingest's status. */
+static int ingest(struct kg_store *st, const char *name, struct kg_records_stats *rs)
+{
+	char *p = fixture(name);
+	struct kg_run_info run = { 0 };
+	run.commit = (char *)"c";
+	assert_int_equal(store_run_begin(st, &run), KG_EXIT_PASS);
+	int rc = records_ingest(st, p, "bench", 0, rs);
+	if (rc == KG_EXIT_PASS)
+		assert_int_equal(store_run_commit(st), KG_EXIT_PASS);
+	else
+		store_run_abort(st);
+	free(p);
+	return rc;
+}
+
+static void test_good(void **state)
+{
+	struct kg_store *st = fresh_store("good.db");
+	struct kg_records_stats rs;
+	struct kg_run_info run = { 0 };
+	char *p = fixture("good.jsonl");
+	(void)state;
+
+	assert_int_equal(records_read_header(p, &run), KG_EXIT_PASS);
+	assert_string_equal(run.gpu_name, "Synthetic GPU");
+	assert_string_equal(run.gpu_chip, "SYN0");
+	assert_string_equal(run.driver, "99999");
+	assert_string_equal(run.gpu_uuid, "GPU-00000000-0000-0000-0000-000000000000");
+	assert_string_equal(run.collector, "kgate-collector 0.1.0");
+	store_run_info_free(&run);
+	char *bn = records_benchmark_name(p);
+	assert_string_equal(bn, "saxpy");
+	free(bn);
+	assert_int_equal(records_header_pass(p), 0);
+
+	assert_int_equal(ingest(st, "good.jsonl", &rs), KG_EXIT_PASS);
+	assert_int_equal(rs.kernels, 3);
+	assert_int_equal(rs.samples, 21);
+	assert_int_equal(rs.errors, 1);
+	assert_int_equal(rs.dropped, 0);
+	assert_int_equal(count(st, "SELECT count(*) FROM samples"), 21);
+	assert_int_equal(count(st, "SELECT count(*) FROM kernels"), 2);
+	/* duration derived from end - start for the record without metrics */
+	assert_int_equal(count(st, "SELECT value FROM samples_named WHERE kernel = '_Z7stridediPKfPfi'"
+				   " AND metric = 'gpu__time_duration.sum'"), 4000);
+	/* grid from [2,2,1], block from [128,1,1] */
+	assert_int_equal(count(st, "SELECT value FROM samples_named WHERE kernel = '_Z7stridediPKfPfi'"
+				   " AND metric = 'launch__grid_size'"), 4);
+	assert_int_equal(count(st, "SELECT value FROM samples_named WHERE kernel = '_Z7stridediPKfPfi'"
+				   " AND metric = 'launch__block_size'"), 128);
+	/* metrics given win over the fields: the duration is 3300, not end - start */
+	assert_int_equal(count(st, "SELECT value FROM samples_named WHERE ordinal = 0"
+				   " AND metric = 'gpu__time_duration.sum'"), 3300);
+	assert_int_equal(count(st, "SELECT count(*) FROM samples_named WHERE nvtx = 'step/forward'"), 14);
+	assert_int_equal(count(st, "SELECT deterministic FROM metrics WHERE name = 'launch__grid_size'"), 1);
+	assert_int_equal(count(st, "SELECT deterministic FROM metrics"
+				   " WHERE name = 'gpu__time_duration.sum'"), 0);
+	assert_int_equal(count(st, "SELECT count(*) FROM kernels WHERE base = 'saxpy'"
+				   " AND demangled = 'saxpy(int, float, float const*, float*)'"), 1);
+	store_close(st);
+	free(p);
+}
+
+static void expect_reject(const char *file)
+{
+	struct kg_store *st = fresh_store("rej.db");
+	struct kg_records_stats rs;
+
+	int before = (int)count(st, "SELECT count(*) FROM runs");
+	assert_int_equal(ingest(st, file, &rs), KG_EXIT_USAGE);
+	assert_int_equal(count(st, "SELECT count(*) FROM runs"), before);
+	store_close(st);
+}
+
+static void test_no_footer(void **state)
+{
+	(void)state;
+	expect_reject("no_footer.jsonl");
+}
+
+static void test_bad_json(void **state)
+{
+	(void)state;
+	expect_reject("bad_json_line3.jsonl");
+}
+
+static void test_truncated(void **state)
+{
+	(void)state;
+	expect_reject("truncated.jsonl");
+}
+
+static void test_unknown_format(void **state)
+{
+	struct kg_run_info run = { 0 };
+	char *p = fixture("format2.jsonl");
+	(void)state;
+	assert_int_equal(records_read_header(p, &run), KG_EXIT_USAGE);
+	store_run_info_free(&run);
+	free(p);
+	expect_reject("format2.jsonl");
+}
+
+static void test_bad_type(void **state)
+{
+	(void)state;
+	expect_reject("bad_type.jsonl");
+}
+
+static void test_missing_file(void **state)
+{
+	struct kg_run_info run = { 0 };
+	(void)state;
+	assert_int_equal(records_read_header("/nonexistent/records.jsonl", &run), KG_EXIT_USAGE);
+}
+
+static void write_file(const char *p, const char *text)
+{
+	FILE *fp = fopen(p, "w");
+	assert_non_null(fp);
+	fputs(text, fp);
+	fclose(fp);
+}
+
+static void test_structure(void **state)
+{
+	struct kg_store *st = fresh_store("structure.db");
+	char *p = xasprintf("%s/s.jsonl", dir);
+	struct kg_run_info run = { 0 };
+	static const char *const bad[] = {
+		"",   /* empty */
+		"{\"type\":\"kernel\",\"ordinal\":0,\"name\":\"k\"}\n",   /* no header first */
+		"{\"type\":\"header\",\"format\":1}\n{\"type\":\"footer\"}\n{\"type\":\"footer\"}\n",
+		"{\"type\":\"header\",\"format\":1}\n[1,2]\n{\"type\":\"footer\"}\n",
+		"{\"type\":\"header\",\"format\":1}\n{\"ordinal\":0}\n{\"type\":\"footer\"}\n",
+		"{\"type\":\"header\",\"format\":\"1\"}\n{\"type\":\"footer\"}\n",
+		"{\"type\":\"header\",\"format\":1}\n{\"type\":\"kernel\",\"ordinal\":0,\"name\":\"k\","
+		"\"grid\":[1,2]}\n{\"type\":\"footer\"}\n",
+		"{\"type\":\"header\",\"format\":1}\n{\"type\":\"kernel\",\"ordinal\":0,\"name\":\"k\","
+		"\"metrics\":{\"m\":\"fast\"}}\n{\"type\":\"footer\"}\n",
+		"{\"type\":\"header\",\"format\":1}\n{\"type\":\"kernel\",\"ordinal\":0,\"name\":\"k\","
+		"\"start\":10,\"end\":5}\n{\"type\":\"footer\"}\n",
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		write_file(p, bad[i]);
+		run.commit = (char *)"c";
+		assert_int_equal(store_run_begin(st, &run), KG_EXIT_PASS);
+		assert_int_equal(records_ingest(st, p, "b", 0, NULL), KG_EXIT_USAGE);
+		store_run_abort(st);
+	}
+	/* unknown record types of format 1 are skipped, blank lines too */
+	write_file(p, "{\"type\":\"header\",\"format\":1}\n\n{\"type\":\"future\",\"x\":1}\n"
+		      "{\"type\":\"kernel\",\"ordinal\":0,\"name\":\"k\",\"metrics\":{\"m\":1.5,\"n\":null}}\n"
+		      "{\"type\":\"footer\",\"kernels\":1}\n");
+	struct kg_records_stats rs;
+	assert_int_equal(store_run_begin(st, &run), KG_EXIT_PASS);
+	assert_int_equal(records_ingest(st, p, "b", 0, &rs), KG_EXIT_PASS);
+	assert_int_equal(rs.samples, 1);
+	assert_int_equal(store_run_commit(st), KG_EXIT_PASS);
+	assert_int_equal(count(st, "SELECT count(*) FROM runs"), 1);
+	store_close(st);
+	free(p);
+}
+
+static void test_long_line(void **state)
+{
+	struct kg_store *st = fresh_store("long.db");
+	char *p = xasprintf("%s/long.jsonl", dir);
+	struct kg_run_info run = { 0 };
+	FILE *fp = fopen(p, "w");
+	(void)state;
+
+	assert_non_null(fp);
+	fputs("{\"type\":\"header\",\"format\":1}\n{\"type\":\"kernel\",\"ordinal\":0,\"name\":\"", fp);
+	for (size_t i = 0; i < (17u << 20) / 64; i++)
+		fputs("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", fp);
+	fputs("\"}\n{\"type\":\"footer\"}\n", fp);
+	fclose(fp);
+	run.commit = (char *)"c";
+	assert_int_equal(store_run_begin(st, &run), KG_EXIT_PASS);
+	assert_int_equal(records_ingest(st, p, "b", 0, NULL), KG_EXIT_USAGE);
+	store_run_abort(st);
+	store_close(st);
+	unlink(p);
+	free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_good),
+		cmocka_unit_test(test_no_footer),
+		cmocka_unit_test(test_bad_json),
+		cmocka_unit_test(test_truncated),
+		cmocka_unit_test(test_unknown_format),
+		cmocka_unit_test(test_bad_type),
+		cmocka_unit_test(test_missing_file),
+		cmocka_unit_test(test_structure),
+		cmocka_unit_test(test_long_line),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,506 @@
+/*
+ * test_store.c: the SQLite store: schema migration, refusal of a newer
+ * schema and of a corrupt file (both left untouched), two concurrent
+ * writers, read-only opening, aborted runs, and sample loading.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kgate/demangle.h"
+#include "kgate/store.h"
+#include "kgate/util.h"
+
+static char dir[256];
+
+static int setup(void **state)
+{
+	const char *t = getenv("TMPDIR");
+	snprintf(dir, sizeof(dir), "%s/kgate-store.XXXXXX", t && *t ? t : "/tmp");
+	if (!mkdtemp(dir))
+		return -1;
+	*state = dir;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char *cmd = xasprintf("rm -rf '%s'", dir);
+	int rc = system(cmd);
+	free(cmd);
+	(void)state;
+	return rc == 0 ? 0 : -1;
+}
+
+static char *path_of(const char *name)
+{
+	return xasprintf("%s/%s", dir, name);
+}
+
+/* Whole file contents, for "untouched" checks. */
+static char *slurp(const char *path, size_t *n)
+{
+	FILE *fp = fopen(path, "rb");
+	struct kg_buf b = KG_BUF_INIT;
+	char tmp[4096];
+	size_t r;
+
+	assert_non_null(fp);
+	while ((r = fread(tmp, 1, sizeof(tmp), fp)) > 0)
+		buf_add(&b, tmp, r);
+	fclose(fp);
+	*n = b.len;
+	return buf_detach(&b);
+}
+
+static int user_version(const char *path)
+{
+	sqlite3 *db;
+	sqlite3_stmt *s;
+	int v = -1;
+
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s, NULL), SQLITE_OK);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	return v;
+}
+
+static void add_run(struct kg_store *st, const char *commit, int nsamples, double base)
+{
+	struct kg_run_info run = { 0 };
+	struct kg_kernel_name k1 = { "_Z5saxpyifPKfPf", "saxpy(int, float, float const*, float*)",
+				     "saxpy" };
+	struct kg_kernel_name k2 = { "_Z1av", "a()", "a" };
+
+	run.commit = (char *)commit;
+	run.gpu_name = (char *)"Test GPU";
+	assert_int_equal(store_run_begin(st, &run), KG_EXIT_PASS);
+	assert_true(run.id > 0);
+	for (int i = 0; i < nsamples; i++) {
+		assert_int_equal(store_sample_add(st, "bench", "step", &k1, "gpu__time_duration.sum",
+						  "ns", 0, 0, i, base + i), KG_EXIT_PASS);
+		assert_int_equal(store_sample_add(st, "bench", "step", &k2, "gpu__time_duration.sum",
+						  "ns", 0, 0, i, 2 * base + i), KG_EXIT_PASS);
+	}
+	assert_int_equal(store_sample_add(st, "bench", "", &k1, "launch__grid_size", NULL, 1, 0, 0,
+					  4), KG_EXIT_PASS);
+	assert_int_equal(store_run_commit(st), KG_EXIT_PASS);
+}
+
+static void test_create_and_load(void **state)
+{
+	char *p = path_of("a.db");
+	struct kg_store *st;
+	struct kg_sampleset set;
+	(void)state;
+
+	assert_int_equal(store_open(p, 0, &st), KG_EXIT_PASS);
+	add_run(st, "aaaa1111", 5, 100);
+	add_run(st, "bbbb2222", 3, 200);
+	assert_int_equal(store_run_count(st), 2);
+
+	int64_t ids[2] = { 1, 2 };
+	assert_int_equal(store_load_samples(st, ids, 2, &set), KG_EXIT_PASS);
+	/* sorted by benchmark, nvtx, kernel mangled, metric: ("", saxpy grid),
+	 * ("step", _Z1av), ("step", _Z5saxpy) */
+	assert_int_equal(set.n, 3);
+	assert_string_equal(set.s[0].nvtx, "");
+	assert_string_equal(set.s[0].metric, "launch__grid_size");
+	assert_int_equal(set.s[0].deterministic, 1);
+	assert_int_equal(set.s[0].n, 2);
+	assert_string_equal(set.s[1].kernel, "_Z1av");
+	assert_string_equal(set.s[2].kernel, "_Z5saxpyifPKfPf");
+	assert_string_equal(set.s[2].base, "saxpy");
+	assert_string_equal(set.s[2].unit, "ns");
+	assert_int_equal(set.s[2].n, 8);
+	assert_true(set.s[2].v[0] == 100 && set.s[2].run_of[0] == 1);
+	assert_true(set.s[2].v[5] == 200 && set.s[2].run_of[5] == 2);
+	store_sampleset_free(&set);
+
+	/* one run only */
+	assert_int_equal(store_load_samples(st, &ids[1], 1, &set), KG_EXIT_PASS);
+	assert_int_equal(set.n, 3);
+	assert_int_equal(set.s[2].n, 3);
+	store_sampleset_free(&set);
+	store_close(st);
+	free(p);
+}
+
+static void test_find_runs(void **state)
+{
+	char *p = path_of("f.db");
+	struct kg_store *st;
+	struct kg_run_info *runs;
+	size_t n;
+	(void)state;
+
+	assert_int_equal(store_open(p, 0, &st), KG_EXIT_PASS);
+	add_run(st, "abc111", 1, 1);
+	add_run(st, "abc222", 1, 1);
+	add_run(st, "def333", 1, 1);
+	struct kg_run_filter f = { 0 };
+	assert_int_equal(store_find_runs(st, &f, &runs, &n), KG_EXIT_PASS);
+	assert_int_equal(n, 3);
+	assert_int_equal(runs[0].id, 3);   /* newest first */
+	store_runs_free(runs, n);
+	f.commit = "def";
+	assert_int_equal(store_find_runs(st, &f, &runs, &n), KG_EXIT_PASS);
+	assert_int_equal(n, 1);
+	assert_string_equal(runs[0].commit, "def333");
+	assert_string_equal(runs[0].gpu_name, "Test GPU");
+	store_runs_free(runs, n);
+	f.commit = "abc";   /* two commits: ambiguous */
+	assert_int_equal(store_find_runs(st, &f, &runs, &n), KG_EXIT_USAGE);
+	f.commit = "zzz";
+	assert_int_equal(store_find_runs(st, &f, &runs, &n), KG_EXIT_PASS);
+	assert_int_equal(n, 0);
+	f.commit = NULL;
+	f.limit = 2;
+	f.gpu_name = "Test GPU";
+	assert_int_equal(store_find_runs(st, &f, &runs, &n), KG_EXIT_PASS);
+	assert_int_equal(n, 2);
+	store_runs_free(runs, n);
+	store_close(st);
+	free(p);
+}
+
+static void test_abort_leaves_nothing(void **state)
+{
+	char *p = path_of("ab.db");
+	struct kg_store *st;
+	struct kg_run_info run = { 0 };
+	struct kg_kernel_name k = { "k", "k", "k" };
+	(void)state;
+
+	assert_int_equal(store_open(p, 0, &st), KG_EXIT_PASS);
+	add_run(st, "c1", 2, 1);
+	run.commit = (char *)"c2";
+	assert_int_equal(store_run_begin(st, &run), KG_EXIT_PASS);
+	assert_int_equal(store_sample_add(st, "newbench", "", &k, "m", "", 0, 0, 0, 1), 0);
+	store_run_abort(st);
+	assert_int_equal(store_run_count(st), 1);
+	/* the interned names of the aborted run are gone too; a new run works */
+	add_run(st, "c3", 1, 1);
+	sqlite3_stmt *s;
+	assert_int_equal(sqlite3_prepare_v2(store_db(st),
+					    "SELECT count(*) FROM benchmarks WHERE name = 'newbench'",
+					    -1, &s, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int(s, 0), 0);
+	sqlite3_finalize(s);
+	store_close(st);
+	free(p);
+}
+
+static void test_migrate_v1(void **state)
+{
+	char *p = path_of("v1.db");
+	struct kg_store *st;
+	(void)state;
+
+	assert_true(store_schema_version() >= 2);
+	assert_int_equal(store_create_at_version(p, 1), KG_EXIT_PASS);
+	assert_int_equal(user_version(p), 1);
+	/* a v1 database has no verdicts table */
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+	assert_int_not_equal(sqlite3_exec(db, "SELECT * FROM verdicts", NULL, NULL, NULL),
+			     SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "INSERT INTO runs(commit_sha, time) VALUES ('old', 1)",
+				      NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+
+	assert_int_equal(store_open(p, 0, &st), KG_EXIT_PASS);
+	assert_int_equal(user_version(p), store_schema_version());
+	assert_int_equal(store_run_count(st), 1);   /* data kept */
+	struct kg_verdict_row row = { "bench", "", "k", "m", KG_VERDICT_PASS, 0.01, NAN, NAN, NAN,
+				      1, 2, 3, 4, "ok" };
+	assert_int_equal(store_verdicts_put(st, 1, "main", &row, 1), KG_EXIT_PASS);
+	store_close(st);
+	free(p);
+}
+
+static void test_newer_schema_refused(void **state)
+{
+	char *p = path_of("new.db");
+	struct kg_store *st;
+	sqlite3 *db;
+	size_t n1, n2;
+	(void)state;
+
+	assert_int_equal(store_open(p, 0, &st), KG_EXIT_PASS);
+	store_close(st);
+	assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+	char sql[64];
+	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", store_schema_version() + 1);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "PRAGMA journal_mode = DELETE", NULL, NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(db);
+	char *before = slurp(p, &n1);
+	assert_int_equal(store_open(p, 0, &st), KG_EXIT_RUNTIME);
+	assert_null(st);
+	assert_int_equal(store_open(p, KG_STORE_READONLY, &st), KG_EXIT_RUNTIME);
+	char *after = slurp(p, &n2);
+	assert_int_equal(n1, n2);
+	assert_memory_equal(before, after, n1);
+	assert_int_equal(user_version(p), store_schema_version() + 1);
+	free(before);
+	free(after);
+	free(p);
+}
+
+static void test_corrupt_refused(void **state)
+{
+	char *p = path_of("bad.db");
+	struct kg_store *st;
+	size_t n1, n2;
+	(void)state;
+
+	FILE *fp = fopen(p, "wb");
+	assert_non_null(fp);
+	for (int i = 0; i < 300; i++)
+		fputs("this is not a database at all. ", fp);
+	fclose(fp);
+	char *before = slurp(p, &n1);
+	assert_int_equal(store_open(p, 0, &st), KG_EXIT_RUNTIME);
+	assert_int_equal(store_open(p, KG_STORE_READONLY, &st), KG_EXIT_RUNTIME);
+	char *after = slurp(p, &n2);
+	assert_int_equal(n1, n2);
+	assert_memory_equal(before, after, n1);
+	char *wal = xasprintf("%s-wal", p);
+	assert_int_not_equal(access(wal, F_OK), 0);
+	free(wal);
+	free(before);
+	free(after);
+	free(p);
+}
+
+static void test_foreign_db_refused(void **state)
+{
+	char *p = path_of("foreign.db");
+	struct kg_store *st;
+	sqlite3 *db;
+	size_t n1, n2;
+	(void)state;
+
+	assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES (1)", NULL, NULL,
+				      NULL), SQLITE_OK);
+	sqlite3_close(db);
+	char *before = slurp(p, &n1);
+	assert_int_equal(store_open(p, 0, &st), KG_EXIT_RUNTIME);
+	char *after = slurp(p, &n2);
+	assert_int_equal(n1, n2);
+	assert_memory_equal(before, after, n1);   /* not even switched to WAL */
+	free(before);
+	free(after);
+	free(p);
+}
+
+static void test_readonly(void **state)
+{
+	char *p = path_of("ro.db");
+	char *missing = path_of("missing.db");
+	struct kg_store *st;
+	struct kg_run_info run = { 0 };
+	(void)state;
+
+	assert_int_equal(store_open(missing, KG_STORE_READONLY, &st), KG_EXIT_RUNTIME);
+	assert_int_not_equal(access(missing, F_OK), 0);   /* not created */
+	assert_int_equal(store_open(p, 0, &st), KG_EXIT_PASS);
+	add_run(st, "r1", 3, 10);
+	store_close(st);
+	assert_int_equal(chmod(p, 0444), 0);
+	assert_int_equal(store_open(p, KG_STORE_READONLY, &st), KG_EXIT_PASS);
+	assert_int_equal(store_run_count(st), 1);
+	int64_t id = 1;
+	struct kg_sampleset set;
+	assert_int_equal(store_load_samples(st, &id, 1, &set), KG_EXIT_PASS);
+	assert_int_equal(set.n, 3);
+	store_sampleset_free(&set);
+	run.commit = (char *)"r2";
+	assert_int_equal(store_run_begin(st, &run), KG_EXIT_RUNTIME);
+	store_close(st);
+	chmod(p, 0644);
+	free(p);
+	free(missing);
+}
+
+/* One writing process: the exit status it should have. */
+static int writer(const char *p, int who, int runs)
+{
+	struct kg_store *st;
+
+	if (store_open(p, 0, &st) != KG_EXIT_PASS)
+		return 10;
+	for (int r = 0; r < runs; r++) {
+		struct kg_run_info run = { 0 };
+		char commit[32];
+		snprintf(commit, sizeof(commit), "w%d-%d", who, r);
+		run.commit = commit;
+		if (store_run_begin(st, &run) != KG_EXIT_PASS)
+			return 11;
+		for (int i = 0; i < 500; i++) {
+			char kname[32];
+			snprintf(kname, sizeof(kname), "kernel%d", i % 7);
+			struct kg_kernel_name k = { kname, kname, kname };
+			if (store_sample_add(st, "bench", "", &k, "gpu__time_duration.sum", "ns", 0, 0, i,
+					     i) != KG_EXIT_PASS)
+				return 12;
+		}
+		if (store_run_commit(st) != KG_EXIT_PASS)
+			return 13;
+	}
+	store_close(st);
+	return 0;
+}
+
+static void test_two_writers(void **state)
+{
+	char *p = path_of("two.db");
+	pid_t pid[2];
+	struct kg_store *st;
+	(void)state;
+
+	setenv("KGATE_BUSY_TIMEOUT_MS", "20000", 1);
+	for (int w = 0; w < 2; w++) {
+		pid[w] = fork();
+		assert_true(pid[w] >= 0);
+		if (pid[w] == 0) {
+			int code = writer(p, w, 20);
+			free(p);
+			_exit(code);
+		}
+	}
+	for (int w = 0; w < 2; w++) {
+		int status;
+		assert_int_equal(waitpid(pid[w], &status, 0), pid[w]);
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 0);
+	}
+	assert_int_equal(store_open(p, KG_STORE_READONLY, &st), KG_EXIT_PASS);
+	assert_int_equal(store_run_count(st), 40);
+	sqlite3_stmt *s;
+	assert_int_equal(sqlite3_prepare_v2(store_db(st),
+					    "SELECT count(*), count(DISTINCT run) FROM samples"
+					    " UNION ALL SELECT count(*), 0 FROM kernels",
+					    -1, &s, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int(s, 0), 40 * 500);
+	assert_int_equal(sqlite3_column_int(s, 1), 40);
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int(s, 0), 7);   /* names interned once */
+	sqlite3_finalize(s);
+	store_close(st);
+	unsetenv("KGATE_BUSY_TIMEOUT_MS");
+	free(p);
+}
+
+static void test_kernel_names_meet(void **state)
+{
+	char *p = path_of("names.db");
+	struct kg_store *st;
+	struct kg_run_info run = { 0 };
+	(void)state;
+
+	/* ncu's spelling and the collector's mangled name are one kernel */
+	char *ncu = demangle_name("saxpy(int, float, const float *, float *)");
+	char *col = demangle_name("_Z5saxpyifPKfPf");
+	assert_string_equal(ncu, col);
+	char *base = demangle_base(col);
+	assert_string_equal(base, "saxpy");
+	assert_int_equal(store_open(p, 0, &st), KG_EXIT_PASS);
+	run.commit = (char *)"x";
+	assert_int_equal(store_run_begin(st, &run), 0);
+	struct kg_kernel_name kn = { ncu, ncu, base }, kc = { "_Z5saxpyifPKfPf", col, base };
+	assert_int_equal(store_sample_add(st, "b", "", &kn, "m", "", 0, 0, 0, 1), 0);
+	assert_int_equal(store_sample_add(st, "b", "", &kc, "m", "", 0, 1, 0, 1), 0);
+	assert_int_equal(store_run_commit(st), 0);
+	sqlite3_stmt *s;
+	assert_int_equal(sqlite3_prepare_v2(store_db(st), "SELECT count(*), max(mangled) FROM kernels",
+					    -1, &s, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int(s, 0), 1);
+	assert_string_equal((const char *)sqlite3_column_text(s, 1), "_Z5saxpyifPKfPf");
+	sqlite3_finalize(s);
+	store_close(st);
+	free(ncu);
+	free(col);
+	free(base);
+	free(p);
+}
+
+static void test_demangle(void **state)
+{
+	static const struct {
+		const char *in, *canon, *base;
+	} cases[] = {
+		{ "_Z5saxpyifPKfPf", "saxpy(int, float, float const*, float*)", "saxpy" },
+		{ "strided(int, const float *, float *, int)", "strided(int, float const*, float*, int)",
+		  "strided" },
+		{ "void ns::gemm<float, 128>(const float *, float *, int)",
+		  "void ns::gemm<float, 128>(float const*, float*, int)", "gemm" },
+		{ "void at::native::(anonymous namespace)::kern<4>(int)",
+		  "void at::native::(anonymous namespace)::kern<4>(int)", "kern" },
+		{ "_ZN2ns4gemmIfLi128EEEvPKfPfi", "void ns::gemm<float, 128>(float const*, float*, int)",
+		  "gemm" },
+		{ "plain_c_kernel", "plain_c_kernel", "plain_c_kernel" },
+		{ "_Zbroken", "_Zbroken", "_Zbroken" },
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *c = demangle_name(cases[i].in);
+		char *b = demangle_base(c);
+		assert_string_equal(c, cases[i].canon);
+		assert_string_equal(b, cases[i].base);
+		free(c);
+		free(b);
+	}
+}
+
+static void test_metric_vocabulary(void **state)
+{
+	(void)state;
+	assert_true(store_metric_is_deterministic("launch__grid_size"));
+	assert_true(store_metric_is_deterministic("smsp__inst_executed.sum"));
+	assert_true(store_metric_is_deterministic("dram__bytes_read.sum"));
+	assert_true(store_metric_is_deterministic("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"));
+	assert_false(store_metric_is_deterministic("gpu__time_duration.sum"));
+	assert_false(store_metric_is_deterministic("sm__throughput.avg.pct_of_peak_sustained_elapsed"));
+	assert_string_equal(store_metric_unit_guess("gpu__time_duration.sum"), "ns");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_create_and_load),
+		cmocka_unit_test(test_find_runs),
+		cmocka_unit_test(test_abort_leaves_nothing),
+		cmocka_unit_test(test_migrate_v1),
+		cmocka_unit_test(test_newer_schema_refused),
+		cmocka_unit_test(test_corrupt_refused),
+		cmocka_unit_test(test_foreign_db_refused),
+		cmocka_unit_test(test_readonly),
+		cmocka_unit_test(test_two_writers),
+		cmocka_unit_test(test_kernel_names_meet),
+		cmocka_unit_test(test_demangle),
+		cmocka_unit_test(test_metric_vocabulary),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
