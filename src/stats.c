@@ -107,8 +107,8 @@ static double mwu_u(const double *x, size_t n, const double *y, size_t m, int *t
 	return u;
 }
 
-/* Exact P(U >= u) under H0 with no ties: count of arrangements by DP. */
-static double mwu_exact_upper(size_t n, size_t m, long u)
+/* Exact null distribution of U (no ties): pmf[k], k = 0..n*m, by DP. */
+static double *mwu_exact_pmf(size_t n, size_t m)
 {
 	size_t maxu = n * m;
 	/* f[j][k]: number of ways with j y's among the processed elements, U = k */
@@ -128,14 +128,35 @@ static double mwu_exact_upper(size_t n, size_t m, long u)
 				break;
 		}
 	}
-	double tot = 0, up = 0;
-	for (size_t k = 0; k <= maxu; k++) {
+	double tot = 0;
+	double *pmf = xmalloc((maxu + 1) * sizeof *pmf);
+	for (size_t k = 0; k <= maxu; k++)
 		tot += f[m * (maxu + 1) + k];
-		if ((long)k >= u)
-			up += f[m * (maxu + 1) + k];
-	}
+	for (size_t k = 0; k <= maxu; k++)
+		pmf[k] = f[m * (maxu + 1) + k] / tot;
 	free(f);
-	return up / tot;
+	return pmf;
+}
+
+static double mwu_exact_upper(size_t n, size_t m, long u)
+{
+	double *pmf = mwu_exact_pmf(n, m), up = 0;
+	for (size_t k = 0; k <= n * m; k++)
+		if ((long)k >= u)
+			up += pmf[k];
+	free(pmf);
+	return up;
+}
+
+/* inverse of erfc by bisection (only for large-sample CI) */
+static double erfcinv_approx(double p)
+{
+	double a = 0, b = 10;
+	for (int i = 0; i < 200; i++) {
+		double c = (a + b) / 2;
+		if (erfc(c) > p) a = c; else b = c;
+	}
+	return (a + b) / 2;
 }
 
 double stats_mwu_greater(const double *x, size_t n, const double *y, size_t m)
@@ -181,4 +202,40 @@ double stats_hodges_lehmann(const double *x, size_t n, const double *y, size_t m
 	double r = stats_median(d, n * m);
 	free(d);
 	return r;
+}
+
+int stats_hl_ci(const double *x, size_t n, const double *y, size_t m,
+                double conf, double *lo, double *hi)
+{
+	*lo = *hi = NAN;
+	if (n == 0 || m == 0)
+		return -1;
+	size_t nm = n * m;
+	double a2 = (1.0 - conf) / 2.0;
+	size_t k = 0; /* largest k with P(U <= k-1) <= a2 */
+	if (n <= 200 && m <= 200) {
+		double *pmf = mwu_exact_pmf(n, m), cdf = 0;
+		for (size_t c = 0; c < nm; c++) {
+			cdf += pmf[c];
+			if (cdf > a2 + 1e-12)
+				break;
+			k = c + 1;
+		}
+		free(pmf);
+	} else {
+		double z = sqrt(2.0) * erfcinv_approx(2.0 * a2);
+		double kk = (double)nm / 2.0 - z * sqrt((double)nm * (double)(n + m + 1) / 12.0);
+		k = kk > 0 ? (size_t)floor(kk) : 0;
+	}
+	if (k == 0)
+		return -1; /* too few samples for this confidence */
+	double *d = xmalloc(nm * sizeof *d);
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < m; j++)
+			d[i * m + j] = y[j] - x[i];
+	qsort(d, nm, sizeof *d, cmp_double);
+	*lo = d[k - 1];
+	*hi = d[nm - k];
+	free(d);
+	return 0;
 }

@@ -22,4 +22,9 @@ double stats_mwu_greater(const double *x, size_t n, const double *y, size_t m);
 
 /* Hodges-Lehmann shift: median of all y[j] - x[i]. NAN when either is empty. */
 double stats_hodges_lehmann(const double *x, size_t n, const double *y, size_t m);
+/* Distribution-free (Moses) confidence interval for the shift at level conf
+ * (two-sided), from the exact U null distribution for n,m <= 200, normal
+ * approximation beyond. Returns -1 (lo = hi = NAN) when too few samples. */
+int stats_hl_ci(const double *x, size_t n, const double *y, size_t m,
+                double conf, double *lo, double *hi);
 #endif

@@ -77,12 +77,27 @@ static void test_edges(void **state)
 	assert_float_equal(stats_percentile(y, 3, 100), 5, 0);
 }
 
+static void test_hl_ci(void **state)
+{
+	(void)state;
+	/* n = m = 5: P(U <= 2) = 0.0159, P(U <= 3) = 0.0278 -> k = 3 at 95% */
+	double x[5] = {0, 0, 0, 0, 0}, y[5] = {1, 2, 3, 4, 5};
+	double xs[5] = {0, 10, 20, 30, 40}, lo, hi;
+	assert_int_equal(stats_hl_ci(xs, 5, y, 5, 0.95, &lo, &hi), 0);
+	/* differences y - xs sorted: 3rd smallest and 3rd largest */
+	assert_float_equal(lo, -37, 1e-12);
+	assert_float_equal(hi, 3, 1e-12);
+	assert_int_equal(stats_hl_ci(x, 1, y, 1, 0.95, &lo, &hi), -1);
+	assert_true(isnan(lo));
+}
+
 int main(void)
 {
 	const struct CMUnitTest t[] = {
 		cmocka_unit_test(test_mwu_exact_vs_brute),
 		cmocka_unit_test(test_holm),
 		cmocka_unit_test(test_edges),
+		cmocka_unit_test(test_hl_ci),
 	};
 	return cmocka_run_group_tests(t, NULL, NULL);
 }
