@@ -1,0 +1,55 @@
+/*
+ * gate.h: the comparison of a head sample set against a baseline.
+ *
+ * gate.c owns the decision rules of DESIGN.md "The gate": for each
+ * (benchmark, NVTX path, kernel) identity and each metric a rule applies
+ * to, noisy metrics get a Hodges-Lehmann shift on log values with its
+ * distribution-free interval and a one-sided exact Mann-Whitney U test
+ * (Holm-corrected across the check); deterministic counters are compared
+ * exactly or within their tolerance; min/max bounds are checked on the head
+ * median; kernels that appear or vanish get the configured policy.
+ */
+#ifndef KGATE_GATE_H
+#define KGATE_GATE_H
+
+#include <stddef.h>
+
+#include "kgate/config.h"
+#include "kgate/kgate.h"
+#include "kgate/store.h"
+
+struct kg_result {
+	const char *benchmark, *nvtx, *kernel, *demangled, *metric, *unit;
+	enum kg_verdict verdict;
+	int deterministic;
+	int higher_is_better;
+	double base, head;      /* medians */
+	double shift;           /* relative change of head against base; NAN if none */
+	double lo, hi;          /* its interval (noisy metrics); NAN if none */
+	double p, p_adj;        /* one-sided p-value, Holm-adjusted; NAN if none */
+	double threshold;       /* relative regression limit; NAN if none */
+	size_t n_base, n_head;
+	double bad_shift;       /* change in the worse direction (internal) */
+	double bad_bound;       /* worse end of the interval (internal) */
+	int fails;              /* 1 when this result makes the check fail */
+	char message[160];      /* why, in a few words */
+};
+
+struct kg_gate {
+	struct kg_result *r;
+	size_t n;
+	size_t n_fail, n_pass, n_inconclusive, n_new, n_missing;
+	int exit_status;        /* KG_EXIT_PASS or KG_EXIT_REGRESSION */
+};
+
+/* Compare head against base under t.  Results point into base/head/t. */
+void gate_compare(const struct kg_thresholds *t, const struct kg_sampleset *base,
+		  const struct kg_sampleset *head, struct kg_gate *out);
+void gate_free(struct kg_gate *g);
+
+/* "PASS", "FAIL", ... */
+const char *gate_verdict_name(enum kg_verdict v);
+/* 1 for metrics where larger is better (throughput, percentages of peak). */
+int gate_higher_is_better(const char *metric);
+
+#endif

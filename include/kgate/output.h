@@ -1,0 +1,34 @@
+/*
+ * output.h: verdict tables in the formats of "kgate check --format".
+ *
+ * output.c owns rendering and escaping: text (aligned, coloured on a
+ * terminal unless NO_COLOR), markdown (PR comments, job summary), json,
+ * junit XML and GitHub workflow-command annotations.  Kernel names can hold
+ * anything, so every format escapes what its reader would interpret.
+ */
+#ifndef KGATE_OUTPUT_H
+#define KGATE_OUTPUT_H
+
+#include <stdio.h>
+
+#include "kgate/gate.h"
+#include "kgate/util.h"
+
+enum kg_format { KG_FMT_TEXT, KG_FMT_MARKDOWN, KG_FMT_JSON, KG_FMT_JUNIT, KG_FMT_GITHUB };
+
+/* What the check compared, for headings. */
+struct kg_check_info {
+	const char *head_commit;
+	const char *baseline;   /* commit or label of the baseline */
+	const char *gpu;
+	size_t n_base_runs;
+};
+
+int output_format_parse(const char *s, enum kg_format *out); /* 0 ok, -1 unknown */
+void output_render(enum kg_format f, const struct kg_check_info *info, const struct kg_gate *g,
+		   int color, struct kg_buf *out);
+/* Escapers, shared with the report and the PR comment. */
+void output_escape_markdown(struct kg_buf *b, const char *s);
+void output_escape_xml(struct kg_buf *b, const char *s);
+
+#endif
