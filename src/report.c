@@ -693,10 +693,17 @@ static void chart(struct ctx *c, const struct series *x, struct kg_buf *b, int h
 		   " viewBox=\"0 0 %d %d\" role=\"img\">", W, H, W, H);
 	buf_printf(b, "<rect class=\"frame\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>", ML, MT,
 		   W - ML - MR, H - MT - MB);
-	buf_printf(b, "<text class=\"ax\" x=\"%d\" y=\"%d\" text-anchor=\"end\">%.4g</text>", ML - 4,
-		   MT + 10, hi);
-	buf_printf(b, "<text class=\"ax\" x=\"%d\" y=\"%d\" text-anchor=\"end\">%.4g</text>", ML - 4,
-		   H - MB, lo);
+	/* enough digits that the two axis labels differ */
+	int prec = 4;
+	char lhi[40], llo[40];
+	do {
+		snprintf(lhi, sizeof lhi, "%.*g", prec, hi);
+		snprintf(llo, sizeof llo, "%.*g", prec, lo);
+	} while (!strcmp(lhi, llo) && ++prec < 12);
+	buf_printf(b, "<text class=\"ax\" x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>", ML - 4,
+		   MT + 10, lhi);
+	buf_printf(b, "<text class=\"ax\" x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>", ML - 4,
+		   H - MB, llo);
 	char sha[16];
 	short_sha(sha, c->runs[x->pt[0].pos].commit);
 	buf_printf(b, "<text class=\"ax\" x=\"%d\" y=\"%d\">", ML, H - MB + 16);
