@@ -103,6 +103,8 @@ chmod +x "$T/bin/kgate-stub"
 commit six
 head=$(git rev-parse HEAD)
 base=$(git merge-base HEAD origin/main)
+"$KGATE" ingest --db kgate.db --commit "$base" --branch main --benchmark saxpy \
+	--ncu-csv "$SHARED_FIX/ncu_saxpy_strided_raw.csv" 2>/dev/null
 run env KGATE="$T/bin/kgate-stub" STUB_CHECK=1 git push origin main
 is "$rc" 1 "a regression refuses the push"
 like "$err" "push refused: a kernel regressed against origin/main" "saying why"
@@ -114,8 +116,14 @@ is "$(git rev-parse origin/main)" "$base" "the remote did not move"
 run env KGATE="$T/bin/kgate-stub" STUB_CHECK=1 git push --no-verify origin main
 is "$rc" 0 "git push --no-verify skips the hook"
 commit seven
+"$KGATE" ingest --db kgate.db --commit "$(git merge-base HEAD origin/main)" --branch main \
+	--benchmark saxpy --ncu-csv "$SHARED_FIX/ncu_saxpy_strided_raw.csv" 2>/dev/null
 run env KGATE="$T/bin/kgate-stub" STUB_CHECK=0 git push origin main
 is "$rc" 0 "a passing check lets the push through"
+commit eight
+"$KGATE" ingest --db kgate.db --commit "$(git merge-base HEAD origin/main)" --branch main \
+	--benchmark saxpy --ncu-csv "$SHARED_FIX/ncu_saxpy_strided_raw.csv" 2>/dev/null
 run env KGATE="$T/bin/kgate-stub" STUB_CHECK=2 git push origin main
 is "$rc" 0 "a check that cannot decide does not block"
+like "$err" "could not decide \\(exit 2\\)" "and says so"
 done_testing
