@@ -633,9 +633,18 @@ static void path_rel(struct kg_buf *b, const int *xs, const int *ys, size_t n, i
 {
 	if (!n)
 		return;
+	/* "l" once, then relative pairs; a minus sign needs no separator */
 	buf_printf(b, "%c%d %d", move ? 'M' : 'L', xs[0], ys[0]);
-	for (size_t i = 1; i < n; i++)
-		buf_printf(b, "l%d %d", xs[i] - xs[i - 1], ys[i] - ys[i - 1]);
+	if (n > 1)
+		buf_addc(b, 'l');
+	for (size_t i = 1; i < n; i++) {
+		int d[2] = { xs[i] - xs[i - 1], ys[i] - ys[i - 1] };
+		for (int k = 0; k < 2; k++) {
+			if ((i > 1 || k > 0) && d[k] >= 0)
+				buf_addc(b, ' ');
+			buf_printf(b, "%d", d[k]);
+		}
+	}
 }
 
 static void chart(struct ctx *c, const struct series *x, struct kg_buf *b, int hover_all,
@@ -1077,8 +1086,12 @@ int report_html(struct kg_store *st, const struct report_opts *o, char **html, s
 			report_html_escape(&b, name_of(&c.nvtx, x->nvtx));
 			buf_adds(&b, "</td><td>");
 			report_html_escape(&b, name_of(&c.metric, x->metric));
-			buf_adds(&b, "</td><td><code>");
+			char ssha[16];
+			short_sha(ssha, run->commit);
+			buf_adds(&b, "</td><td><code title=\"");
 			report_html_escape(&b, run->commit);
+			buf_adds(&b, "\">");
+			report_html_escape(&b, ssha);
 			buf_printf(&b, "</code></td><td>%s</td><td>%.6g</td><td>%.6g</td><td>%s</td>"
 				   "<td>%.3g</td></tr>\n", date, r->before, r->after, sh, r->p);
 		}

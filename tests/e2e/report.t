@@ -118,7 +118,7 @@ PYEOF
 	is "$(get mismatch)" 0 "every chart draws as many hover points as its data-points"
 	is "$(get dur_with_cp)" "$want_dur" "each duration chart marks the known step as a change point"
 fi
-like "$html" "<code>$STEP</code>" "the change-point table names the commit that introduced the step"
+like "$html" "<code title=\"$STEP\">$(printf '%.10s' "$STEP")</code>" "the change-point table names the commit that introduced the step"
 is "$(printf '%s' "$html" | grep -o 'data-change-points="[1-9]' | wc -l | tr -d ' ')" "$want_dur" "no other series has a change point"
 like "$html" 'stand-in &lt;b&gt;verdict&lt;/b&gt;' "the newest verdicts are listed, escaped"
 like "$html" 'id="no-roofline"' "without FLOP counts the roofline says what it needs"
