@@ -127,6 +127,7 @@ install: all
 	$(if $(COLLECTOR),install -m 755 $(COLLECTOR) $(DESTDIR)$(PREFIX)/lib/kgate/)
 	install -m 644 man/kgate.1 $(DESTDIR)$(PREFIX)/share/man/man1/kgate.1
 	install -m 644 thresholds/*.yaml $(DESTDIR)$(PREFIX)/share/kgate/thresholds/
+	install -m 755 scripts/pre-push $(DESTDIR)$(PREFIX)/share/kgate/pre-push
 
 clean:
 	rm -rf build build-san

@@ -1,19 +1,223 @@
 /*
- * cmd_comment.c: "kgate comment".  Not written yet: this build prints its usage and
- * says so, and fails with exit status 3 when asked to do the work.
+ * cmd_comment.c: "kgate comment": put the verdict table of a commit's
+ * newest stored check on its pull request, as one comment edited in place,
+ * and optionally as a commit status.  A failure to post is a warning and
+ * leaves the exit status alone, unless --strict.
  */
-#include <stdio.h>
-
 #include "cmd.h"
+#include "kgate/git.h"
+#include "kgate/github.h"
 #include "kgate/kgate.h"
+#include "kgate/report.h"
+#include "kgate/store.h"
 #include "kgate/util.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_text[] =
+	"usage: kgate comment [--db PATH] --repo OWNER/NAME --pr N [--commit SHA]\n"
+	"                     [--status] [--strict] [--body-file F] [--print]\n"
+	"\n"
+	"Create or update the pull request's kgate comment (found by a hidden marker,\n"
+	"edited in place on later runs) with the verdict table of the newest check\n"
+	"stored for the commit.\n"
+	"\n"
+	"  --db PATH       the database (default kgate.db)\n"
+	"  --repo O/N      the repository (default: GITHUB_REPOSITORY)\n"
+	"  --pr N          the pull request number\n"
+	"  --commit SHA    the commit whose check is shown (default: git rev-parse HEAD)\n"
+	"  --status        also set a \"kgate\" commit status on the commit\n"
+	"  --strict        exit 3 when posting fails (default: a warning, exit 0)\n"
+	"  --body-file F   post the Markdown in F instead of the stored check\n"
+	"  --print         print the comment on stdout and post nothing\n"
+	"\n"
+	"Environment: GITHUB_TOKEN (required to post; never printed), GITHUB_API_URL\n"
+	"(default https://api.github.com), KGATE_HTTP_TIMEOUT, KGATE_HTTP_RETRIES.\n"
+	"Exit status: 0 posted, or posting failed without --strict; 2 bad usage or\n"
+	"no stored check; 3 database error, or posting failed with --strict.\n";
+
+static char *read_file(const char *path)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+	if (!f) {
+		kg_error("cannot open '%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	struct kg_buf b = KG_BUF_INIT;
+	char tmp[65536];
+	size_t n;
+	while ((n = fread(tmp, 1, sizeof tmp, f)) > 0) {
+		buf_add(&b, tmp, n);
+		if (b.len > 65536 * 4) {
+			kg_error("cannot use '%s': larger than GitHub's 65536-character comment limit", path);
+			buf_free(&b);
+			if (f != stdin)
+				fclose(f);
+			return NULL;
+		}
+	}
+	int bad = ferror(f);
+	if (f != stdin)
+		fclose(f);
+	if (bad) {
+		kg_error("cannot read '%s': %s", path, strerror(errno));
+		buf_free(&b);
+		return NULL;
+	}
+	return b.s ? buf_detach(&b) : xstrdup("");
+}
 
 int cmd_comment(int argc, char **argv)
 {
 	if (cmd_wants_help(argc, argv)) {
-		printf("usage: kgate comment ... (see DESIGN.md; not available in this build yet)\n");
+		fputs(usage_text, stdout);
 		return KG_EXIT_PASS;
 	}
-	kg_error("'%s' is not available in this build yet", argv[0]);
-	return KG_EXIT_RUNTIME;
+	static const struct option opts[] = {
+		{ "db", required_argument, NULL, 'd' },
+		{ "repo", required_argument, NULL, 'r' },
+		{ "pr", required_argument, NULL, 'p' },
+		{ "commit", required_argument, NULL, 'c' },
+		{ "status", no_argument, NULL, 's' },
+		{ "strict", no_argument, NULL, 'S' },
+		{ "body-file", required_argument, NULL, 'b' },
+		{ "print", no_argument, NULL, 'P' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *db = "kgate.db", *repo = getenv("GITHUB_REPOSITORY"), *pr_s = NULL;
+	const char *commit = NULL, *body_file = NULL;
+	int status = 0, strict = 0, print = 0, ch;
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'd': db = optarg; break;
+		case 'r': repo = optarg; break;
+		case 'p': pr_s = optarg; break;
+		case 'c': commit = optarg; break;
+		case 's': status = 1; break;
+		case 'S': strict = 1; break;
+		case 'b': body_file = optarg; break;
+		case 'P': print = 1; break;
+		default:
+			kg_error("comment: unknown or incomplete option '%s'; see 'kgate comment --help'",
+				 argv[optind - 1]);
+			return KG_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		kg_error("comment: unexpected argument '%s'", argv[optind]);
+		return KG_EXIT_USAGE;
+	}
+	long pr = 0;
+	if (!print || pr_s) {
+		char *end = NULL;
+		errno = 0;
+		pr = pr_s ? strtol(pr_s, &end, 10) : 0;
+		if (!pr_s || errno || *end || pr <= 0) {
+			kg_error("comment: --pr wants a pull request number, got '%s'", pr_s ? pr_s : "");
+			return KG_EXIT_USAGE;
+		}
+	}
+	if (!print && (!repo || !github_repo_valid(repo))) {
+		kg_error("comment: --repo wants OWNER/NAME, got '%s'", repo ? repo : "");
+		return KG_EXIT_USAGE;
+	}
+
+	char *sha = commit ? xstrdup(commit) : git_head();
+	char *body = NULL;
+	const char *state = NULL;
+	struct kg_buf desc = KG_BUF_INIT;
+	if (body_file) {
+		body = read_file(body_file);
+		if (!body) {
+			free(sha);
+			return KG_EXIT_USAGE;
+		}
+	} else {
+		if (!sha) {
+			kg_error("comment: no --commit given and git cannot name HEAD");
+			return KG_EXIT_USAGE;
+		}
+		struct kg_store *st;
+		int rc = store_open(db, KG_STORE_READONLY, &st);
+		if (rc != KG_EXIT_PASS) {
+			free(sha);
+			return rc;
+		}
+		struct report_check chk;
+		rc = report_check_load(st, sha, &chk);
+		if (rc != 0) {
+			if (rc == 1)
+				kg_error("no check is stored for commit '%s' in '%s'; run 'kgate check"
+					 " --commit %s' first", sha, db, sha);
+			store_close(st);
+			free(sha);
+			return rc == 1 ? KG_EXIT_USAGE : KG_EXIT_RUNTIME;
+		}
+		struct kg_buf b = KG_BUF_INIT;
+		report_check_markdown(&chk, &b);
+		body = buf_detach(&b);
+		state = report_check_state(&chk, &desc);
+		free(sha);
+		sha = xstrdup(chk.commit);
+		report_check_free(&chk);
+		store_close(st);
+	}
+	if (print) {
+		fputs(body, stdout);
+		free(body);
+		free(sha);
+		buf_free(&desc);
+		return KG_EXIT_PASS;
+	}
+
+	int failed = 0;
+	struct github gh;
+	if (github_open(&gh, repo) != 0) {
+		failed = 1;
+	} else {
+		int created = 0;
+		char *url = NULL;
+		if (github_comment_upsert(&gh, pr, body, &created, &url) == 0) {
+			kg_note("%s the kgate comment on %s#%ld%s%s", created ? "created" : "updated",
+				repo, pr, url ? ": " : "", url ? url : "");
+			if (url)
+				printf("%s\n", url);
+		} else {
+			failed = 1;
+		}
+		free(url);
+		if (status) {
+			if (!state) {
+				kg_warn("--status needs a stored check; not set with --body-file");
+			} else if (!sha) {
+				kg_warn("--status: no commit to set it on");
+			} else {
+				const char *srv = getenv("GITHUB_SERVER_URL"), *run = getenv("GITHUB_RUN_ID");
+				char *target = srv && run && getenv("GITHUB_REPOSITORY")
+					? xasprintf("%s/%s/actions/runs/%s", srv, getenv("GITHUB_REPOSITORY"), run)
+					: NULL;
+				if (github_status_set(&gh, sha, state, desc.s ? desc.s : "", target) == 0)
+					kg_note("set the kgate status of %.12s to %s", sha, state);
+				else
+					failed = 1;
+				free(target);
+			}
+		}
+		github_close(&gh);
+	}
+	free(body);
+	free(sha);
+	buf_free(&desc);
+	if (failed) {
+		if (strict)
+			return KG_EXIT_RUNTIME;
+		kg_warn("the pull request comment was not posted; the gate's result stands (use --strict to fail)");
+	}
+	return KG_EXIT_PASS;
 }

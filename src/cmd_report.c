@@ -1,19 +1,241 @@
 /*
- * cmd_report.c: "kgate report".  Not written yet: this build prints its usage and
- * says so, and fails with exit status 3 when asked to do the work.
+ * cmd_report.c: "kgate report": write the trend report (one self-contained
+ * HTML file) and optionally post its summary to a Slack-compatible webhook.
+ * The file is written beside its final name and renamed into place, so a
+ * failed report never leaves half a page.
  */
-#include <stdio.h>
-
 #include "cmd.h"
+#include "kgate/http.h"
 #include "kgate/kgate.h"
+#include "kgate/report.h"
+#include "kgate/store.h"
 #include "kgate/util.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char usage_text[] =
+	"usage: kgate report [--db PATH] [--branch NAME] [--since 30d] [--html FILE]\n"
+	"                    [--post URL] [--link URL] [--peak-gflops X --peak-gbs Y]\n"
+	"                    [--alpha P] [--min-shift 1%]\n"
+	"\n"
+	"Write the trend report: one self-contained HTML file with a chart per\n"
+	"benchmark, kernel and metric over commits (median and interquartile band),\n"
+	"change points marked and listed, the newest verdicts and a roofline chart\n"
+	"where FLOP and byte counts exist.\n"
+	"\n"
+	"  --db PATH          the database (default kgate.db)\n"
+	"  --branch NAME      only runs of this branch (default: every branch)\n"
+	"  --since AGE        only runs newer than AGE: 30d, 12h, 2w, or 'all' (default all)\n"
+	"  --html FILE        write the report to FILE\n"
+	"  --post URL         post a short summary as Slack-compatible JSON ({\"text\": ...})\n"
+	"  --link URL         where the report can be seen, linked from the summary\n"
+	"                     (default: the GitHub Actions run, when there is one)\n"
+	"  --peak-gflops X    peak GFLOP/s and GB/s of the GPU: draw the roofline's roofs\n"
+	"  --peak-gbs Y\n"
+	"  --alpha P          change-point significance (default 0.005)\n"
+	"  --min-shift R      smallest change of the median reported (default 1%)\n"
+	"\n"
+	"Exit status: 0 written (and posted); 2 bad usage; 3 database, file or\n"
+	"posting error.\n";
+
+static int parse_age(const char *s, int64_t *out)
+{
+	if (!strcmp(s, "all") || !strcmp(s, "0")) {
+		*out = 0;
+		return 0;
+	}
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	double mul = 0;
+	if (!strcmp(end, "d")) mul = 86400;
+	else if (!strcmp(end, "h")) mul = 3600;
+	else if (!strcmp(end, "w")) mul = 7 * 86400;
+	else if (!strcmp(end, "m") || !strcmp(end, "min")) mul = 60;
+	if (errno || end == s || mul == 0 || !(v > 0) || v > 1e6)
+		return -1;
+	*out = (int64_t)time(NULL) - (int64_t)(v * mul);
+	return 0;
+}
+
+static int parse_pos(const char *s, int pct, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (pct && *end == '%') {
+		v /= 100;
+		end++;
+	}
+	if (errno || end == s || *end || !(v >= 0) || isinf(v))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int write_atomic(const char *path, const char *data, size_t len)
+{
+	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
+	FILE *f = fopen(tmp, "wb");
+	if (!f) {
+		kg_error("cannot create '%s': %s", tmp, strerror(errno));
+		free(tmp);
+		return -1;
+	}
+	int ok = fwrite(data, 1, len, f) == len;
+	ok &= fflush(f) == 0;
+	ok &= fsync(fileno(f)) == 0;
+	int e = errno;
+	ok &= fclose(f) == 0;
+	if (!ok || rename(tmp, path) != 0) {
+		kg_error("cannot write '%s': %s", path, strerror(ok ? errno : e));
+		unlink(tmp);
+		free(tmp);
+		return -1;
+	}
+	free(tmp);
+	return 0;
+}
+
+static int post_summary(const char *url, const char *text)
+{
+	json_t *j = json_pack("{s:s}", "text", text);
+	char *body = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	if (!body) {
+		kg_error("cannot post the summary: it is not valid UTF-8");
+		return -1;
+	}
+	struct http_request req = { .method = "POST", .url = url, .body = body,
+				    .accept = "application/json, text/plain" };
+	struct http_response resp;
+	int rc = http_send(&req, &resp);
+	if (rc != 0) {
+		char *d = http_describe(&req, &resp);
+		kg_error("cannot post the summary: %s", d);
+		free(d);
+	} else {
+		char *origin = http_origin(url);
+		kg_note("posted the summary to %s", origin);
+		free(origin);
+	}
+	http_response_free(&resp);
+	free(body);
+	return rc;
+}
 
 int cmd_report(int argc, char **argv)
 {
 	if (cmd_wants_help(argc, argv)) {
-		printf("usage: kgate report ... (see DESIGN.md; not available in this build yet)\n");
+		fputs(usage_text, stdout);
 		return KG_EXIT_PASS;
 	}
-	kg_error("'%s' is not available in this build yet", argv[0]);
-	return KG_EXIT_RUNTIME;
+	static const struct option opts[] = {
+		{ "db", required_argument, NULL, 'd' },
+		{ "branch", required_argument, NULL, 'b' },
+		{ "since", required_argument, NULL, 's' },
+		{ "html", required_argument, NULL, 'o' },
+		{ "post", required_argument, NULL, 'p' },
+		{ "link", required_argument, NULL, 'l' },
+		{ "peak-gflops", required_argument, NULL, 'F' },
+		{ "peak-gbs", required_argument, NULL, 'B' },
+		{ "alpha", required_argument, NULL, 'a' },
+		{ "min-shift", required_argument, NULL, 'm' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct report_opts o;
+	report_opts_defaults(&o);
+	const char *db = "kgate.db", *html_path = NULL, *post = NULL;
+	int ch;
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'd': db = optarg; break;
+		case 'b': o.branch = optarg; break;
+		case 's':
+			if (parse_age(optarg, &o.since)) {
+				kg_error("report: --since wants an age such as 30d, 12h or 2w, or 'all'; got '%s'", optarg);
+				return KG_EXIT_USAGE;
+			}
+			break;
+		case 'o': html_path = optarg; break;
+		case 'p': post = optarg; break;
+		case 'l': o.link = optarg; break;
+		case 'F':
+		case 'B':
+			if (parse_pos(optarg, 0, ch == 'F' ? &o.peak_gflops : &o.peak_gbs)) {
+				kg_error("report: --%s wants a positive number, got '%s'",
+					 ch == 'F' ? "peak-gflops" : "peak-gbs", optarg);
+				return KG_EXIT_USAGE;
+			}
+			break;
+		case 'a':
+			if (parse_pos(optarg, 0, &o.cp.alpha) || o.cp.alpha <= 0 || o.cp.alpha >= 1) {
+				kg_error("report: --alpha wants a number between 0 and 1, got '%s'", optarg);
+				return KG_EXIT_USAGE;
+			}
+			break;
+		case 'm':
+			if (parse_pos(optarg, 1, &o.cp.min_shift)) {
+				kg_error("report: --min-shift wants a relative change such as 1%%, got '%s'", optarg);
+				return KG_EXIT_USAGE;
+			}
+			break;
+		default:
+			kg_error("report: unknown or incomplete option '%s'; see 'kgate report --help'",
+				 argv[optind - 1]);
+			return KG_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		kg_error("report: unexpected argument '%s'", argv[optind]);
+		return KG_EXIT_USAGE;
+	}
+	if (!html_path && !post) {
+		kg_error("report: say where the report goes: --html FILE, --post URL, or both");
+		return KG_EXIT_USAGE;
+	}
+	if (post && strncmp(post, "https://", 8) && strncmp(post, "http://", 7)) {
+		kg_error("report: --post wants an http or https URL");
+		return KG_EXIT_USAGE;
+	}
+	char *link = NULL;
+	if (!o.link && getenv("GITHUB_SERVER_URL") && getenv("GITHUB_REPOSITORY") && getenv("GITHUB_RUN_ID")) {
+		link = xasprintf("%s/%s/actions/runs/%s", getenv("GITHUB_SERVER_URL"),
+				 getenv("GITHUB_REPOSITORY"), getenv("GITHUB_RUN_ID"));
+		o.link = link;
+	}
+	struct kg_store *st;
+	int rc = store_open(db, KG_STORE_READONLY, &st);
+	if (rc != KG_EXIT_PASS) {
+		free(link);
+		return rc;
+	}
+	char *html = NULL;
+	size_t len = 0;
+	struct report_summary sum;
+	rc = report_html(st, &o, &html, &len, &sum);
+	store_close(st);
+	if (rc == KG_EXIT_PASS) {
+		if (html_path && write_atomic(html_path, html, len) != 0)
+			rc = KG_EXIT_RUNTIME;
+		else if (html_path)
+			kg_note("wrote '%s': %zu runs, %zu series, %zu change points, %zu bytes", html_path,
+				sum.runs, sum.series, sum.change_points, len);
+		if (rc == KG_EXIT_PASS && post && post_summary(post, sum.text) != 0)
+			rc = KG_EXIT_RUNTIME;
+	}
+	free(html);
+	report_summary_free(&sum);
+	free(link);
+	return rc;
 }

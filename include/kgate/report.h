@@ -1,0 +1,81 @@
+/*
+ * report.h: what kgate shows people: the verdict table of a stored check
+ * (Markdown, for the pull request comment) and the nightly trend report
+ * (one self-contained HTML page with inline SVG) with its short summary
+ * (Slack-compatible JSON).
+ *
+ * report.c reads the database through store_db() with its own read-only
+ * SELECTs (docs/schema.md describes the tables).  Every name that reaches
+ * the HTML is escaped; the page loads nothing from the network and holds no
+ * script.
+ */
+#ifndef KGATE_REPORT_H
+#define KGATE_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "kgate/changepoint.h"
+#include "kgate/store.h"
+#include "kgate/util.h"
+
+/* One stored verdict row (NAN where a number does not apply). */
+struct report_verdict {
+	char *benchmark, *nvtx, *kernel, *demangled, *metric, *verdict, *message;
+	double shift, lo, hi, p, base_value, head_value;
+	long n_base, n_head;
+};
+
+/* The rows of one check: one run, one baseline, one time. */
+struct report_check {
+	int64_t run;
+	char *commit;
+	char *baseline;
+	int64_t time;
+	struct report_verdict *v;
+	size_t n;
+	size_t n_fail, n_inconclusive, n_pass, n_new, n_missing, n_skip;
+};
+
+/*
+ * The newest check stored for commit (full SHA or a prefix).  Returns 0 and
+ * fills *out; 1 when none is stored (nothing printed); -1 on a database
+ * error (printed).
+ */
+int report_check_load(struct kg_store *st, const char *commit, struct report_check *out);
+void report_check_free(struct report_check *c);
+
+/* The Markdown verdict table, with KG_GITHUB_MARKER's hidden marker first. */
+void report_check_markdown(const struct report_check *c, struct kg_buf *out);
+
+/* Commit status for a check: "failure" when any FAIL, else "success"; desc gets a line. */
+const char *report_check_state(const struct report_check *c, struct kg_buf *desc);
+
+struct report_opts {
+	const char *branch;     /* NULL for every branch */
+	int64_t since;          /* unix seconds, 0 for all */
+	const char *link;       /* where the report will be seen, for the summary; may be NULL */
+	double peak_gflops;     /* roofline roofs; 0 when unknown (no roof drawn) */
+	double peak_gbs;
+	int64_t new_within;     /* a change point is "new" within this many seconds of the newest run */
+	size_t max_hover;       /* per-point hover marks while the report has at most this many points */
+	struct cp_opts cp;
+};
+void report_opts_defaults(struct report_opts *o);
+
+struct report_summary {
+	size_t runs, series, points, change_points, new_change_points, roofline_points;
+	size_t check_fail;
+	char *text;             /* the summary, Slack mrkdwn; malloc'd */
+};
+void report_summary_free(struct report_summary *s);
+
+/* Write the HTML report to *html (malloc'd) and fill *sum.  Returns an enum kg_exit. */
+int report_html(struct kg_store *st, const struct report_opts *o, char **html, size_t *len,
+		struct report_summary *sum);
+
+/* Append s to b with & < > " ' escaped for HTML text and attributes. */
+void report_html_escape(struct kg_buf *b, const char *s);
+
+#endif

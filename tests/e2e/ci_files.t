@@ -1,0 +1,108 @@
+#!/bin/sh
+# ci_files.t: the GitHub Action and the example workflows: the YAML passes
+# yamllint, every input used is declared (and every declared input used),
+# the workflows pass only inputs the action declares, no run: script expands
+# ${{ }} itself (inputs travel through env:), and every embedded shell script
+# and every script in scripts/ passes shellcheck.
+. "$(dirname "$0")/lib.sh"
+S="$KGATE_SRC"
+PY=""
+for p in python3 /usr/bin/python3; do
+	if "$p" -c 'import yaml' 2>/dev/null; then PY=$p; break; fi
+done
+
+for f in "$S/ci/action.yml" "$S/ci/workflows/pr.yml" "$S/ci/workflows/nightly.yml"; do
+	name=${f#"$S/"}
+	ok "$name exists" test -s "$f"
+	if command -v yamllint >/dev/null; then
+		run yamllint -f parsable -d relaxed "$f"
+		is "$rc" 0 "yamllint -d relaxed passes $name"
+		unlike "$out" '\[error\]' "yamllint finds no error in $name"
+	else
+		_result 0 "# SKIP yamllint not installed"; _result 0 "# SKIP yamllint not installed"
+	fi
+done
+
+if [ -z "$PY" ]; then
+	diag "no python3 with PyYAML: skipping the structural checks"
+	done_testing
+	exit $?
+fi
+
+# Extract every run: script (action and workflows) into $T/sh/, and check
+# the action's structure.
+mkdir -p "$T/sh"
+run "$PY" - "$S" "$T/sh" <<'PYEOF'
+import os, re, sys, yaml
+src, outdir = sys.argv[1], sys.argv[2]
+problems = []
+def load(p):
+    with open(os.path.join(src, p)) as f:
+        return yaml.safe_load(f), open(os.path.join(src, p)).read()
+action, atext = load("ci/action.yml")
+declared = set((action.get("inputs") or {}).keys())
+used = set(re.findall(r"inputs\.([A-Za-z0-9_-]+)", atext))
+for u in sorted(used - declared):
+    problems.append("action.yml uses undeclared input %s" % u)
+for d in sorted(declared - used):
+    problems.append("action.yml declares unused input %s" % d)
+if action.get("runs", {}).get("using") != "composite":
+    problems.append("action.yml is not a composite action")
+n = 0
+def take(where, steps, need_shell):
+    global n
+    for i, st in enumerate(steps or []):
+        if "run" not in st:
+            continue
+        if need_shell and "shell" not in st:
+            problems.append("%s step %d has run: but no shell:" % (where, i))
+        if "${{" in st["run"]:
+            problems.append("%s step %d expands ${{ }} inside its script" % (where, i))
+        shell = st.get("shell", "bash")
+        n += 1
+        with open(os.path.join(outdir, "%02d.sh" % n), "w") as f:
+            f.write("#!/bin/%s\n# %s step %d\n" % ("bash" if "bash" in shell else "sh", where, i))
+            f.write(st["run"])
+take("action.yml", action["runs"]["steps"], True)
+for wf in ("ci/workflows/pr.yml", "ci/workflows/nightly.yml"):
+    w, _ = load(wf)
+    on = w.get("on", w.get(True))
+    if not on:
+        problems.append("%s has no on:" % wf)
+    for jname, job in (w.get("jobs") or {}).items():
+        take("%s job %s" % (wf, jname), job.get("steps"), False)
+        for st in job.get("steps") or []:
+            if st.get("uses", "").endswith("/ci") or st.get("uses") == "./ci" or "/ci@" in st.get("uses", ""):
+                for k in (st.get("with") or {}):
+                    if k not in declared:
+                        problems.append("%s passes undeclared input %s" % (wf, k))
+for p in problems:
+    print(p)
+print("scripts", n)
+PYEOF
+is "$rc" 0 "the action and the workflows parse"
+unlike "$out" 'undeclared|unused|not a composite|no shell|expands|has no on' "inputs declared and used, shells named, no \${{ }} in scripts"
+if [ -n "$out" ] && printf '%s\n' "$out" | grep -qv '^scripts'; then diag "$out"; fi
+nscripts=$(printf '%s\n' "$out" | sed -n 's/^scripts //p')
+ok "the run: scripts were extracted ($nscripts)" test "${nscripts:-0}" -ge 5
+
+if command -v shellcheck >/dev/null; then
+	for f in "$T"/sh/*.sh; do
+		run shellcheck "$f"
+		is "$rc" 0 "shellcheck passes $(sed -n 2p "$f" | sed 's/^# //')"
+		[ "$rc" -eq 0 ] || diag "$out"
+	done
+	for f in "$S"/scripts/*.sh "$S/scripts/pre-push"; do
+		run shellcheck "$f"
+		is "$rc" 0 "shellcheck passes ${f#"$S/"}"
+		[ "$rc" -eq 0 ] || diag "$out"
+	done
+else
+	diag "shellcheck not installed: skipping"
+fi
+
+# the documentation names every input of the action
+for i in $("$PY" -c 'import sys, yaml; print(" ".join(yaml.safe_load(open(sys.argv[1]))["inputs"]))' "$S/ci/action.yml"); do
+	ok "docs/CI.md documents the input $i" grep -q "\`$i\`" "$S/docs/CI.md"
+done
+done_testing

@@ -1,0 +1,169 @@
+#!/bin/sh
+# report.t: "kgate report": the HTML trend report opened in headless
+# Chromium (screenshot and DOM), every chart with its points, change points,
+# hostile names escaped, no script and no external resource; the webhook
+# summary posted to a loopback server; usage and write errors.
+. "$(dirname "$0")/lib.sh"
+PY=python3
+CHROME=$(command -v chromium || command -v chromium-browser || true)
+DB="$T/k.db"
+D="$SHARED_FIX/ncu_saxpy_strided_details.csv"
+R="$SHARED_FIX/ncu_saxpy_strided_raw.csv"
+
+# The database: the real ncu raw export (tests/fixtures/h200) ingested as 16
+# nightly commits of main (the details export names no GPU, so its runs would
+# form charts of their own).  Then, as a test step, the
+# durations of the last 8 are scaled by 1.10 so that the data hold one known
+# step for the change-point search to find.  A third copy of the details
+# export, with a kernel renamed to hostile HTML, is one more commit on a
+# branch "evil".
+i=1
+while [ $i -le 16 ]; do
+	f=$R
+	sha=$(printf '%02x%038d' $((i * 7)) $i)
+	echo "$sha" >>"$T/shas"
+	"$KGATE" ingest --db "$DB" --commit "$sha" --branch main --benchmark saxpy --ncu-csv "$f" 2>/dev/null || echo "ingest failed"
+	i=$((i + 1))
+done
+sqlite3 "$DB" "UPDATE samples SET value = value * 1.10 WHERE run > 8 AND metric =
+	(SELECT id FROM metrics WHERE name = 'gpu__time_duration.sum')"
+STEP=$(sed -n 9p "$T/shas")
+sed "s/\"saxpy(int/\"<script>document.title='pwned'<\/script>saxpy(int/" "$D" >"$T/evil.csv"
+"$KGATE" ingest --db "$DB" --commit eeee000000000000000000000000000000000000 --branch evil \
+	--benchmark '<img src=x onerror="document.title=1">' --ncu-csv "$T/evil.csv" 2>/dev/null
+runs=$(sqlite3 "$DB" "SELECT count(*) FROM runs WHERE branch = 'main'")
+is "$runs" 16 "16 runs of main were stored"
+# a stand-in for "kgate check" on the newest run: verdict rows from the samples
+sqlite3 "$DB" "INSERT INTO verdicts (run, baseline, time, benchmark, nvtx, kernel, metric, verdict,
+	shift, base_value, head_value, n_base, n_head, message)
+SELECT 16, 'main~1', 1700000000, benchmark, nvtx, kernel, metric, 'pass', 0, avg(value), avg(value),
+	count(*), count(*), 'stand-in <b>verdict</b>' FROM samples_named WHERE run = 16 GROUP BY 4, 5, 6, 7"
+
+want_series=$(sqlite3 "$DB" "SELECT count(*) FROM (SELECT DISTINCT benchmark, nvtx, kernel, metric FROM samples WHERE run <= 16)")
+want_points=$(sqlite3 "$DB" "SELECT count(*) FROM (SELECT DISTINCT run, benchmark, nvtx, kernel, metric FROM samples WHERE run <= 16)")
+want_dur=$(sqlite3 "$DB" "SELECT count(*) FROM (SELECT DISTINCT benchmark, nvtx, kernel FROM samples_named WHERE run <= 16 AND metric = 'gpu__time_duration.sum')")
+
+# --- usage and errors
+run "$KGATE" report --db "$DB"
+is "$rc" 2 "no --html or --post is a usage error"
+run "$KGATE" report --db "$DB" --since yesterday --html "$T/x.html"
+is "$rc" 2 "a bad --since is a usage error"
+like "$err" "--since wants an age" "that says what --since wants"
+run "$KGATE" report --db "$T/none.db" --html "$T/x.html"
+is "$rc" 3 "a missing database exits 3"
+ok "and writes no file" test ! -e "$T/x.html"
+run "$KGATE" report --db "$DB" --html "$T/no/such/dir/r.html"
+is "$rc" 3 "an unwritable --html exits 3"
+
+# --- the report of main
+run "$KGATE" report --db "$DB" --branch main --html "$T/r.html"
+is "$rc" 0 "report --branch main exits 0"
+ok "it wrote the file" test -s "$T/r.html"
+is "$(ls "$T" | grep -c '\.tmp\.')" 0 "no temporary file is left"
+html=$(cat "$T/r.html")
+unlike "$html" '<script|<link|<img|<iframe|@import|url\(|src=' "the page has no script and loads nothing"
+unlike "$html" 'https?://[^"]*\.(js|css|png|woff)' "no external resource is referenced"
+
+# --- rendered in headless Chromium
+if [ -z "$CHROME" ]; then
+	diag "chromium not installed: skipping the browser checks"
+	i=0; while [ $i -lt 9 ]; do _result 0 "# SKIP no chromium"; i=$((i + 1)); done
+else
+	export HOME="$T/home"
+	mkdir -p "$HOME"
+	CH="$CHROME --headless=new --no-sandbox --disable-gpu --no-first-run --user-data-dir=$T/chrome"
+	$CH --screenshot="$T/shot.png" --window-size=1200,2000 "file://$T/r.html" >/dev/null 2>"$T/chrome.err"
+	ok "Chromium took a screenshot" test -s "$T/shot.png"
+	is "$(head -c 8 "$T/shot.png" | od -An -tx1 | tr -d ' \n')" "89504e470d0a1a0a" "the screenshot is a PNG"
+	$CH --dump-dom "file://$T/r.html" >"$T/dom.html" 2>>"$T/chrome.err"
+	ok "Chromium dumped the DOM" test -s "$T/dom.html"
+	$PY - "$T/dom.html" >"$T/dom.txt" <<'PYEOF'
+import sys
+from html.parser import HTMLParser
+class P(HTMLParser):
+    def __init__(s):
+        super().__init__(); s.charts=[]; s.cur=None; s.title=""; s.intitle=False; s.scripts=0; s.cpl=0; s.body=None
+    def handle_starttag(s, tag, a):
+        a=dict(a)
+        if tag=="script": s.scripts+=1
+        if tag=="body": s.body=a.get("data-kgate-report")
+        if tag=="title" and s.cur is None: s.intitle=True
+        if tag=="figure" and "chart" in (a.get("class") or "").split():
+            s.cur={"points":int(a["data-points"]),"cps":int(a["data-change-points"]),"metric":a.get("data-metric"),"circles":0,"lines":0}
+            s.charts.append(s.cur)
+        if tag=="circle" and s.cur is not None and "pt" in (a.get("class") or "").split(): s.cur["circles"]+=1
+        if tag=="line" and s.cur is not None and "cp" in (a.get("class") or "").split(): s.cur["lines"]+=1
+    def handle_endtag(s, tag):
+        if tag=="figure": s.cur=None
+        if tag=="title": s.intitle=False
+    def handle_data(s, d):
+        if s.intitle: s.title+=d
+p=P(); p.feed(open(sys.argv[1]).read())
+print("title", p.title)
+print("body", p.body)
+print("scripts", p.scripts)
+print("charts", len(p.charts))
+print("points", sum(c["points"] for c in p.charts))
+print("mismatch", sum(1 for c in p.charts if c["circles"]!=c["points"]))
+dur=[c for c in p.charts if c["metric"]=="gpu__time_duration.sum"]
+print("dur_charts", len(dur))
+print("dur_with_cp", sum(1 for c in dur if c["cps"]>=1 and c["lines"]==c["cps"]))
+print("other_cp", sum(c["cps"] for c in p.charts if c["metric"]!="gpu__time_duration.sum"))
+PYEOF
+	get() { sed -n "s/^$1 //p" "$T/dom.txt"; }
+	is "$(get body)" 1 "the DOM is the kgate report"
+	is "$(get scripts)" 0 "the DOM has no script element"
+	is "$(get charts)" "$want_series" "one chart per (benchmark, NVTX path, kernel, metric): $want_series"
+	is "$(get points)" "$want_points" "the charts hold one point per run and series: $want_points"
+	is "$(get mismatch)" 0 "every chart draws as many hover points as its data-points"
+	is "$(get dur_with_cp)" "$want_dur" "each duration chart marks the known step as a change point"
+fi
+like "$html" "<code title=\"$STEP\">$(printf '%.10s' "$STEP")</code>" "the change-point table names the commit that introduced the step"
+is "$(printf '%s' "$html" | grep -o 'data-change-points="[1-9]' | wc -l | tr -d ' ')" "$want_dur" "no other series has a change point"
+like "$html" 'stand-in &lt;b&gt;verdict&lt;/b&gt;' "the newest verdicts are listed, escaped"
+like "$html" 'id="no-roofline"' "without FLOP counts the roofline says what it needs"
+
+# --- hostile names: escaped, and nothing runs
+run "$KGATE" report --db "$DB" --branch evil --html "$T/evil.html"
+is "$rc" 0 "a report with hostile names exits 0"
+ehtml=$(cat "$T/evil.html")
+unlike "$ehtml" '<script|<img' "no hostile tag reaches the page"
+like "$ehtml" "&lt;script&gt;document.title=&#39;pwned&#39;&lt;/script&gt;" "the kernel name is shown escaped"
+like "$ehtml" "&lt;img src=x onerror=&quot;document.title=1&quot;&gt;" "the benchmark name is shown escaped"
+if [ -n "$CHROME" ]; then
+	$CH --dump-dom "file://$T/evil.html" >"$T/edom.html" 2>>"$T/chrome.err"
+	etitle=$(sed -n 's:.*<title>\([^<]*\)</title>.*:\1:p' "$T/edom.html" | head -n 1)
+	is "$etitle" "kgate trend report: evil" "in Chromium the title is untouched (no injected script ran)"
+	unlike "$(cat "$T/edom.html")" '<script|<img' "and the DOM holds no injected element"
+else
+	_result 0 "# SKIP no chromium"; _result 0 "# SKIP no chromium"
+fi
+
+# --- --since: only recent runs (the fixtures were stored just now)
+run "$KGATE" report --db "$DB" --branch main --since 1d --html "$T/recent.html"
+like "$(cat "$T/recent.html")" 'data-runs="16"' "--since 1d keeps today's runs"
+
+# --- the webhook summary
+printf '{}\n' >"$T/script.json"
+: >"$T/hook.jsonl"
+$PY "$KGATE_SRC/tests/e2e/httpd.py" "$T/script.json" "$T/hook.jsonl" "$T/port" &
+SRV=$!
+trap 'kill $SRV 2>/dev/null; rm -rf "$T"' EXIT
+n=0; while [ ! -s "$T/port" ] && [ $n -lt 100 ]; do sleep 0.05; n=$((n + 1)); done
+HOOK="http://127.0.0.1:$(cat "$T/port")/hook"
+run "$KGATE" report --db "$DB" --branch main --post "$HOOK" --link "https://example.org/report.html"
+is "$rc" 0 "--post exits 0"
+unlike "$err" "/hook" "the webhook's path is not printed"
+summary=$($PY -c 'import json,sys
+r=[json.loads(l) for l in open(sys.argv[1])][-1]
+print(r["method"], r["path"], r["headers"].get("Content-Type")); print(json.loads(r["body"])["text"])' "$T/hook.jsonl")
+like "$summary" '^POST /hook application/json' "it POSTs JSON to the webhook"
+like "$summary" "$want_dur change points" "the summary counts the change points"
+like "$summary" 'Worst regressions:' "and lists the worst regressions"
+like "$summary" "gpu__time_duration.sum: \\+10\\.[0-9]% at \`$(printf '%.10s' "$STEP")\`" "with the size and commit of the step"
+like "$summary" '<https://example.org/report.html\|Open the report>' "and links the report"
+kill $SRV 2>/dev/null; wait $SRV 2>/dev/null
+run env KGATE_HTTP_RETRIES=0 "$KGATE" report --db "$DB" --branch main --post "$HOOK"
+is "$rc" 3 "a webhook that cannot be reached exits 3"
+like "$err" "cannot post the summary: POST http://127.0.0.1:[0-9]+: " "with the origin, not the path, in the error"
+done_testing
