@@ -1,0 +1,47 @@
+/*
+ * check.h: one check, from stored runs to printed verdicts.
+ *
+ * check.c owns what "kgate check" and "kgate compare" share: choosing the
+ * baseline runs of a head run (same GPU model and driver, up to
+ * baseline_runs of them), loading both sample sets, running the gate,
+ * rendering the verdicts in the chosen format, writing the GitHub job
+ * summary when $GITHUB_STEP_SUMMARY names a file, and storing the verdicts.
+ */
+#ifndef KGATE_CHECK_H
+#define KGATE_CHECK_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "kgate/config.h"
+#include "kgate/output.h"
+#include "kgate/store.h"
+
+struct kg_check_opts {
+	enum kg_format format;
+	int color;              /* colour in text output */
+	FILE *out;              /* where the verdicts go (stdout) */
+	int store_verdicts;     /* 1: write them to the verdicts table */
+	int summary;            /* 1: append markdown to $GITHUB_STEP_SUMMARY if set */
+};
+
+/*
+ * Gate run head against the runs base[0..n_base) (all already chosen by
+ * the caller) under t.  baseline names the baseline for headings and the
+ * verdicts table ("origin/main", a SHA, "compare base").  Returns
+ * KG_EXIT_PASS, KG_EXIT_REGRESSION, or KG_EXIT_RUNTIME on a database error.
+ */
+int check_runs(struct kg_store *st, const struct kg_thresholds *t,
+	       const struct kg_run_info *head, const struct kg_run_info *base,
+	       size_t n_base, const char *baseline, const struct kg_check_opts *o);
+
+/*
+ * The baseline runs of head for a ref: the stored runs of commit ref_sha
+ * with head's GPU name and driver, newest first, at most limit.  *n is 0
+ * (not an error) when there are none.  0 or KG_EXIT_RUNTIME.
+ */
+int check_find_baseline(struct kg_store *st, const struct kg_run_info *head,
+			const char *ref_sha, size_t limit,
+			struct kg_run_info **runs, size_t *n);
+
+#endif
