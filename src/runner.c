@@ -555,7 +555,7 @@ char *runner_describe(const struct kg_runner_result *res, double timeout_s)
 	if (!res->spawned)
 		return xstrdup(res->spawn_error ? res->spawn_error : "could not be started");
 	if (res->timed_out)
-		return xasprintf("timed out after %g s (its process group was killed)", timeout_s);
+		return xasprintf("timed out after %g s", timeout_s);
 	if (res->signal)
 		return xasprintf("was killed by signal %d (%s)", res->signal, strsignal(res->signal));
 	if (res->exited && res->exit_status)

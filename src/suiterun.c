@@ -216,6 +216,12 @@ int suiterun_once(struct kg_suiterun *sr, const struct kg_suite *s,
 	sr->step++;
 	if (sr->progress)
 		fprintf(stderr, "[%d/%d] %s (%s) ...\n", sr->step, sr->steps, b->name, at);
+	if (runner_interrupted()) {
+		kg_error("interrupted before benchmark '%s' (%s)", b->name, at);
+		free(at);
+		free(safe);
+		return KG_EXIT_RUNTIME;
+	}
 	for (int pass = 0; pass < passes && rc == KG_EXIT_PASS; pass++) {
 		char *prefix = xasprintf("%u-%s.p%d.", sr->seq++, safe, pass);
 		char *records = xasprintf("%s/%s%%p.jsonl", sr->scratch, prefix);
@@ -248,6 +254,9 @@ int suiterun_once(struct kg_suiterun *sr, const struct kg_suite *s,
 		} else if (!runner_ok(&res)) {
 			char *what = runner_describe(&res, b->timeout_s);
 			kg_error("benchmark '%s' %s (%s%s)", b->name, what, at, pass_s);
+			if (res.timed_out)
+				fprintf(stderr, "kgate: its process group was sent SIGTERM (SIGKILL "
+					"if still alive after a grace period)\n");
 			print_tail(res.err_tail);
 			free(what);
 			rc = KG_EXIT_RUNTIME;
