@@ -63,6 +63,13 @@ hang)     sleep 1000 & echo $! > "$FAKE_PIDFILE"
 nofooter) records $$ 0; echo "fake: died before the footer" >&2 ;;
 nofile)   echo "fake: no CUDA work done" >&2 ;;
 child)    FAKE_MODE= FAKE_LAUNCHES=3 "$0" & records $$ 1; wait ;;
+leave)    sleep 1000 & echo $! > "$FAKE_PIDFILE"; records $$ 1 ;;
+stubborn) trap '' TERM; echo "fake: ignoring SIGTERM" >&2; sleep 1000 ;;
+passes)   # application replay: pass 0 says two passes are needed
+	  echo "pass=$KGATE_PASS replay=$KGATE_REPLAY" >> "$FAKE_LOG"
+	  records $$ 1
+	  f=$(printf '%s' "$KGATE_RECORDS" | sed "s/%p/$$/g")
+	  sed -i "1s/\"pass\":0,\"passes\":1/\"pass\":$KGATE_PASS,\"passes\":2/" "$f" ;;
 *)        records $$ 1 ;;
 esac
 exit 0
@@ -167,6 +174,36 @@ run "$KGATE" run -c "$T/child.yaml" --db "$DB" --commit c6
 is "$rc" 0 "a benchmark with a child process runs"
 is "$(durs c6)" 10 "both processes' files ingested (2 repeats x (2 + 3) launches)"
 
+# --- processes left behind are ended, with a warning ---
+rm -f "$T/hang.pid"
+suite "$T/leave.yaml" "leaver|leave|1|0|"
+run "$KGATE" run -c "$T/leave.yaml" --db "$DB" --commit c7
+is "$rc" 0 "a benchmark leaving a process behind still stores its run"
+like "$err" "warning: benchmark 'leaver' left processes running when it exited" "it is warned about"
+pid=$(cat "$T/hang.pid" 2>/dev/null)
+ok "the process it left ($pid) was ended" sh -c "[ -n '$pid' ] && { [ ! -e /proc/$pid/stat ] || [ \$(awk '{print \$3}' /proc/$pid/stat) = Z ]; }"
+
+# --- metrics mode, application replay: one process per pass ---
+{
+	echo "version: 1"
+	echo "collector: { mode: metrics, replay: application, metrics: [gpu__time_duration.sum] }"
+	echo "benchmarks:"
+	echo "  - name: replayed"
+	echo "    cmd: [\"$T/fake\"]"
+	echo "    repeat: 2"
+	echo "    env: { FAKE_MODE: passes, FAKE_LOG: \"$T/passes.log\" }"
+} > "$T/passes.yaml"
+run "$KGATE" run -c "$T/passes.yaml" --db "$DB" --commit c8
+is "$rc" 0 "application replay runs"
+is "$(grep '^pass=' "$T/passes.log" | tr '\n' ' ')" \
+	"pass=0 replay=application pass=1 replay=application pass=0 replay=application pass=1 replay=application pass=0 replay=application pass=1 replay=application " \
+	"one process per pass, KGATE_PASS set (warmup + 2 repeats)"
+is "$(sqlite3 "$DB" "SELECT group_concat(repeat) FROM (SELECT DISTINCT repeat FROM samples_named WHERE run = (SELECT id FROM runs WHERE commit_sha = 'c8') ORDER BY repeat)")" \
+	"0,1" "the passes of a repeat share its repeat index"
+is "$(durs c8)" 4 "derived durations from pass 0 of each repeat only (2 x 2 launches)"
+is "$(sqlite3 "$DB" "SELECT count(*) FROM samples_named WHERE run = (SELECT id FROM runs WHERE commit_sha = 'c8') AND metric = 'launch__grid_size'")" 4 \
+	"launch configuration from pass 0 only: the later pass joins it"
+
 # --- failures: exit 3, the name, its last stderr line, nothing stored ---
 sqlite3 "$DB" "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
 before=$(dump)
@@ -187,10 +224,36 @@ rm -f "$T/hang.pid"
 fails hang "timed out after 2 s" "^    fake: waiting forever$"
 pid=$(cat "$T/hang.pid" 2>/dev/null)
 ok "hang: its background child was started" test -n "$pid"
-ok "hang: the whole process group was killed (child $pid gone)" sh -c "! kill -0 '$pid' 2>/dev/null"
+# gone: no such process, or a zombie waiting for init to reap it
+gone() { [ ! -e "/proc/$1/stat" ] || [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ]; }
+ok "hang: the whole process group was killed (child $pid gone)" gone "$pid"
 fails nofooter "wrote a records file without its footer" "^    fake: died before the footer$"
 fails nofile "wrote no records file" "^    fake: no CUDA work done$"
 like "$err" "the collector was not loaded" "nofile: hints at the collector"
+
+# A benchmark that ignores SIGTERM gets SIGKILL after the grace period.
+suite "$T/bad.yaml" "broken|stubborn|1|0|"
+run "$KGATE" run -c "$T/bad.yaml" --db "$DB" --commit bad
+is "$rc" 3 "a benchmark ignoring SIGTERM exits 3"
+like "$err" "benchmark 'broken' timed out after 2 s \(repeat 0\)" "it timed out"
+like "$err" "^    fake: ignoring SIGTERM$" "its stderr is quoted"
+is "$(dump)" "$before" "stubborn: database unchanged"
+
+# kgate itself interrupted: the benchmark's group (not the terminal's
+# foreground group, so it would miss a ^C) is ended too.
+rm -f "$T/hang.pid"
+suite "$T/bad.yaml" "broken|hang|1|0|"
+sed -i 's/timeout: 2s/timeout: 60s/' "$T/bad.yaml"
+"$KGATE" run -c "$T/bad.yaml" --db "$DB" --commit bad >/dev/null 2>"$T/int.err" &
+kpid=$!
+for i in 1 2 3 4 5 6 7 8 9 10; do [ -s "$T/hang.pid" ] && break; sleep 0.2; done
+kill -TERM "$kpid"
+wait "$kpid"
+is "$?" 3 "interrupted: exit status 3"
+like "$(cat "$T/int.err")" "interrupted while benchmark 'broken' ran" "interrupted: says so"
+pid=$(cat "$T/hang.pid" 2>/dev/null)
+ok "interrupted: the benchmark's child ($pid) was ended" gone "$pid"
+is "$(dump)" "$before" "interrupted: database unchanged"
 
 # A warmup failure is a failure too.
 suite "$T/bad.yaml" "broken|exit1|2|1|"
