@@ -1,0 +1,24 @@
+/*
+ * profiler.h: metrics mode, the CUPTI 13 Range Profiler with one range per
+ * selected kernel launch (started in the launch callback's enter, stopped
+ * and decoded in its exit).
+ */
+#ifndef KGATE_COLL_PROFILER_H
+#define KGATE_COLL_PROFILER_H
+
+#include <stdint.h>
+
+#include <cuda.h>
+
+/* Validate the metric set and prepare; 0 ok, -1 metrics mode unavailable
+ * (the reason is already an error record). */
+int profiler_init(void);
+/* A context was created (created=1) or is about to be destroyed (0). */
+void profiler_on_context(CUcontext ctx, int created);
+/* Launch enter: does the filter select this launch?  If so a range is
+ * started and 1 returned; the exit must then call profiler_launch_exit. */
+int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal);
+void profiler_launch_exit(CUcontext ctx, int64_t ordinal);
+void profiler_finish(void);
+
+#endif
