@@ -537,6 +537,12 @@ static int coll_subscribe(void)
 			   old[0] ? old : "unknown tool");
 		return -1;
 	}
+	if (r != CUPTI_SUCCESS && !dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD)) {
+		coll_error("no_device", (int)r,
+			   "no CUDA driver in this process (cuptiSubscribe_v2: CUPTI error %d); "
+			   "no kernels are recorded", (int)r);
+		return -1;
+	}
 	if (coll_check(r, "cuptiSubscribe_v2", "no kernels are recorded in this process"))
 		return -1;
 	coll_check(cuptiEnableCallback(1, coll_sub, CUPTI_CB_DOMAIN_RESOURCE,
@@ -618,12 +624,17 @@ int InitializeInjection(void)
 	if (atexit(coll_atexit) != 0)
 		fprintf(stderr, "kgate-collector: atexit failed; the records file may lack its footer\n");
 
-	if (coll_subscribe() == 0 && coll_cfg.mode == COLL_METRICS) {
-		if (profiler_init() != 0) {
-			coll_error("metrics_unavailable", -1,
-				   "metrics mode is not available; collecting a trace instead");
+	if (coll_subscribe() != 0) {
+		/* nothing to collect without callbacks: only the header, the error
+		 * and the footer are written */
+		if (coll_cfg.mode == COLL_METRICS)
 			coll_cfg.mode = COLL_TRACE;
-		}
+		return 1;
+	}
+	if (coll_cfg.mode == COLL_METRICS && profiler_init() != 0) {
+		coll_error("metrics_unavailable", -1,
+			   "metrics mode is not available; collecting a trace instead");
+		coll_cfg.mode = COLL_TRACE;
 	}
 	trace_init();
 	return 1;

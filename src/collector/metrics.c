@@ -35,6 +35,13 @@ const char *const metrics_default[] = {
 	NULL,
 };
 
+__attribute__((visibility("default"))) const char *const *kgate_metrics_default(void);
+
+const char *const *kgate_metrics_default(void)
+{
+	return metrics_default;
+}
+
 static void metrics_err(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
