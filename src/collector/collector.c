@@ -498,8 +498,12 @@ static void CUPTIAPI coll_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Cal
 	case CUPTI_CB_DOMAIN_RESOURCE: {
 		const CUpti_ResourceData *rd = data;
 		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
-			coll_header();
+			/* the profiler first: it may split the metric set or find
+			 * metrics impossible, which the header then says */
 			profiler_on_context(rd->context, 1);
+			if (coll_cfg.mode == COLL_METRICS && !profiler_usable())
+				coll_cfg.mode = COLL_TRACE;
+			coll_header();
 		} else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
 			profiler_on_context(rd->context, 0);
 			trace_flush(1);

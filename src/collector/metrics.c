@@ -220,6 +220,67 @@ int metrics_config(CUpti_Profiler_Host_Object *h, const char *chip, const char *
 	return 0;
 }
 
+/* Passes of one set in a fresh host object; -1 on error. */
+static int metrics_passes_of(const char *chip, const uint8_t *avail, const char *const *names,
+			     size_t n, char *err, size_t errlen)
+{
+	CUpti_Profiler_Host_Object *h = metrics_host_open(chip, avail, err, errlen);
+	uint8_t *img = NULL;
+	size_t sz;
+	int passes = -1;
+
+	if (!h)
+		return -1;
+	if (metrics_config(h, chip, names, n, &img, &sz, &passes, err, errlen) != 0)
+		passes = -1;
+	free(img);
+	metrics_host_close(h);
+	return passes;
+}
+
+int metrics_split(const char *chip, const uint8_t *avail, const char *const *names, size_t n,
+		  int *group, int *ngroups, char *err, size_t errlen)
+{
+	const char **cur = calloc(n ? n : 1, sizeof(*cur));
+	size_t ncur = 0;
+	int g = 0;
+
+	if (!cur) {
+		metrics_err(err, errlen, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		cur[ncur] = names[i];
+		int p = metrics_passes_of(chip, avail, cur, ncur + 1, err, errlen);
+		if (p < 0) {
+			free(cur);
+			return -1;
+		}
+		if (p > 1 && ncur > 0) {
+			/* start a new group with this metric */
+			g++;
+			cur[0] = names[i];
+			ncur = 1;
+			p = metrics_passes_of(chip, avail, cur, 1, err, errlen);
+			if (p < 0) {
+				free(cur);
+				return -1;
+			}
+		} else {
+			ncur++;
+		}
+		group[i] = g;
+		if (p > 1) {
+			/* alone it needs several passes: nothing joins it */
+			g++;
+			ncur = 0;
+		}
+	}
+	free(cur);
+	*ngroups = ncur ? g + 1 : g;
+	return 0;
+}
+
 static int metrics_cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);

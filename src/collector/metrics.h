@@ -28,4 +28,10 @@ int metrics_config(CUpti_Profiler_Host_Object *h, const char *chip, const char *
 		   size_t n, uint8_t **img, size_t *img_size, int *passes, char *err,
 		   size_t errlen);
 
+/* Split names into groups that are each one pass on the chip (greedy, in
+ * order; a metric that alone needs several passes is a group of its own):
+ * group[i] is metric i's group; *ngroups their number.  0 ok, -1 error. */
+int metrics_split(const char *chip, const uint8_t *avail, const char *const *names, size_t n,
+		  int *group, int *ngroups, char *err, size_t errlen);
+
 #endif

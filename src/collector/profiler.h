@@ -20,5 +20,7 @@ void profiler_on_context(CUcontext ctx, int created);
 int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal);
 void profiler_launch_exit(CUcontext ctx, int64_t ordinal);
 void profiler_finish(void);
+/* 0 once profiling is off for the whole process (bad metric set, ...). */
+int profiler_usable(void);
 
 #endif
