@@ -273,6 +273,7 @@ static void prof_ctx_host_locked(struct prof_ctx *pc)
 			   "confidential compute %d, CMP %d, WSL %d); no metrics, trace only",
 			   (int)dev, (int)ds.architecture, (int)ds.vGpu, (int)ds.confidentialCompute,
 			   (int)ds.cmp, (int)ds.wsl);
+		prof_off = 1;
 		pc->failed = 1;
 		return;
 	}
@@ -295,12 +296,14 @@ static void prof_ctx_host_locked(struct prof_ctx *pc)
 			r = cuptiProfilerGetCounterAvailability(&ca);
 	}
 	if (r != CUPTI_SUCCESS) {
-		if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
+		if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
 			coll_error("insufficient_privileges", (int)r,
 				   "GPU performance counters are not permitted for this user "
 				   "(NVreg_RestrictProfilingToAdminUsers); no metrics, trace only");
-		else
+			prof_off = 1;
+		} else {
 			coll_check(r, "cuptiProfilerGetCounterAvailability", "no metrics, trace only");
+		}
 		pc->failed = 1;
 		return;
 	}
