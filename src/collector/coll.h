@@ -64,6 +64,9 @@ void coll_write(struct jw *w, int is_kernel);
 void coll_flush(void);
 /* Write the header now if it is not written yet (needs the driver up). */
 void coll_header(void);
+/* The first launch callback (an API entry, where driver calls are safe):
+ * prepare the profiler for ctx and write the header.  Cheap afterwards. */
+void coll_first_launch(CUcontext ctx);
 /* Records the Activity API dropped (buffer full). */
 void coll_add_dropped(uint64_t n);
 

@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -413,6 +414,28 @@ static void coll_header_locked(void)
 		fflush(coll_out);
 }
 
+void coll_first_launch(CUcontext ctx)
+{
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	static atomic_int done;
+
+	if (atomic_load(&done))
+		return;
+	pthread_mutex_lock(&mu);
+	if (!atomic_load(&done)) {
+		/* the profiler first: it may split the metric set or find metrics
+		 * impossible, which the header then says */
+		if (coll_cfg.mode == COLL_METRICS) {
+			profiler_prepare(ctx);
+			if (!profiler_usable())
+				coll_cfg.mode = COLL_TRACE;
+		}
+		coll_header();
+		atomic_store(&done, 1);
+	}
+	pthread_mutex_unlock(&mu);
+}
+
 void coll_header(void)
 {
 	pthread_mutex_lock(&coll_mu);
@@ -497,15 +520,8 @@ static void CUPTIAPI coll_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Cal
 		break;
 	case CUPTI_CB_DOMAIN_RESOURCE: {
 		const CUpti_ResourceData *rd = data;
-		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
-			/* the profiler first: it may split the metric set or find
-			 * metrics impossible, which the header then says */
-			profiler_on_context(rd->context, 1);
-			if (coll_cfg.mode == COLL_METRICS && !profiler_usable())
-				coll_cfg.mode = COLL_TRACE;
-			coll_header();
-		} else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
-			profiler_on_context(rd->context, 0);
+		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+			profiler_on_context_destroy(rd->context);
 			trace_flush(1);
 		}
 		break;
@@ -549,9 +565,6 @@ static int coll_subscribe(void)
 	}
 	if (coll_check(r, "cuptiSubscribe_v2", "no kernels are recorded in this process"))
 		return -1;
-	coll_check(cuptiEnableCallback(1, coll_sub, CUPTI_CB_DOMAIN_RESOURCE,
-				       CUPTI_CBID_RESOURCE_CONTEXT_CREATED),
-		   "cuptiEnableCallback(CONTEXT_CREATED)", NULL);
 	coll_check(cuptiEnableCallback(1, coll_sub, CUPTI_CB_DOMAIN_RESOURCE,
 				       CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING),
 		   "cuptiEnableCallback(CONTEXT_DESTROY_STARTING)", NULL);

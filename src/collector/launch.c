@@ -389,6 +389,7 @@ void launch_on_callback(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
 		return;
 	if (cb->callbackSite == CUPTI_API_ENTER) {
 		if (launch_depth++ == 0) {
+			coll_first_launch(cb->context);
 			launch_graph = kind == 2;
 			launch_path = nvtx_current();
 			launch_ord = launch_graph ? -1 : atomic_fetch_add(&launch_next, 1);

@@ -160,37 +160,6 @@ static int prof_matches(const char *mangled)
 /* ------------------------------------------------------------------ */
 /* Setup                                                               */
 
-typedef CUresult (*prof_ctx_fn)(CUcontext);
-typedef CUresult (*prof_pop_fn)(CUcontext *);
-typedef CUresult (*prof_dev_fn)(CUdevice *);
-
-static void *prof_sym(const char *name)
-{
-	void *f = dlsym(RTLD_DEFAULT, name);
-	if (!f) {
-		void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-		if (h)
-			f = dlsym(h, name);
-	}
-	return f;
-}
-
-/* The device of ctx (made current for the question). */
-static int prof_ctx_device(CUcontext ctx, CUdevice *dev)
-{
-	prof_ctx_fn push = (prof_ctx_fn)prof_sym("cuCtxPushCurrent_v2");
-	prof_pop_fn pop = (prof_pop_fn)prof_sym("cuCtxPopCurrent_v2");
-	prof_dev_fn get = (prof_dev_fn)prof_sym("cuCtxGetDevice");
-	CUcontext old;
-	int ok;
-
-	if (!push || !pop || !get || push(ctx) != CUDA_SUCCESS)
-		return -1;
-	ok = get(dev) == CUDA_SUCCESS;
-	pop(&old);
-	return ok ? 0 : -1;
-}
-
 int profiler_init(void)
 {
 	CUpti_Profiler_Initialize_Params ip = { .structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE };
@@ -255,14 +224,16 @@ static int prof_split_locked(const char *chip, const uint8_t *avail)
 static void prof_ctx_host_locked(struct prof_ctx *pc)
 {
 	char err[512];
+	uint32_t devid = 0;
 	CUdevice dev;
 	int passes = 0;
 
-	if (prof_ctx_device(pc->ctx, &dev) != 0) {
-		coll_error("cupti_error", -1, "cannot find the device of a context; no metrics for it");
+	if (coll_check(cuptiGetDeviceId(pc->ctx, &devid), "cuptiGetDeviceId",
+		       "no metrics for this context")) {
 		pc->failed = 1;
 		return;
 	}
+	dev = (CUdevice)devid;
 	CUpti_Profiler_DeviceSupported_Params ds = { .structSize = CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE };
 	ds.cuDevice = dev;
 	ds.api = CUPTI_PROFILER_RANGE_PROFILING;
@@ -423,19 +394,24 @@ static void prof_ctx_release_locked(struct prof_ctx *pc)
 	pc->failed = 1;
 }
 
-void profiler_on_context(CUcontext ctx, int created)
+void profiler_prepare(CUcontext ctx)
+{
+	if (coll_cfg.mode != COLL_METRICS || !ctx)
+		return;
+	pthread_mutex_lock(&prof_mu);
+	if (!prof_off)
+		prof_find_locked(ctx, 1);
+	pthread_mutex_unlock(&prof_mu);
+}
+
+void profiler_on_context_destroy(CUcontext ctx)
 {
 	if (coll_cfg.mode != COLL_METRICS)
 		return;
 	pthread_mutex_lock(&prof_mu);
-	if (created) {
-		if (!prof_off)
-			prof_find_locked(ctx, 1);
-	} else {
-		struct prof_ctx *pc = prof_find_locked(ctx, 0);
-		if (pc)
-			prof_ctx_release_locked(pc);
-	}
+	struct prof_ctx *pc = prof_find_locked(ctx, 0);
+	if (pc)
+		prof_ctx_release_locked(pc);
 	pthread_mutex_unlock(&prof_mu);
 }
 

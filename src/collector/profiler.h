@@ -13,8 +13,13 @@
 /* Validate the metric set and prepare; 0 ok, -1 metrics mode unavailable
  * (the reason is already an error record). */
 int profiler_init(void);
-/* A context was created (created=1) or is about to be destroyed (0). */
-void profiler_on_context(CUcontext ctx, int created);
+/* Host-side setup for a context (chip, counter availability, config image;
+ * application replay picks this pass's metrics), on the first launch in it,
+ * before the header is written.  Driver calls are safe there, unlike in
+ * resource callbacks. */
+void profiler_prepare(CUcontext ctx);
+/* The context is about to be destroyed. */
+void profiler_on_context_destroy(CUcontext ctx);
 /* Launch enter: does the filter select this launch?  If so a range is
  * started and 1 returned; the exit must then call profiler_launch_exit. */
 int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal);

@@ -11,6 +11,7 @@
  */
 #include "trace.h"
 
+#include <dlfcn.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,10 +116,18 @@ void trace_flush(int forced)
 		   "cuptiActivityFlushAll", NULL);
 }
 
+typedef int (*trace_sync_fn)(void);
+
 void trace_finish(void)
 {
 	if (!trace_on || atomic_exchange(&trace_finished, 1))
 		return;
+	/* FlushAll does not wait for the GPU: let running kernels finish first
+	 * (an error, e.g. no current context or the driver shut down, is fine) */
+	void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	trace_sync_fn sync = cuda ? (trace_sync_fn)dlsym(cuda, "cuCtxSynchronize") : NULL;
+	if (sync)
+		(void)sync();
 	coll_check(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED),
 		   "cuptiActivityFlushAll", "records still on the GPU are lost");
 }
