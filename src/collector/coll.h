@@ -24,7 +24,7 @@ struct coll_cfg {
 	size_t n_metrics;
 	const char *kernels; /* KGATE_KERNELS or NULL */
 	long launch_skip;    /* matching launches to skip */
-	long launch_count;   /* matching launches to profile; -1 all */
+	long launch_count;   /* matching launches to profile; -1 all (env: 0 or unset) */
 	int app_replay;      /* KGATE_REPLAY=application */
 	int pass;            /* application replay: this pass */
 	int passes;          /* number of passes of the metric set (1 if unknown) */

@@ -214,7 +214,10 @@ static void coll_read_env(void)
 	}
 	coll_cfg.kernels = k && *k ? k : NULL;
 	coll_cfg.launch_skip = coll_env_long(KG_ENV_LAUNCH_SKIP, 0, 0);
-	coll_cfg.launch_count = coll_env_long(KG_ENV_LAUNCH_COUNT, -1, 0);
+	/* 0 (the suite file's default) and unset both mean no limit */
+	coll_cfg.launch_count = coll_env_long(KG_ENV_LAUNCH_COUNT, 0, 0);
+	if (coll_cfg.launch_count == 0)
+		coll_cfg.launch_count = -1;
 	coll_cfg.pass = (int)coll_env_long(KG_ENV_PASS, 0, 0);
 	coll_cfg.flush_ms = (unsigned)coll_env_long(KG_ENV_FLUSH_MS, 500, 0);
 	coll_cfg.passes = 1;
