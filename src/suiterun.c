@@ -398,6 +398,9 @@ int suiterun_store(struct kg_store *st, struct kg_run_info *run, const char *con
 
 	if ((rc = fingerprint(run, sets, n)) != KG_EXIT_PASS)
 		return rc;
+	if (!run->gpu_name)
+		kg_warn("the records files name no GPU (the collector saw none?): this run will "
+			"not match runs of a named GPU");
 	suiterun_context(run);
 	if ((rc = store_run_begin(st, run)) != KG_EXIT_PASS)
 		return rc;
