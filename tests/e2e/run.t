@@ -167,6 +167,17 @@ run "$KGATE" run -c "$T/suite.yaml" --db "$DB" --commit c5 --only '('
 is "$rc" 2 "a bad --only regex is a usage error"
 run "$KGATE" run -c "$T/nope.yaml" --db "$DB" --commit c5
 is "$rc" 2 "a missing suite file is a usage error"
+run "$KGATE" run -c "$T/suite.yaml" --db "$DB" --commit c5 --format xml
+is "$rc" 2 "a bad --format is a usage error"
+run "$KGATE" run -c "$T/suite.yaml" --db "$DB" --commit c5 --bogus
+is "$rc" 2 "an unknown option is a usage error"
+like "$err" "unknown option '--bogus'" "names the option"
+run "$KGATE" run -c "$T/suite.yaml" --db "$DB" --commit
+is "$rc" 2 "an option without its value is a usage error"
+run sh -c "cd '$T' && GIT_CEILING_DIRECTORIES='$T' '$KGATE' run -c suite.yaml --db '$DB'"
+is "$rc" 2 "no --commit outside a repository is a usage error"
+like "$err" "no --commit given" "says so"
+is "$(runs)" 4 "no run stored by any usage error"
 
 # --- child processes write their own records files ---
 suite "$T/child.yaml" "kids|child|2|0|"
