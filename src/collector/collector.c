@@ -429,9 +429,18 @@ void coll_first_launch(CUcontext ctx)
 		/* the profiler first: it may split the metric set or find metrics
 		 * impossible, which the header then says */
 		if (coll_cfg.mode == COLL_METRICS) {
-			profiler_prepare(ctx);
-			if (!profiler_usable())
+			/* Not in InitializeInjection: there the driver is still inside
+			 * cuInit and cuptiProfilerInitialize fails (CUPTI_ERROR_UNKNOWN,
+			 * seen on an H200 with CUDA 13.0). */
+			if (profiler_init() != 0) {
+				coll_error("metrics_unavailable", -1,
+					   "metrics mode is not available; collecting a trace instead");
 				coll_cfg.mode = COLL_TRACE;
+			} else {
+				profiler_prepare(ctx);
+				if (!profiler_usable())
+					coll_cfg.mode = COLL_TRACE;
+			}
 		}
 		coll_header();
 		atomic_store(&done, 1);
@@ -650,11 +659,6 @@ int InitializeInjection(void)
 		if (coll_cfg.mode == COLL_METRICS)
 			coll_cfg.mode = COLL_TRACE;
 		return 1;
-	}
-	if (coll_cfg.mode == COLL_METRICS && profiler_init() != 0) {
-		coll_error("metrics_unavailable", -1,
-			   "metrics mode is not available; collecting a trace instead");
-		coll_cfg.mode = COLL_TRACE;
 	}
 	trace_init();
 	return 1;
