@@ -168,4 +168,309 @@ run env KGATE_RECORDS="$T/no/such/dir/r.jsonl" "$T/inj" "$COLL"
 is "$rc" 0 "an unwritable records path: the host program exits 0"
 like "$err" "^kgate-collector: cannot open '$T/no/such/dir/r.jsonl': No such file" "the path and the reason are printed"
 
+# --- the collector's logic through a stand-in libcupti --------------------
+# Without a GPU, CUPTI never calls back.  A stand-in libcupti.so.13 (found
+# first through LD_LIBRARY_PATH) delivers the callbacks and activity records
+# a real one would, so that NVTX paths per thread, the runtime/driver launch
+# join, graph launches, ordinals, escaping, dropped counts and the footer are
+# checked here; the same records against a real GPU are scripts/test-gpu.sh's.
+CUDA=${CUDA:-/usr/local/cuda}
+mkdir -p "$T/fake"
+cat >"$T/fake/fake_cupti.c" <<'CEOF'
+/* A stand-in libcupti.so.13 for testing the collector without a GPU: the
+ * callback and activity calls the collector makes, driven by fake_*(). */
+#include <cupti.h>
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_range_profiler.h>
+#include <cupti_target.h>
+#include <stdlib.h>
+#include <string.h>
+
+static CUpti_CallbackFunc cb;
+static CUpti_BuffersCallbackRequestFunc req;
+static CUpti_BuffersCallbackCompleteFunc done;
+static CUpti_ActivityKernel10 queue[64];
+static size_t nqueue;
+
+int fake_callback(CUpti_CallbackDomain d, CUpti_CallbackId id, const void *data);
+int fake_callback(CUpti_CallbackDomain d, CUpti_CallbackId id, const void *data)
+{
+	if (!cb)
+		return -1;
+	cb(NULL, d, id, data);
+	return 0;
+}
+
+void fake_kernel(const char *name, uint32_t corr, uint64_t start, uint64_t end, int gx, int bx);
+void fake_kernel(const char *name, uint32_t corr, uint64_t start, uint64_t end, int gx, int bx)
+{
+	CUpti_ActivityKernel10 *k = &queue[nqueue++];
+	memset(k, 0, sizeof(*k));
+	k->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+	k->name = name;
+	k->correlationId = corr;
+	k->start = start;
+	k->end = end;
+	k->gridX = gx; k->gridY = 2; k->gridZ = 1;
+	k->blockX = bx; k->blockY = 1; k->blockZ = 1;
+	k->registersPerThread = 16;
+	k->staticSharedMemory = 1024;
+	k->streamId = 7;
+	k->contextId = 1;
+}
+
+CUptiResult CUPTIAPI cuptiSubscribe_v2(CUpti_SubscriberHandle *s, CUpti_CallbackFunc f, void *u,
+				       CUpti_SubscriberParams *p)
+{
+	(void)u;
+	if (getenv("FAKE_BUSY")) {
+		if (p && p->oldSubscriberName)
+			strncpy(p->oldSubscriberName, "Nsight Compute", p->oldSubscriberSize - 1);
+		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+	}
+	cb = f;
+	*s = (CUpti_SubscriberHandle)&cb;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t e, CUpti_SubscriberHandle s, CUpti_CallbackDomain d, CUpti_CallbackId i) { (void)e; (void)s; (void)d; (void)i; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t e, CUpti_SubscriberHandle s, CUpti_CallbackDomain d) { (void)e; (void)s; (void)d; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc r, CUpti_BuffersCallbackCompleteFunc c) { req = r; done = c; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind k) { (void)k; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiActivityFlushPeriod(uint32_t t) { (void)t; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
+{
+	uint8_t *buf; size_t size, max;
+	(void)flag;
+	if (!nqueue || !req || !done)
+		return CUPTI_SUCCESS;
+	req(&buf, &size, &max);
+	if (!buf || size < nqueue * sizeof(queue[0]))
+		return CUPTI_ERROR_OUT_OF_MEMORY;
+	memcpy(buf, queue, nqueue * sizeof(queue[0]));
+	size_t valid = nqueue * sizeof(queue[0]);
+	nqueue = 0;
+	done(NULL, 0, buf, size, valid);
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t *b, size_t valid, CUpti_Activity **r)
+{
+	uint8_t *next = *r ? (uint8_t *)*r + sizeof(CUpti_ActivityKernel10) : b;
+	if (next + sizeof(CUpti_ActivityKernel10) > b + valid)
+		return CUPTI_ERROR_MAX_LIMIT_REACHED;
+	*r = (CUpti_Activity *)next;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiActivityGetNumDroppedRecords(CUcontext c, uint32_t s, size_t *d)
+{
+	(void)c; (void)s;
+	*d = getenv("FAKE_DROPPED") ? (size_t)atoi(getenv("FAKE_DROPPED")) : 0;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiGetResultString(CUptiResult r, const char **s) { *s = r == CUPTI_ERROR_NOT_SUPPORTED ? "CUPTI_ERROR_NOT_SUPPORTED" : "CUPTI_ERROR_FAKE"; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiGetVersion(uint32_t *v) { *v = 130001; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiGetDeviceId(CUcontext c, uint32_t *d) { (void)c; (void)d; return CUPTI_ERROR_NOT_SUPPORTED; }
+CUptiResult CUPTIAPI cuptiProfilerInitialize(CUpti_Profiler_Initialize_Params *p) { (void)p; return getenv("FAKE_NOPROF") ? CUPTI_ERROR_NOT_SUPPORTED : CUPTI_SUCCESS; }
+#define NS(f, t) CUptiResult CUPTIAPI f(t *p) { (void)p; return CUPTI_ERROR_NOT_SUPPORTED; }
+NS(cuptiDeviceGetChipName, CUpti_Device_GetChipName_Params)
+NS(cuptiProfilerDeviceSupported, CUpti_Profiler_DeviceSupported_Params)
+NS(cuptiProfilerGetCounterAvailability, CUpti_Profiler_GetCounterAvailability_Params)
+NS(cuptiProfilerHostConfigAddMetrics, CUpti_Profiler_Host_ConfigAddMetrics_Params)
+NS(cuptiProfilerHostDeinitialize, CUpti_Profiler_Host_Deinitialize_Params)
+NS(cuptiProfilerHostEvaluateToGpuValues, CUpti_Profiler_Host_EvaluateToGpuValues_Params)
+NS(cuptiProfilerHostGetBaseMetrics, CUpti_Profiler_Host_GetBaseMetrics_Params)
+NS(cuptiProfilerHostGetConfigImage, CUpti_Profiler_Host_GetConfigImage_Params)
+NS(cuptiProfilerHostGetConfigImageSize, CUpti_Profiler_Host_GetConfigImageSize_Params)
+NS(cuptiProfilerHostGetMetricProperties, CUpti_Profiler_Host_GetMetricProperties_Params)
+NS(cuptiProfilerHostGetNumOfPasses, CUpti_Profiler_Host_GetNumOfPasses_Params)
+NS(cuptiProfilerHostInitialize, CUpti_Profiler_Host_Initialize_Params)
+NS(cuptiRangeProfilerCounterDataImageInitialize, CUpti_RangeProfiler_CounterDataImage_Initialize_Params)
+NS(cuptiRangeProfilerDecodeData, CUpti_RangeProfiler_DecodeData_Params)
+NS(cuptiRangeProfilerDisable, CUpti_RangeProfiler_Disable_Params)
+NS(cuptiRangeProfilerEnable, CUpti_RangeProfiler_Enable_Params)
+NS(cuptiRangeProfilerGetCounterDataInfo, CUpti_RangeProfiler_GetCounterDataInfo_Params)
+NS(cuptiRangeProfilerGetCounterDataSize, CUpti_RangeProfiler_GetCounterDataSize_Params)
+NS(cuptiRangeProfilerSetConfig, CUpti_RangeProfiler_SetConfig_Params)
+NS(cuptiRangeProfilerStart, CUpti_RangeProfiler_Start_Params)
+NS(cuptiRangeProfilerStop, CUpti_RangeProfiler_Stop_Params)
+CEOF
+cat >"$T/fake/fake_app.c" <<'CEOF'
+/* Drives the collector through the fake libcupti: NVTX ranges on two
+ * threads, runtime and nested driver launches, a graph launch, then kernel
+ * activity records delivered at exit. */
+#include <cupti.h>
+#include <dlfcn.h>
+#include <generated_nvtx_meta.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <wchar.h>
+
+typedef int (*cb_fn)(CUpti_CallbackDomain, CUpti_CallbackId, const void *);
+typedef void (*kern_fn)(const char *, uint32_t, uint64_t, uint64_t, int, int);
+static cb_fn fire;
+
+static void push(const char *m)
+{
+	nvtxRangePushA_params p = { m };
+	CUpti_NvtxData d = { "nvtxRangePushA", &p, NULL };
+	fire(CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxRangePushA, &d);
+}
+static void pop(void)
+{
+	nvtxRangePop_params p;
+	CUpti_NvtxData d = { "nvtxRangePop", &p, NULL };
+	fire(CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxRangePop, &d);
+}
+static void api(CUpti_CallbackDomain dom, CUpti_CallbackId id, CUpti_ApiCallbackSite site,
+		uint32_t corr, const char *sym)
+{
+	CUpti_CallbackData d = { .callbackSite = site, .functionName = "launch",
+				 .symbolName = sym, .correlationId = corr };
+	fire(dom, id, &d);
+}
+/* a runtime launch with a nested driver launch */
+static void launch(uint32_t corr, const char *sym)
+{
+	api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_API_ENTER, corr, sym);
+	api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_API_ENTER, corr + 1, sym);
+	api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_API_EXIT, corr + 1, sym);
+	api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_API_EXIT, corr, sym);
+}
+static void *worker(void *u)
+{
+	(void)u;
+	push("worker");
+	launch(30, "_Z5scaleifPf");
+	pop();
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	void *h = dlopen(argv[1], RTLD_NOW);
+	if (!h) { fprintf(stderr, "dlopen: %s\n", dlerror()); return 3; }
+	void *c = dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
+	fire = (cb_fn)dlsym(c, "fake_callback");
+	kern_fn kernel = (kern_fn)dlsym(c, "fake_kernel");
+	int (*init)(void) = (int (*)(void))dlsym(h, "InitializeInjection");
+	if (!fire || !kernel || !init) { fprintf(stderr, "fake_app: symbols missing\n"); return 3; }
+	printf("init=%d\n", init());
+	if (argc > 2)
+		return 0; /* only the injection */
+
+	push("step");
+	push("forward");
+	launch(10, "_Z5saxpyifPKfPf");
+	pop();
+	/* a domain range named by a registered string */
+	void *dom = (void *)0x77, *handle = (void *)0x1234;
+	nvtxDomainRegisterStringA_params rp = { dom, "backward" };
+	CUpti_NvtxData rd = { "nvtxDomainRegisterStringA", &rp, &handle };
+	fire(CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxDomainRegisterStringA, &rd);
+	nvtxEventAttributes_t ea = { 0 };
+	ea.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+	ea.message.registered = handle;
+	nvtxDomainRangePushEx_params dp = { dom, { &ea } };
+	CUpti_NvtxData dd = { "nvtxDomainRangePushEx", &dp, NULL };
+	fire(CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxDomainRangePushEx, &dd);
+	launch(20, "_Z7stridediPKfPfi");
+	nvtxDomainRangePop_params pp = { dom };
+	CUpti_NvtxData pd = { "nvtxDomainRangePop", &pp, NULL };
+	fire(CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxDomainRangePop, &pd);
+	pop();
+
+	pthread_t t;
+	pthread_create(&t, NULL, worker, NULL);
+	pthread_join(t, NULL);
+
+	push("graph");
+	api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, CUPTI_API_ENTER, 40, NULL);
+	api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, CUPTI_API_EXIT, 40, NULL);
+	pop();
+	pop(); /* a pop without its push is ignored */
+	launch(50, "_Z4tailiPf");
+	push("\001evil\"/x");
+	launch(60, "k\"\377");
+	pop();
+	nvtxRangePushW_params wp = { L"wide\u00e9" };
+	CUpti_NvtxData wd = { "nvtxRangePushW", &wp, NULL };
+	fire(CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxRangePushW, &wd);
+	launch(70, "_Z4widev");
+	pop();
+
+	/* the activity records, as CUPTI would deliver them later */
+	kernel("_Z5saxpyifPKfPf", 10, 1000, 4300, 4, 256);
+	kernel("_Z7stridediPKfPfi", 21, 5000, 9000, 2, 128); /* the nested driver call's id */
+	kernel("_Z5scaleifPf", 30, 9500, 9900, 1, 64);
+	kernel("_Z7graph_kiPKfPf", 40, 10000, 10100, 1, 32);
+	kernel("_Z7graph_kiPKfPf", 40, 10200, 10300, 1, 32);
+	kernel("_Z4tailiPf", 50, 0, 0, 1, 32); /* no timestamps */
+	kernel("k\"\377", 60, 11000, 11500, 1, 32);
+	kernel("_Z4widev", 70, 12000, 12100, 1, 32);
+	kernel("_Z7unknownv", 99, 13000, 13100, 1, 32); /* no launch callback */
+	return 0;
+}
+CEOF
+ok "the stand-in libcupti compiles" "$CC" -std=c11 -shared -fPIC -o "$T/fake/libcupti.so.13" \
+	-Wl,-soname,libcupti.so.13 -I"$CUDA/include" -I"$KGATE_SRC/src/collector/shim" "$T/fake/fake_cupti.c"
+ok "the scenario driver compiles" "$CC" -std=c11 -D_GNU_SOURCE -o "$T/fake/app" "$T/fake/fake_app.c" \
+	-I"$CUDA/include" -ldl -lpthread
+fake() { run env LD_LIBRARY_PATH="$T/fake" KGATE_RECORDS="$T/fake/r.%p.jsonl" "$@"; }
+
+rm -f "$T"/fake/r.*.jsonl
+fake FAKE_DROPPED=3 "$T/fake/app" "$COLL"
+is "$rc" 0 "trace through the stand-in: the program exits 0"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+ok "it wrote a records file" test -n "$f"
+check=$(python3 - "$f" <<'PYEOF'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
+print("first", recs[0]["type"], recs[0]["mode"], "last", recs[-1]["type"])
+ks = [r for r in recs if r["type"] == "kernel"]
+for k in sorted(ks, key=lambda k: (k["ordinal"])):
+    m = k["metrics"]
+    print("K", k["ordinal"], ascii(k["name"]), ascii(k.get("nvtx", "-")),
+          m.get("gpu__time_duration.sum", "-"), m["launch__grid_size"], m["launch__block_size"])
+f = recs[-1]
+print("footer", f["kernels"], f["dropped"], f["errors"], f["unmatched"], f["no_timestamp"])
+PYEOF
+)
+like "$check" "^first header trace last footer$" "header first, footer last"
+like "$check" "^K 0 '_Z5saxpyifPKfPf' 'step/forward' 3300.0 8 256$" "runtime launch: ordinal 0, nested path, duration, grid product"
+like "$check" "^K 1 '_Z7stridediPKfPfi' 'step/backward' 4000.0 4 128$" "a record carrying the nested driver call's id joins the same launch; a registered-string domain range names it"
+like "$check" "^K 2 '_Z5scaleifPf' 'worker' 400.0 2 64$" "a second thread has its own NVTX stack"
+is "$(printf '%s\n' "$check" | grep -c "^K [0-9]* '_Z7graph_kiPKfPf' 'graph' 100.0 2 32$")" 2 "both kernels of a graph launch carry the graph launch's path"
+like "$check" "^K 3 '_Z4tailiPf' '-' - 2 32$" "outside any range: no nvtx; no timestamps: no duration"
+like "$check" "^K 4 'k\"\\\\ufffd' '\\\\x01evil\"/x' 500.0 2 32$" "hostile kernel and range names arrive escaped and repaired"
+like "$check" "^K 5 '_Z4widev' 'wide\\\\xe9' 100.0 2 32$" "nvtxRangePushW: wide strings become UTF-8"
+like "$check" "^K 8 '_Z7unknownv' '-' 100.0 2 32$" "a kernel without a launch callback takes a fresh ordinal"
+is "$(printf '%s\n' "$check" | grep '^K' | awk '{print $2}' | sort -n | uniq | wc -l | tr -d ' ')" 9 "nine records, nine distinct ordinals"
+like "$check" "^footer 9 3 0 1 1$" "footer: 9 kernels, 3 dropped, 0 errors, 1 unmatched, 1 without timestamps"
+run "$KGATE" ingest --db "$T/fake.db" --commit fake1 --records "$f"
+is "$rc" 0 "kgate ingest stores it"
+like "$err" "dropped" "ingest warns about the dropped records"
+is "$(sqlite3 "$T/fake.db" "SELECT nvtx FROM samples_named WHERE base = 'saxpy' AND metric = 'gpu__time_duration.sum'")" \
+	"step/forward" "the NVTX path reaches the store"
+
+rm -f "$T"/fake/r.*.jsonl
+fake FAKE_BUSY=1 "$T/fake/app" "$COLL" only-init
+is "$rc" 0 "subscription taken: the program exits 0"
+like "$err" "kgate-collector: another profiler holds the CUPTI subscription \(Nsight Compute\)" "stderr names the holder"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+like "$(sed -n 2p "$f")" '"code":"subscriber_busy","cupti":39' "an error record subscriber_busy with CUPTI's code"
+like "$(tail -1 "$f")" '^\{"type":"footer","kernels":0,"dropped":0,"errors":1' "and the footer"
+
+rm -f "$T"/fake/r.*.jsonl
+fake FAKE_NOPROF=1 KGATE_MODE=metrics "$T/fake/app" "$COLL"
+is "$rc" 0 "metrics mode without the profiler: the program exits 0"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+like "$(cat "$f")" '"code":"metrics_unavailable"' "an error record says metrics mode is unavailable"
+like "$(head -1 "$f")" '"mode":"trace"' "the header says the run degraded to trace"
+is "$(grep -c '"type":"kernel"' "$f")" 9 "and every kernel is still recorded"
+
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics "KGATE_KERNELS=regex:([" "$T/fake/app" "$COLL" only-init
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+like "$(cat "$f")" "\"code\":\"bad_config\",\"message\":\"KGATE_KERNELS='regex:\(\[': bad regular expression" "a bad kernel regex is reported"
+
 done_testing
