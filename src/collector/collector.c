@@ -228,6 +228,9 @@ static void coll_read_env(void)
 			for (size_t i = 0; metrics_default[i]; i++)
 				coll_split_metrics(metrics_default[i]);
 		}
+		for (size_t i = 0; i < coll_cfg.n_metrics; i++)
+			if (strcmp(coll_cfg.metrics[i], KG_M_DURATION) == 0)
+				coll_cfg.duration_asked = 1;
 	}
 }
 

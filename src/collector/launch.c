@@ -157,9 +157,23 @@ static void launch_emit(const struct coll_kernel *k, const char *name, int64_t o
 			}
 		}
 	}
-	if (k) {
-		if (have_ts && k->end >= k->start && !dur_from_profiler)
+	/*
+	 * Application replay: the reader adds every pass's "metrics" and takes
+	 * the launch configuration (and end - start when "metrics" lacks the
+	 * duration) from pass 0 only.  So later passes carry only their profiler
+	 * values, and when another pass measures the duration pass 0 says null
+	 * for it instead of the trace's value.
+	 */
+	int later_pass = coll_cfg.app_replay && coll_cfg.pass > 0;
+	int dur_elsewhere = coll_cfg.app_replay && coll_cfg.duration_asked && !dur_from_profiler;
+	if (k && !later_pass) {
+		if (dur_elsewhere) {
+			jw_key(&w, KG_M_DURATION);
+			jw_raw(&w, "null", 4);
+			w.need_comma = 1;
+		} else if (have_ts && k->end >= k->start && !dur_from_profiler) {
 			jw_kdbl(&w, KG_M_DURATION, (double)(k->end - k->start));
+		}
 		jw_kint(&w, KG_M_GRID, (int64_t)k->grid[0] * k->grid[1] * k->grid[2]);
 		jw_kint(&w, KG_M_BLOCK, (int64_t)k->block[0] * k->block[1] * k->block[2]);
 		jw_kint(&w, KG_M_REGS, k->regs);

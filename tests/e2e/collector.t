@@ -269,30 +269,61 @@ CUptiResult CUPTIAPI cuptiActivityGetNumDroppedRecords(CUcontext c, uint32_t s, 
 }
 CUptiResult CUPTIAPI cuptiGetResultString(CUptiResult r, const char **s) { *s = r == CUPTI_ERROR_NOT_SUPPORTED ? "CUPTI_ERROR_NOT_SUPPORTED" : "CUPTI_ERROR_FAKE"; return CUPTI_SUCCESS; }
 CUptiResult CUPTIAPI cuptiGetVersion(uint32_t *v) { *v = 130001; return CUPTI_SUCCESS; }
-CUptiResult CUPTIAPI cuptiGetDeviceId(CUcontext c, uint32_t *d) { (void)c; (void)d; return CUPTI_ERROR_NOT_SUPPORTED; }
+CUptiResult CUPTIAPI cuptiGetDeviceId(CUcontext c, uint32_t *d) { (void)c; *d = 0; return CUPTI_SUCCESS; }
 CUptiResult CUPTIAPI cuptiProfilerInitialize(CUpti_Profiler_Initialize_Params *p) { (void)p; return getenv("FAKE_NOPROF") ? CUPTI_ERROR_NOT_SUPPORTED : CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiDeviceGetChipName(CUpti_Device_GetChipName_Params *p) { p->pChipName = "FAKE1"; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiProfilerDeviceSupported(CUpti_Profiler_DeviceSupported_Params *p) { p->isSupported = CUPTI_PROFILER_CONFIGURATION_SUPPORTED; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiProfilerGetCounterAvailability(CUpti_Profiler_GetCounterAvailability_Params *p)
+{
+	if (getenv("FAKE_NOPRIV"))
+		return CUPTI_ERROR_INSUFFICIENT_PRIVILEGES;
+	if (p->pCounterAvailabilityImage)
+		memset(p->pCounterAvailabilityImage, 1, 16);
+	p->counterAvailabilityImageSize = 16;
+	return CUPTI_SUCCESS;
+}
+/* The host API: a metric is unknown when its name has "bogus"; a set with
+ * a name holding "multi" takes 2 passes. */
+static int host_obj, host_multi, stops;
+CUptiResult CUPTIAPI cuptiProfilerHostInitialize(CUpti_Profiler_Host_Initialize_Params *p) { p->pHostObject = (CUpti_Profiler_Host_Object *)&host_obj; host_multi = 0; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiProfilerHostDeinitialize(CUpti_Profiler_Host_Deinitialize_Params *p) { (void)p; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiProfilerHostGetMetricProperties(CUpti_Profiler_Host_GetMetricProperties_Params *p) { return strstr(p->pMetricName, "bogus") ? CUPTI_ERROR_INVALID_METRIC_NAME : CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiProfilerHostConfigAddMetrics(CUpti_Profiler_Host_ConfigAddMetrics_Params *p)
+{
+	for (size_t i = 0; i < p->numMetrics; i++)
+		if (strstr(p->ppMetricNames[i], "multi"))
+			host_multi = 1;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiProfilerHostGetConfigImageSize(CUpti_Profiler_Host_GetConfigImageSize_Params *p) { p->configImageSize = 8; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiProfilerHostGetConfigImage(CUpti_Profiler_Host_GetConfigImage_Params *p) { memset(p->pConfigImage, host_multi, p->configImageSize); return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiProfilerHostGetNumOfPasses(CUpti_Profiler_Host_GetNumOfPasses_Params *p) { p->numOfPasses = p->pConfigImage[0] ? 2 : 1; return CUPTI_SUCCESS; }
+/* value of metric i in the k-th profiled launch (from 1): 100 k + i */
+CUptiResult CUPTIAPI cuptiProfilerHostEvaluateToGpuValues(CUpti_Profiler_Host_EvaluateToGpuValues_Params *p)
+{
+	for (size_t i = 0; i < p->numMetrics; i++)
+		p->pMetricValues[i] = 100.0 * stops + (double)i;
+	return CUPTI_SUCCESS;
+}
+static int rp_obj;
+CUptiResult CUPTIAPI cuptiRangeProfilerEnable(CUpti_RangeProfiler_Enable_Params *p) { p->pRangeProfilerObject = (CUpti_RangeProfiler_Object *)&rp_obj; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiRangeProfilerDisable(CUpti_RangeProfiler_Disable_Params *p) { (void)p; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiRangeProfilerGetCounterDataSize(CUpti_RangeProfiler_GetCounterDataSize_Params *p) { p->counterDataSize = 64; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiRangeProfilerCounterDataImageInitialize(CUpti_RangeProfiler_CounterDataImage_Initialize_Params *p) { memset(p->pCounterData, 0, p->counterDataSize); return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiRangeProfilerSetConfig(CUpti_RangeProfiler_SetConfig_Params *p) { (void)p; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiRangeProfilerStart(CUpti_RangeProfiler_Start_Params *p) { (void)p; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiRangeProfilerStop(CUpti_RangeProfiler_Stop_Params *p)
+{
+	(void)p;
+	stops++;
+	if (getenv("FAKE_EARLY")) /* the activity record before the values */
+		cuptiActivityFlushAll(0);
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiRangeProfilerDecodeData(CUpti_RangeProfiler_DecodeData_Params *p) { p->numOfRangeDropped = 0; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiRangeProfilerGetCounterDataInfo(CUpti_RangeProfiler_GetCounterDataInfo_Params *p) { p->numTotalRanges = 1; return CUPTI_SUCCESS; }
 #define NS(f, t) CUptiResult CUPTIAPI f(t *p) { (void)p; return CUPTI_ERROR_NOT_SUPPORTED; }
-NS(cuptiDeviceGetChipName, CUpti_Device_GetChipName_Params)
-NS(cuptiProfilerDeviceSupported, CUpti_Profiler_DeviceSupported_Params)
-NS(cuptiProfilerGetCounterAvailability, CUpti_Profiler_GetCounterAvailability_Params)
-NS(cuptiProfilerHostConfigAddMetrics, CUpti_Profiler_Host_ConfigAddMetrics_Params)
-NS(cuptiProfilerHostDeinitialize, CUpti_Profiler_Host_Deinitialize_Params)
-NS(cuptiProfilerHostEvaluateToGpuValues, CUpti_Profiler_Host_EvaluateToGpuValues_Params)
 NS(cuptiProfilerHostGetBaseMetrics, CUpti_Profiler_Host_GetBaseMetrics_Params)
-NS(cuptiProfilerHostGetConfigImage, CUpti_Profiler_Host_GetConfigImage_Params)
-NS(cuptiProfilerHostGetConfigImageSize, CUpti_Profiler_Host_GetConfigImageSize_Params)
-NS(cuptiProfilerHostGetMetricProperties, CUpti_Profiler_Host_GetMetricProperties_Params)
-NS(cuptiProfilerHostGetNumOfPasses, CUpti_Profiler_Host_GetNumOfPasses_Params)
-NS(cuptiProfilerHostInitialize, CUpti_Profiler_Host_Initialize_Params)
-NS(cuptiRangeProfilerCounterDataImageInitialize, CUpti_RangeProfiler_CounterDataImage_Initialize_Params)
-NS(cuptiRangeProfilerDecodeData, CUpti_RangeProfiler_DecodeData_Params)
-NS(cuptiRangeProfilerDisable, CUpti_RangeProfiler_Disable_Params)
-NS(cuptiRangeProfilerEnable, CUpti_RangeProfiler_Enable_Params)
-NS(cuptiRangeProfilerGetCounterDataInfo, CUpti_RangeProfiler_GetCounterDataInfo_Params)
-NS(cuptiRangeProfilerGetCounterDataSize, CUpti_RangeProfiler_GetCounterDataSize_Params)
-NS(cuptiRangeProfilerSetConfig, CUpti_RangeProfiler_SetConfig_Params)
-NS(cuptiRangeProfilerStart, CUpti_RangeProfiler_Start_Params)
-NS(cuptiRangeProfilerStop, CUpti_RangeProfiler_Stop_Params)
 CEOF
 cat >"$T/fake/fake_app.c" <<'CEOF'
 /* Drives the collector through the fake libcupti: NVTX ranges on two
@@ -302,6 +333,7 @@ cat >"$T/fake/fake_app.c" <<'CEOF'
 #include <dlfcn.h>
 #include <generated_nvtx_meta.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <wchar.h>
 
@@ -325,7 +357,8 @@ static void api(CUpti_CallbackDomain dom, CUpti_CallbackId id, CUpti_ApiCallback
 		uint32_t corr, const char *sym)
 {
 	CUpti_CallbackData d = { .callbackSite = site, .functionName = "launch",
-				 .symbolName = sym, .correlationId = corr };
+				 .symbolName = sym, .context = (CUcontext)&fire,
+				 .correlationId = corr };
 	fire(dom, id, &d);
 }
 /* a runtime launch with a nested driver launch */
@@ -373,6 +406,8 @@ int main(int argc, char **argv)
 	nvtxDomainRangePushEx_params dp = { dom, { &ea } };
 	CUpti_NvtxData dd = { "nvtxDomainRangePushEx", &dp, NULL };
 	fire(CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxDomainRangePushEx, &dd);
+	if (getenv("FAKE_EARLY")) /* strided's record is already there */
+		kernel("_Z7stridediPKfPfi", 21, 5000, 9000, 2, 128);
 	launch(20, "_Z7stridediPKfPfi");
 	nvtxDomainRangePop_params pp = { dom };
 	CUpti_NvtxData pd = { "nvtxDomainRangePop", &pp, NULL };
@@ -400,7 +435,10 @@ int main(int argc, char **argv)
 
 	/* the activity records, as CUPTI would deliver them later */
 	kernel("_Z5saxpyifPKfPf", 10, 1000, 4300, 4, 256);
-	kernel("_Z7stridediPKfPfi", 21, 5000, 9000, 2, 128); /* the nested driver call's id */
+	if (!getenv("FAKE_EARLY"))
+		kernel("_Z7stridediPKfPfi", 21, 5000, 9000, 2, 128); /* the nested driver call's id */
+	if (getenv("FAKE_DUP")) /* kernel replay: the same launch again */
+		kernel("_Z7stridediPKfPfi", 21, 9100, 9200, 2, 128);
 	kernel("_Z5scaleifPf", 30, 9500, 9900, 1, 64);
 	kernel("_Z7graph_kiPKfPf", 40, 10000, 10100, 1, 32);
 	kernel("_Z7graph_kiPKfPf", 40, 10200, 10300, 1, 32);
@@ -414,7 +452,7 @@ CEOF
 ok "the stand-in libcupti compiles" "$CC" -std=c11 -shared -fPIC -o "$T/fake/libcupti.so.13" \
 	-Wl,-soname,libcupti.so.13 -I"$CUDA/include" -I"$KGATE_SRC/src/collector/shim" "$T/fake/fake_cupti.c"
 ok "the scenario driver compiles" "$CC" -std=c11 -D_GNU_SOURCE -o "$T/fake/app" "$T/fake/fake_app.c" \
-	-I"$CUDA/include" -ldl -lpthread
+	-I"$CUDA/include" -ldl -lpthread -Wl,--no-as-needed -lstdc++
 fake() { run env LD_LIBRARY_PATH="$T/fake" KGATE_RECORDS="$T/fake/r.%p.jsonl" "$@"; }
 
 rm -f "$T"/fake/r.*.jsonl
@@ -472,5 +510,57 @@ rm -f "$T"/fake/r.*.jsonl
 fake KGATE_MODE=metrics "KGATE_KERNELS=regex:([" "$T/fake/app" "$COLL" only-init
 f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
 like "$(cat "$f")" "\"code\":\"bad_config\",\"message\":\"KGATE_KERNELS='regex:\(\[': bad regular expression" "a bad kernel regex is reported"
+
+# metrics mode: the stand-in's profiler gives metric i of the k-th profiled
+# launch the value 100 k + i.  The filter is a regex on the demangled name
+# (the driver links libstdc++, so __cxa_demangle is there), skip 1, count 1:
+# of saxpy, strided, scale only strided is profiled.
+M="KGATE_METRICS=m__a.sum,gpu__time_duration.sum,m__b.sum"
+F="KGATE_KERNELS=regex:^(saxpy|scale|strided)\("
+for order in FAKE_DUP FAKE_EARLY; do
+	rm -f "$T"/fake/r.*.jsonl
+	fake "$order=1" KGATE_MODE=metrics "$M" "$F" KGATE_LAUNCH_SKIP=1 KGATE_LAUNCH_COUNT=1 "$T/fake/app" "$COLL"
+	f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+	is "$rc" 0 "metrics mode ($order): the program exits 0"
+	like "$(head -1 "$f")" '"mode":"metrics".*"metrics":\["m__a.sum","gpu__time_duration.sum","m__b.sum"\]' "metrics ($order): the header lists the metrics"
+	like "$(grep strided "$f")" '"ordinal":1,.*"nvtx":"step/backward","metrics":\{"m__a.sum":100.0,"gpu__time_duration.sum":101.0,"m__b.sum":102.0,"launch__grid_size":4,' \
+		"metrics ($order): the selected launch has the profiler's values, duration included, and its launch configuration"
+	unlike "$(grep -v strided "$f")" 'm__a.sum"?:' "metrics ($order): the skipped and the uncounted launches are not profiled"
+	like "$(grep saxpy "$f")" '"metrics":\{"gpu__time_duration.sum":3300.0,' "metrics ($order): an unprofiled launch keeps its trace duration"
+done
+like "$(tail -1 "$f")" '"kernels":9,.*"replayed":0' "values before or after the activity record: one record each"
+rm -f "$T"/fake/r.*.jsonl
+fake FAKE_DUP=1 KGATE_MODE=metrics "$M" "$F" KGATE_LAUNCH_SKIP=1 KGATE_LAUNCH_COUNT=1 "$T/fake/app" "$COLL"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+like "$(tail -1 "$f")" '"kernels":9,.*"replayed":1' "a replay pass's second activity record is dropped and counted"
+
+# application replay: "multi" names cost 2 passes in the stand-in, so
+# m__a | m__multi | gpu__time_duration are three single-pass groups
+rm -f "$T"/fake/a*.jsonl
+for p in 0 1 2; do
+	run env LD_LIBRARY_PATH="$T/fake" KGATE_RECORDS="$T/fake/a$p.%p.jsonl" KGATE_MODE=metrics \
+		KGATE_REPLAY=application KGATE_PASS=$p KGATE_METRICS=m__a.sum,m__multi.sum,gpu__time_duration.sum \
+		"$T/fake/app" "$COLL"
+done
+a0=$(ls "$T"/fake/a0.*.jsonl) a1=$(ls "$T"/fake/a1.*.jsonl) a2=$(ls "$T"/fake/a2.*.jsonl)
+like "$(head -1 "$a1")" '"pass":1,"passes":3,"replay":"application".*"metrics":\["m__multi.sum"\]' "application replay: pass 1 of 3 collects its group only"
+like "$(grep saxpy "$a0")" '"metrics":\{"m__a.sum":100.0,"gpu__time_duration.sum":null,"launch__grid_size":8' "pass 0: its values, the launch configuration, and null for a duration another pass measures"
+like "$(grep saxpy "$a1")" '"metrics":\{"m__multi.sum":100.0\}' "a later pass: only its own values"
+run "$KGATE" ingest --db "$T/app.db" --commit app1 --benchmark b --records "$a0" --records "$a1" --records "$a2"
+is "$rc" 0 "kgate ingest joins the three passes"
+is "$(sqlite3 "$T/app.db" "SELECT group_concat(metric || '=' || value, ' ') FROM (SELECT metric, value FROM samples_named WHERE base = 'saxpy' ORDER BY metric)")" \
+	"gpu__time_duration.sum=100.0 launch__block_size=256.0 launch__grid_size=8.0 launch__local_mem_per_thread=0.0 launch__registers_per_thread=16.0 launch__shared_mem_per_block_dynamic=0.0 launch__shared_mem_per_block_static=1024.0 m__a.sum=100.0 m__multi.sum=100.0" \
+	"one sample per metric and launch, none twice"
+
+for case in "FAKE_NOPRIV=1|insufficient_privileges\",\"cupti\":35" \
+	"KGATE_METRICS=m__a.sum,bogus.sum|invalid_metric\",\"message\":\"unknown metric 'bogus.sum' for chip FAKE1" \
+	"KGATE_PASS=5|bad_config\",\"message\":\"KGATE_PASS=5 but the metric set has"; do
+	rm -f "$T"/fake/r.*.jsonl
+	fake KGATE_MODE=metrics KGATE_REPLAY=application "${case%%|*}" "$T/fake/app" "$COLL"
+	f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+	like "$(cat "$f")" "\"code\":\"${case#*|}" "${case%%|*}: the error record says why"
+	like "$(head -1 "$f")" '"mode":"trace"' "${case%%|*}: the header says trace"
+	is "$(grep -c '"type":"kernel"' "$f")" 9 "${case%%|*}: every kernel is still recorded"
+done
 
 done_testing
