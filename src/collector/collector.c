@@ -582,6 +582,28 @@ static int coll_subscribe(void)
 	return 0;
 }
 
+/* NVTX ranges reach this CUPTI only when NVTX_INJECTION64_PATH names the
+ * libcupti this process uses (PyTorch may load its own copy first). */
+static void coll_check_nvtx_path(void)
+{
+	const char *nv = getenv("NVTX_INJECTION64_PATH");
+	Dl_info info;
+	char *a, *b;
+
+	if (!nv || !*nv)
+		return; /* a program without NVTX ranges needs none */
+	if (!dladdr((void *)cuptiGetVersion, &info) || !info.dli_fname)
+		return;
+	a = realpath(nv, NULL);
+	b = realpath(info.dli_fname, NULL);
+	if (a && b && strcmp(a, b) != 0)
+		coll_error("nvtx_mismatch", -1,
+			   "NVTX_INJECTION64_PATH names %s but this process uses %s; NVTX ranges "
+			   "may not reach the collector", a, b);
+	free(a);
+	free(b);
+}
+
 static void coll_atexit(void)
 {
 	coll_finish();
@@ -654,6 +676,7 @@ int InitializeInjection(void)
 			coll_cfg.mode = COLL_TRACE;
 		return 1;
 	}
+	coll_check_nvtx_path();
 	if (coll_cfg.mode == COLL_METRICS && profiler_init() != 0) {
 		coll_error("metrics_unavailable", -1,
 			   "metrics mode is not available; collecting a trace instead");

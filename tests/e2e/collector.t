@@ -511,6 +511,17 @@ fake KGATE_MODE=metrics "KGATE_KERNELS=regex:([" "$T/fake/app" "$COLL" only-init
 f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
 like "$(cat "$f")" "\"code\":\"bad_config\",\"message\":\"KGATE_KERNELS='regex:\(\[': bad regular expression" "a bad kernel regex is reported"
 
+# NVTX_INJECTION64_PATH must name the libcupti the process uses
+rm -f "$T"/fake/r.*.jsonl
+fake NVTX_INJECTION64_PATH=/bin/sh "$T/fake/app" "$COLL" only-init
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+like "$(cat "$f")" "\"code\":\"nvtx_mismatch\",\"message\":\"NVTX_INJECTION64_PATH names $(realpath /bin/sh) but this process uses $(realpath "$T/fake/libcupti.so.13")" \
+	"an NVTX path naming another file than the loaded libcupti is reported"
+rm -f "$T"/fake/r.*.jsonl
+fake NVTX_INJECTION64_PATH="$T/fake/libcupti.so.13" "$T/fake/app" "$COLL" only-init
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+unlike "$(cat "$f")" '"type":"error"' "the same file: no error"
+
 # metrics mode: the stand-in's profiler gives metric i of the k-th profiled
 # launch the value 100 k + i.  The filter is a regex on the demangled name
 # (the driver links libstdc++, so __cxa_demangle is there), skip 1, count 1:
