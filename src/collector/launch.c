@@ -165,7 +165,11 @@ static void launch_emit(const struct coll_kernel *k, const char *name, int64_t o
 	 * for it instead of the trace's value.
 	 */
 	int later_pass = coll_cfg.app_replay && coll_cfg.pass > 0;
-	int dur_elsewhere = coll_cfg.app_replay && coll_cfg.duration_asked && !dur_from_profiler;
+	int dur_here = 0;
+	for (size_t i = 0; i < coll_cfg.n_metrics; i++)
+		dur_here |= strcmp(coll_cfg.metrics[i], KG_M_DURATION) == 0;
+	int dur_elsewhere = coll_cfg.app_replay && coll_cfg.duration_asked && profiled &&
+			    !dur_here;
 	if (k && !later_pass) {
 		if (dur_elsewhere) {
 			jw_key(&w, KG_M_DURATION);
