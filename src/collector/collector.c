@@ -159,7 +159,17 @@ static long coll_env_long(const char *name, long dflt, long min)
 	return v;
 }
 
-/* Split a comma list (spaces around names are dropped). */
+/* Is s[0..n) a launch__* metric the trace gives anyway? */
+static int metrics_derived_n(const char *s, size_t n)
+{
+	char buf[128];
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	return metrics_derived(buf);
+}
+
+/* Split a comma list (spaces around names are dropped; the launch__*
+ * metrics derived from activity records are not the profiler's). */
 static void coll_split_metrics(const char *s)
 {
 	const char *p = s;
@@ -173,7 +183,7 @@ static void coll_split_metrics(const char *s)
 		const char *e = q;
 		while (e > p && e[-1] == ' ')
 			e--;
-		if (e > p) {
+		if (e > p && !(e - p < 128 && metrics_derived_n(p, (size_t)(e - p)))) {
 			char **m = realloc(coll_cfg.metrics,
 					   (coll_cfg.n_metrics + 1) * sizeof(*m));
 			char *name = strndup(p, (size_t)(e - p));
@@ -222,9 +232,11 @@ static void coll_read_env(void)
 	coll_cfg.flush_ms = (unsigned)coll_env_long(KG_ENV_FLUSH_MS, 500, 0);
 	coll_cfg.passes = 1;
 	if (coll_cfg.mode == COLL_METRICS) {
-		if (metrics && *metrics)
+		if (metrics && *metrics) {
 			coll_split_metrics(metrics);
-		if (!coll_cfg.n_metrics) {
+			if (!coll_cfg.n_metrics)
+				coll_cfg.mode = COLL_TRACE; /* only launch__*: the trace has them */
+		} else {
 			for (size_t i = 0; metrics_default[i]; i++)
 				coll_split_metrics(metrics_default[i]);
 		}

@@ -111,8 +111,13 @@ is "$out" "rc=-1 passes=-1 err=unknown metric 'bogus__metric.sum' for chip GH100
 	"a bogus name: -1 and an error naming it"
 run "$T/drv" "$COLL" passes GH100 gpu__time_duration.sum dram__bytes_read
 like "$out" "^rc=-1 .*'dram__bytes_read' .*rollup" "a name without its rollup: -1, named, the fix said"
-run "$T/drv" "$COLL" passes GH100 launch__registers_per_thread
-like "$out" "^rc=-1 .*'launch__registers_per_thread'" "an ncu-only launch__ name is not a CUPTI metric"
+run "$T/drv" "$COLL" passes GH100 launch__registers_per_thread launch__grid_size
+is "$out" "rc=0 passes=0 err=" "the launch__ metrics derived from activity records cost no pass"
+# shellcheck disable=SC2086
+run "$T/drv" "$COLL" passes GH100 $default launch__block_size
+is "$out" "rc=0 passes=1 err=" "and add none to the default set"
+run "$T/drv" "$COLL" passes GH100 launch__waves_per_multiprocessor
+like "$out" "^rc=-1 .*'launch__waves_per_multiprocessor'" "an ncu-only launch__ name kgate does not derive is not a metric"
 run "$T/drv" "$COLL" passes GH100
 like "$out" "^rc=-1 .*no metrics" "an empty set is an error"
 run "$T/drv" "$COLL" passes XX999 gpu__time_duration.sum
@@ -544,6 +549,9 @@ rm -f "$T"/fake/r.*.jsonl
 fake FAKE_DUP=1 KGATE_MODE=metrics "$M" "$F" KGATE_LAUNCH_SKIP=1 KGATE_LAUNCH_COUNT=1 "$T/fake/app" "$COLL"
 f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
 like "$(tail -1 "$f")" '"kernels":9,.*"replayed":1' "a replay pass's second activity record is dropped and counted"
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics "KGATE_METRICS=m__a.sum, launch__grid_size ,m__b.sum" "$T/fake/app" "$COLL" only-init
+like "$(head -1 "$(ls "$T"/fake/r.*.jsonl)")" '"metrics":\["m__a.sum","m__b.sum"\]' "launch__ names are left to the trace, spaces trimmed"
 
 # application replay: "multi" names cost 2 passes in the stand-in, so
 # m__a | m__multi | gpu__time_duration are three single-pass groups
