@@ -361,8 +361,10 @@ static void pop(void)
 static void api(CUpti_CallbackDomain dom, CUpti_CallbackId id, CUpti_ApiCallbackSite site,
 		uint32_t corr, const char *sym)
 {
+	/* FAKE_LATECTX: no context is current yet at the runtime call */
+	int late = getenv("FAKE_LATECTX") && dom == CUPTI_CB_DOMAIN_RUNTIME_API;
 	CUpti_CallbackData d = { .callbackSite = site, .functionName = "launch",
-				 .symbolName = sym, .context = (CUcontext)&fire,
+				 .symbolName = sym, .context = late ? NULL : (CUcontext)&fire,
 				 .correlationId = corr };
 	fire(dom, id, &d);
 }
@@ -533,7 +535,7 @@ unlike "$(cat "$f")" '"type":"error"' "the same file: no error"
 # of saxpy, strided, scale only strided is profiled.
 M="KGATE_METRICS=m__a.sum,gpu__time_duration.sum,m__b.sum"
 F="KGATE_KERNELS=regex:^(saxpy|scale|strided)\("
-for order in FAKE_DUP FAKE_EARLY; do
+for order in FAKE_DUP FAKE_EARLY FAKE_LATECTX; do
 	rm -f "$T"/fake/r.*.jsonl
 	fake "$order=1" KGATE_MODE=metrics "$M" "$F" KGATE_LAUNCH_SKIP=1 KGATE_LAUNCH_COUNT=1 "$T/fake/app" "$COLL"
 	f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
@@ -545,6 +547,12 @@ for order in FAKE_DUP FAKE_EARLY; do
 	like "$(grep saxpy "$f")" '"metrics":\{"gpu__time_duration.sum":3300.0,' "metrics ($order): an unprofiled launch keeps its trace duration"
 done
 like "$(tail -1 "$f")" '"kernels":9,.*"replayed":0' "values before or after the activity record: one record each"
+# the range starts in the nested driver call, the record carries the runtime call's id
+rm -f "$T"/fake/r.*.jsonl
+fake FAKE_LATECTX=1 KGATE_MODE=metrics "$M" "$F" KGATE_LAUNCH_COUNT=1 "$T/fake/app" "$COLL"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+like "$(grep saxpy "$f")" '"corr":10,.*"metrics":\{"m__a.sum":100.0,"gpu__time_duration.sum":101.0,' "a range started in the nested call joins the record of the outer one"
+is "$(grep -c '"type":"kernel"' "$f")" 9 "and makes one record, not two"
 rm -f "$T"/fake/r.*.jsonl
 fake FAKE_DUP=1 KGATE_MODE=metrics "$M" "$F" KGATE_LAUNCH_SKIP=1 KGATE_LAUNCH_COUNT=1 "$T/fake/app" "$COLL"
 f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
