@@ -623,8 +623,12 @@ static void coll_atexit(void)
 
 static pthread_once_t coll_finish_once = PTHREAD_ONCE_INIT;
 
+static pid_t coll_pid;
+
 static void coll_finish_run(void)
 {
+	if (getpid() != coll_pid)
+		return; /* a forked child: the parent finishes its file */
 	if (coll_sub)
 		profiler_finish();
 	trace_finish();
@@ -638,6 +642,32 @@ static void coll_finish_run(void)
 static void coll_finish(void)
 {
 	pthread_once(&coll_finish_once, coll_finish_run);
+}
+
+/*
+ * fork() without exec: the child must not write into the parent's file
+ * (nor flush a copy of its stdio buffer there, nor add a footer at its
+ * exit).  The buffer is flushed before the fork and the child lets go.
+ */
+static void coll_fork_prepare(void)
+{
+	pthread_mutex_lock(&coll_mu);
+	if (coll_out)
+		fflush(coll_out);
+}
+
+static void coll_fork_parent(void)
+{
+	pthread_mutex_unlock(&coll_mu);
+}
+
+static void coll_fork_child(void)
+{
+	if (coll_out)
+		fclose(coll_out);
+	coll_out = NULL;
+	coll_closed = 1;
+	pthread_mutex_unlock(&coll_mu);
 }
 
 static pthread_mutex_t coll_init_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -658,6 +688,7 @@ int InitializeInjection(void)
 	pthread_mutex_unlock(&coll_init_mu);
 
 	coll_start_time = time(NULL);
+	coll_pid = getpid();
 	path = coll_records_path();
 	if (path) {
 		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -678,6 +709,7 @@ int InitializeInjection(void)
 		return 1;
 	}
 	coll_read_env();
+	pthread_atfork(coll_fork_prepare, coll_fork_parent, coll_fork_child);
 	if (atexit(coll_atexit) != 0)
 		fprintf(stderr, "kgate-collector: atexit failed; the records file may lack its footer\n");
 

@@ -339,6 +339,8 @@ cat >"$T/fake/fake_app.c" <<'CEOF'
 #include <generated_nvtx_meta.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <wchar.h>
 
@@ -440,6 +442,12 @@ int main(int argc, char **argv)
 	launch(70, "_Z4widev");
 	pop();
 
+	if (getenv("FAKE_FORK")) { /* a child that exits through exit() */
+		pid_t pid = fork();
+		if (pid == 0)
+			exit(0);
+		waitpid(pid, NULL, 0);
+	}
 	/* the activity records, as CUPTI would deliver them later */
 	kernel("_Z5saxpyifPKfPf", 10, 1000, 4300, 4, 256);
 	if (!getenv("FAKE_EARLY"))
@@ -517,6 +525,12 @@ rm -f "$T"/fake/r.*.jsonl
 fake KGATE_MODE=metrics "KGATE_KERNELS=regex:([" "$T/fake/app" "$COLL" only-init
 f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
 like "$(cat "$f")" "\"code\":\"bad_config\",\"message\":\"KGATE_KERNELS='regex:\(\[': bad regular expression" "a bad kernel regex is reported"
+
+rm -f "$T"/fake/r.*.jsonl
+fake FAKE_FORK=1 "$T/fake/app" "$COLL"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+is "$(grep -c '"type":"header"' "$f") $(grep -c '"type":"kernel"' "$f") $(grep -c '"type":"footer"' "$f")" "1 9 1" \
+	"a forked child that exits writes nothing into the parent's file"
 
 # NVTX_INJECTION64_PATH must name the libcupti the process uses
 rm -f "$T"/fake/r.*.jsonl
