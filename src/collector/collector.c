@@ -359,15 +359,16 @@ static void coll_header_devices(struct jw *w)
 
 static void coll_header_argv(struct jw *w)
 {
-	char buf[65536];
+	const size_t cap = 1 << 16; /* longer command lines are cut */
+	char *buf = malloc(cap);
 	size_t n = 0;
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	int fd = buf ? open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC) : -1;
 
 	jw_key(w, "argv");
 	jw_arr_open(w);
 	if (fd >= 0) {
 		ssize_t r;
-		while (n < sizeof(buf) && (r = read(fd, buf + n, sizeof(buf) - n)) > 0)
+		while (n < cap && (r = read(fd, buf + n, cap - n)) > 0)
 			n += (size_t)r;
 		close(fd);
 	}
@@ -376,6 +377,7 @@ static void coll_header_argv(struct jw *w)
 		jw_vstrn(w, buf + i, len);
 		i += len + 1;
 	}
+	free(buf);
 	jw_arr_close(w);
 }
 
