@@ -1,17 +1,300 @@
 /*
- * cmd_check.c: "kgate check" (not written yet; the issue that asks for it owns it).
+ * cmd_check.c: "kgate check": compare the newest stored run of a commit
+ * against its baseline and print the verdicts.
+ *
+ * This file owns the choice of the two sides.  The head is the newest run
+ * of --commit (default: git's HEAD).  The baseline is the stored runs of
+ * --baseline (a stored commit, or a ref git resolves), by default the merge
+ * base of HEAD with the default branch, falling back to the newest stored
+ * commit of the default branch; only runs on the head's GPU model and
+ * driver count, at most baseline_runs of them.  check.c does the rest.
  */
-#include "cmd.h"
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "kgate/check.h"
+#include "kgate/config.h"
+#include "kgate/git.h"
 #include "kgate/kgate.h"
+#include "kgate/store.h"
 #include "kgate/util.h"
+
+static const char usage_text[] =
+	"usage: kgate check [--db PATH] [-t thresholds.yaml] [-c kgate.yaml]\n"
+	"                   [--commit SHA] [--baseline REF] [--all] [--no-store]\n"
+	"                   [--format text|markdown|json|junit|github]\n"
+	"\n"
+	"Compare the newest stored run of a commit against the stored runs of its\n"
+	"baseline on the same GPU model and driver, and print one verdict per\n"
+	"kernel and metric: PASS, FAIL, INCONCLUSIVE, NEW or MISSING.\n"
+	"\n"
+	"  --db PATH          the database (default kgate.db)\n"
+	"  -t, --thresholds F thresholds file (default: the suite's, else the\n"
+	"                     built-in thresholds/default.yaml)\n"
+	"  -c, --config F     suite file naming the thresholds (default kgate.yaml,\n"
+	"                     when it exists)\n"
+	"  --commit SHA       the head commit (default: git rev-parse HEAD); a\n"
+	"                     unique prefix of a stored commit is enough\n"
+	"  --baseline REF     a stored commit or a git ref (default: the merge base\n"
+	"                     with the default branch, else the newest stored run\n"
+	"                     of the default branch)\n"
+	"  --format F         text (default), markdown, json, junit or github\n"
+	"                     (workflow-command annotations)\n"
+	"  --all              list passing comparisons too (text, markdown)\n"
+	"  --no-store         do not store the verdicts\n"
+	"\n"
+	"With $GITHUB_STEP_SUMMARY set, the markdown table is appended to that file.\n"
+	"Exit status: 0 no regression; 1 regression; 2 bad usage, input or no head\n"
+	"run; 3 database error.\n";
+
+struct check_args {
+	const char *db, *thresholds, *suite, *commit, *baseline;
+	enum kg_format format;
+	int all, no_store, suite_given;
+};
+
+static int parse_args(int argc, char **argv, struct check_args *a)
+{
+	static const struct option opts[] = {
+		{ "db", required_argument, NULL, 'd' },
+		{ "thresholds", required_argument, NULL, 't' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "commit", required_argument, NULL, 'C' },
+		{ "baseline", required_argument, NULL, 'b' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "no-store", no_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":ht:c:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': a->db = optarg; break;
+		case 't': a->thresholds = optarg; break;
+		case 'c': a->suite = optarg; a->suite_given = 1; break;
+		case 'C': a->commit = optarg; break;
+		case 'b': a->baseline = optarg; break;
+		case 'a': a->all = 1; break;
+		case 'n': a->no_store = 1; break;
+		case 'f':
+			if (output_format_parse(optarg, &a->format) < 0) {
+				kg_error("unknown format '%s' (choose from %s)", optarg,
+					 output_format_choices());
+				return KG_EXIT_USAGE;
+			}
+			break;
+		case ':':
+			kg_error("option '%s' needs a value", argv[optind - 1]);
+			return KG_EXIT_USAGE;
+		default:
+			kg_error("unknown option '%s'; see 'kgate check --help'", argv[optind - 1]);
+			return KG_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		kg_error("unexpected argument '%s'; see 'kgate check --help'", argv[optind]);
+		return KG_EXIT_USAGE;
+	}
+	return KG_EXIT_PASS;
+}
+
+/* The thresholds: -t, else the suite's, else the built-in ones. */
+static int load_thresholds(const struct check_args *a, struct kg_thresholds **t)
+{
+	if (a->thresholds)
+		return config_load_thresholds(a->thresholds, t);
+	if (a->suite_given || access(a->suite, F_OK) == 0) {
+		struct kg_suite *s;
+		int rc = config_load_suite(a->suite, &s);
+		if (rc != KG_EXIT_PASS)
+			return rc;
+		if (s->thresholds) {
+			rc = config_load_thresholds(s->thresholds, t);
+			config_free_suite(s);
+			return rc;
+		}
+		config_free_suite(s);
+	}
+	*t = config_default_thresholds();
+	return KG_EXIT_PASS;
+}
+
+/* Newest commit of branch with runs on head's GPU, other than head's commit. */
+static char *newest_branch_commit(struct kg_store *st, const struct kg_run_info *head,
+				  const char *branch)
+{
+	struct kg_run_filter f = { 0 };
+	struct kg_run_info *runs;
+	size_t n;
+	char *sha = NULL;
+
+	f.branch = branch;
+	f.gpu_name = head->gpu_name;
+	f.driver = head->driver;
+	if (store_find_runs(st, &f, &runs, &n) != KG_EXIT_PASS)
+		return NULL;
+	for (size_t i = 0; i < n && !sha; i++)
+		if (runs[i].commit && (!head->commit || strcmp(runs[i].commit, head->commit)))
+			sha = xstrdup(runs[i].commit);
+	store_runs_free(runs, n);
+	return sha;
+}
+
+/* Does the store hold a run of commit c (exact or unique prefix)? */
+static int stored_commit(struct kg_store *st, const char *c)
+{
+	struct kg_run_filter f = { 0 };
+	struct kg_run_info *runs;
+	size_t n = 0;
+
+	f.commit = c;
+	f.limit = 1;
+	if (store_find_runs(st, &f, &runs, &n) != KG_EXIT_PASS)
+		return -1;
+	store_runs_free(runs, n);
+	return n > 0;
+}
+
+/*
+ * The baseline commit: *sha (malloc'd) and a label for headings.  NULL sha
+ * with KG_EXIT_PASS when there is none at all (everything is then NEW).
+ */
+static int pick_baseline(struct kg_store *st, const struct kg_run_info *head, const char *ref,
+			 char **sha, char **label)
+{
+	*sha = *label = NULL;
+	if (ref) {
+		int s = stored_commit(st, ref);
+		if (s < 0)
+			return KG_EXIT_USAGE;
+		if (s) {
+			*sha = xstrdup(ref);
+		} else if (!(*sha = git_rev_parse(ref))) {
+			kg_error("baseline '%s' is neither a stored commit nor a ref git knows", ref);
+			return KG_EXIT_USAGE;
+		}
+		*label = xstrdup(ref);
+		return KG_EXIT_PASS;
+	}
+	char *def = git_default_branch();
+	if (def && head->commit) {
+		*sha = git_merge_base(head->commit, def);
+		if (*sha && strcmp(*sha, head->commit) == 0) {
+			/* HEAD is on the default branch: compare with its parent. */
+			free(*sha);
+			*sha = git_parent(head->commit);
+		}
+		if (*sha && stored_commit(st, *sha) == 1) {
+			*label = xasprintf("merge base with %s", def);
+			free(def);
+			return KG_EXIT_PASS;
+		}
+		if (*sha)
+			kg_note("no run stored for the merge base %.12s; using the newest stored run of the default branch",
+				*sha);
+		free(*sha);
+		*sha = NULL;
+	}
+	const char *br = def ? def : "main";
+	if (!strncmp(br, "origin/", 7))
+		br += 7;
+	*sha = newest_branch_commit(st, head, br);
+	if (*sha)
+		*label = xasprintf("newest run of %s", br);
+	free(def);
+	return KG_EXIT_PASS;
+}
 
 int cmd_check(int argc, char **argv)
 {
+	struct check_args a = { .db = "kgate.db", .suite = "kgate.yaml", .format = KG_FMT_TEXT };
+	struct kg_thresholds *t = NULL;
+	struct kg_store *st = NULL;
+	struct kg_run_info *head = NULL, *base = NULL;
+	size_t n_head = 0, n_base = 0;
+	char *commit = NULL, *bsha = NULL, *blabel = NULL;
+	int rc;
+
 	if (cmd_wants_help(argc, argv)) {
-		puts("usage: kgate check [--db PATH] [-t thresholds.yaml] [--commit SHA] [--baseline REF] [--label-base L --label-head L] [--format text|markdown|json|junit|github] [--explain]");
+		fputs(usage_text, stdout);
 		return KG_EXIT_PASS;
 	}
-	kg_error("'%s' is not available in this build yet", argv[0]);
-	return KG_EXIT_RUNTIME;
+	if ((rc = parse_args(argc, argv, &a)) != KG_EXIT_PASS)
+		return rc;
+	if ((rc = load_thresholds(&a, &t)) != KG_EXIT_PASS)
+		return rc;
+	if (access(a.db, F_OK) != 0) {
+		kg_error("cannot open '%s': no such database (store runs first with 'kgate run' or 'kgate ingest')",
+			 a.db);
+		rc = KG_EXIT_USAGE;
+		goto out;
+	}
+	if ((rc = store_open(a.db, 0, &st)) != KG_EXIT_PASS) {
+		/* A read-only database can still be checked. */
+		if (access(a.db, W_OK) == 0 || store_open(a.db, KG_STORE_READONLY, &st) != KG_EXIT_PASS)
+			goto out;
+		kg_warn("'%s' is read-only: the verdicts will not be stored", a.db);
+		a.no_store = 1;
+	}
+
+	commit = a.commit ? xstrdup(a.commit) : git_head();
+	if (!commit) {
+		kg_error("no --commit given and git cannot say what HEAD is");
+		rc = KG_EXIT_USAGE;
+		goto out;
+	}
+	struct kg_run_filter f = { 0 };
+	f.commit = commit;
+	f.limit = 1;
+	if ((rc = store_find_runs(st, &f, &head, &n_head)) != KG_EXIT_PASS)
+		goto out;
+	if (!n_head) {
+		kg_error("no run is stored for commit '%s' (run 'kgate run' or 'kgate ingest' first)", commit);
+		rc = KG_EXIT_USAGE;
+		goto out;
+	}
+	if ((rc = pick_baseline(st, head, a.baseline, &bsha, &blabel)) != KG_EXIT_PASS)
+		goto out;
+	if (bsha) {
+		if ((rc = check_find_baseline(st, head, bsha, (size_t)t->baseline_runs, &base, &n_base)))
+			goto out;
+		if (!n_base)
+			kg_warn("no run of baseline %.12s on %s (driver %s): every kernel counts as new", bsha,
+				head->gpu_name ? head->gpu_name : "this GPU", head->driver ? head->driver : "?");
+	} else {
+		kg_warn("no baseline run is stored: every kernel counts as new");
+	}
+	const char *bc = n_base ? base[0].commit : bsha;
+	char *label = !bsha ? xstrdup("(no baseline)")
+		      : !strncmp(bc, blabel, strlen(blabel)) ? xasprintf("%.12s", bc)
+		      : xasprintf("%.12s (%s)", bc, blabel);
+	struct kg_check_opts o = {
+		.format = a.format,
+		.color = a.format == KG_FMT_TEXT && kg_use_color(1),
+		.out = stdout,
+		.store_verdicts = !a.no_store,
+		.summary = 1,
+		.all = a.all,
+	};
+	rc = check_runs(st, t, head, base, n_base, label, &o);
+	free(label);
+out:
+	if (head)
+		store_runs_free(head, n_head);
+	if (base)
+		store_runs_free(base, n_base);
+	free(commit);
+	free(bsha);
+	free(blabel);
+	store_close(st);
+	config_free_thresholds(t);
+	return rc;
 }

@@ -218,7 +218,7 @@ static void compare_pair(const struct kg_thresholds *t, struct kg_gate *g, size_
 	r->deterministic = rule.deterministic == 1 ||
 			   (rule.deterministic == -1 && (h->deterministic || b->deterministic));
 	r->verdict = KG_VERDICT_PASS;
-	if (r->deterministic && (rule.has_regression || rule.has_tolerance)) {
+	if (r->deterministic) {
 		compare_deterministic(&rule, r);
 	} else if (rule.has_regression) {
 		if (b->n < (size_t)t->min_samples || h->n < (size_t)t->min_samples) {

@@ -23,6 +23,7 @@ struct kg_check_opts {
 	FILE *out;              /* where the verdicts go (stdout) */
 	int store_verdicts;     /* 1: write them to the verdicts table */
 	int summary;            /* 1: append markdown to $GITHUB_STEP_SUMMARY if set */
+	int all;                /* 1: list passing comparisons too */
 };
 
 /*

@@ -22,9 +22,11 @@ struct kg_check_info {
 	const char *baseline;   /* commit or label of the baseline */
 	const char *gpu;
 	size_t n_base_runs;
+	int all;                /* 1: list passing comparisons too (text, markdown) */
 };
 
 int output_format_parse(const char *s, enum kg_format *out); /* 0 ok, -1 unknown */
+const char *output_format_choices(void);                     /* "text, markdown, ..." */
 void output_render(enum kg_format f, const struct kg_check_info *info, const struct kg_gate *g,
 		   int color, struct kg_buf *out);
 /* Escapers, shared with the report and the PR comment. */

@@ -1,0 +1,131 @@
+/*
+ * check.c: one check from stored runs to printed and stored verdicts.
+ *
+ * Shared by "kgate check" (head run against the runs of a baseline commit)
+ * and "kgate compare" (head against base, measured interleaved in one
+ * job).  The decision rules live in gate.c and the formats in output.c;
+ * this file owns the glue: loading the two sample sets, the GitHub job
+ * summary, and writing the verdicts table.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kgate/check.h"
+#include "kgate/gate.h"
+#include "kgate/util.h"
+
+int check_find_baseline(struct kg_store *st, const struct kg_run_info *head,
+			const char *ref_sha, size_t limit,
+			struct kg_run_info **runs, size_t *n)
+{
+	struct kg_run_filter f = { 0 };
+	f.commit = ref_sha;
+	f.gpu_name = head->gpu_name;
+	f.driver = head->driver;
+	f.limit = limit;
+	*runs = NULL;
+	*n = 0;
+	int rc = store_find_runs(st, &f, runs, n);
+	if (rc != KG_EXIT_PASS)
+		return rc;
+	/* The head run itself never counts as its own baseline. */
+	size_t k = 0;
+	for (size_t i = 0; i < *n; i++) {
+		if ((*runs)[i].id == head->id) {
+			store_run_info_free(&(*runs)[i]);
+			continue;
+		}
+		(*runs)[k++] = (*runs)[i];
+	}
+	*n = k;
+	return KG_EXIT_PASS;
+}
+
+/* Append the markdown table to the file $GITHUB_STEP_SUMMARY names. */
+static void write_summary(const struct kg_check_info *info, const struct kg_gate *g)
+{
+	const char *path = getenv("GITHUB_STEP_SUMMARY");
+	if (!path || !*path)
+		return;
+	struct kg_buf b = KG_BUF_INIT;
+	output_render(KG_FMT_MARKDOWN, info, g, 0, &b);
+	FILE *fp = fopen(path, "a");
+	if (!fp) {
+		kg_warn("cannot open '%s': %s (no job summary written)", path, strerror(errno));
+	} else {
+		if (fwrite(b.s, 1, b.len, fp) != b.len || fclose(fp) != 0)
+			kg_warn("cannot write '%s': %s (job summary incomplete)", path, strerror(errno));
+	}
+	buf_free(&b);
+}
+
+static int store_results(struct kg_store *st, const struct kg_run_info *head,
+			 const char *baseline, const struct kg_gate *g)
+{
+	struct kg_verdict_row *rows = xcalloc(g->n ? g->n : 1, sizeof *rows);
+	for (size_t i = 0; i < g->n; i++) {
+		const struct kg_result *r = &g->r[i];
+		rows[i] = (struct kg_verdict_row){
+			.benchmark = r->benchmark, .nvtx = r->nvtx, .kernel = r->kernel,
+			.metric = r->metric, .verdict = r->verdict, .shift = r->shift,
+			.lo = r->lo, .hi = r->hi, .p = r->p_adj, .base_value = r->base,
+			.head_value = r->head, .n_base = r->n_base, .n_head = r->n_head,
+			.message = r->message,
+		};
+	}
+	int rc = store_verdicts_put(st, head->id, baseline, rows, g->n);
+	free(rows);
+	return rc;
+}
+
+int check_runs(struct kg_store *st, const struct kg_thresholds *t,
+	       const struct kg_run_info *head, const struct kg_run_info *base,
+	       size_t n_base, const char *baseline, const struct kg_check_opts *o)
+{
+	struct kg_sampleset hs = { 0 }, bs = { 0 };
+	int64_t *ids = xcalloc(n_base ? n_base : 1, sizeof *ids);
+	for (size_t i = 0; i < n_base; i++)
+		ids[i] = base[i].id;
+	int rc = store_load_samples(st, &head->id, 1, &hs);
+	if (rc == KG_EXIT_PASS && n_base)
+		rc = store_load_samples(st, ids, n_base, &bs);
+	free(ids);
+	if (rc != KG_EXIT_PASS) {
+		store_sampleset_free(&hs);
+		store_sampleset_free(&bs);
+		return rc;
+	}
+
+	struct kg_gate g;
+	gate_compare(t, &bs, &hs, &g);
+
+	struct kg_check_info info = {
+		.head_commit = head->commit ? head->commit : "?",
+		.baseline = baseline,
+		.gpu = head->gpu_name,
+		.n_base_runs = n_base,
+		.all = o->all,
+	};
+	struct kg_buf b = KG_BUF_INIT;
+	output_render(o->format, &info, &g, o->color, &b);
+	FILE *out = o->out ? o->out : stdout;
+	fwrite(b.s, 1, b.len, out);
+	buf_free(&b);
+	if (fflush(out) != 0) {
+		kg_error("cannot write the verdicts: %s", strerror(errno));
+		rc = KG_EXIT_RUNTIME;
+	}
+	if (o->summary)
+		write_summary(&info, &g);
+	if (rc == KG_EXIT_PASS && o->store_verdicts && store_results(st, head, baseline, &g) != KG_EXIT_PASS)
+		kg_warn("the verdicts were not stored; the check itself is complete");
+	if (rc == KG_EXIT_PASS)
+		rc = g.exit_status;
+	gate_free(&g);
+	store_sampleset_free(&hs);
+	store_sampleset_free(&bs);
+	return rc;
+}

@@ -1,0 +1,641 @@
+/*
+ * output.c: renders the verdicts of one check in the formats of
+ * "kgate check --format": text, markdown, json, junit and github.
+ *
+ * This file owns the escaping of everything a kernel or benchmark name can
+ * carry into a reader that would interpret it: Markdown and HTML markup,
+ * XML entities and characters XML 1.0 forbids, JSON strings (through
+ * jansson), and the %-encoding of GitHub workflow commands.  Invalid UTF-8
+ * is replaced by U+FFFD before any format sees it.
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kgate/output.h"
+#include "kgate/util.h"
+
+static const char *const format_names[] = { "text", "markdown", "json", "junit", "github" };
+
+int output_format_parse(const char *s, enum kg_format *out)
+{
+	for (size_t i = 0; i < sizeof format_names / sizeof *format_names; i++)
+		if (strcmp(s, format_names[i]) == 0) {
+			*out = (enum kg_format)i;
+			return 0;
+		}
+	return -1;
+}
+
+const char *output_format_choices(void)
+{
+	return "text, markdown, json, junit, github";
+}
+
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 when invalid. */
+static size_t utf8_len(const unsigned char *s)
+{
+	unsigned c = s[0];
+	if (c < 0x80)
+		return 1;
+	size_t n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+	if (!n || (n == 3 && c >= 0xf0))
+		return 0;
+	for (size_t i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if (n == 3 && ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] >= 0xa0)))
+		return 0; /* overlong, surrogate */
+	if (n == 4 && ((c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] >= 0x90)))
+		return 0;
+	return n;
+}
+
+/* s with every invalid byte replaced by U+FFFD (malloc'd). */
+static char *utf8_clean(const char *s)
+{
+	struct kg_buf b = KG_BUF_INIT;
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	while (*p) {
+		size_t n = utf8_len(p);
+		if (n) {
+			buf_add(&b, (const char *)p, n);
+			p += n;
+		} else {
+			buf_adds(&b, "\xef\xbf\xbd");
+			p++;
+		}
+	}
+	if (!b.s)
+		buf_adds(&b, "");
+	return buf_detach(&b);
+}
+
+void output_escape_markdown(struct kg_buf *b, const char *s)
+{
+	char *c = utf8_clean(s);
+	for (const char *p = c; *p; p++) {
+		switch (*p) {
+		case '<': buf_adds(b, "&lt;"); break;
+		case '>': buf_adds(b, "&gt;"); break;
+		case '&': buf_adds(b, "&amp;"); break;
+		case '|': buf_adds(b, "&#124;"); break;
+		case '\n': case '\r': case '\t': buf_addc(b, ' '); break;
+		case '\\': case '`': case '*': case '_': case '[': case ']': case '~':
+		case '!': case '#': case '(': case ')': case '{': case '}': case '$':
+			buf_addc(b, '\\');
+			buf_addc(b, *p);
+			break;
+		default:
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				buf_addc(b, ' ');
+			else
+				buf_addc(b, *p);
+		}
+	}
+	free(c);
+}
+
+/* Inside <code>...</code> in a table cell: HTML escaping only. */
+static void escape_md_code(struct kg_buf *b, const char *s)
+{
+	char *c = utf8_clean(s);
+	for (const char *p = c; *p; p++) {
+		switch (*p) {
+		case '<': buf_adds(b, "&lt;"); break;
+		case '>': buf_adds(b, "&gt;"); break;
+		case '&': buf_adds(b, "&amp;"); break;
+		case '|': buf_adds(b, "&#124;"); break;
+		case '`': buf_adds(b, "&#96;"); break;
+		case '\\': buf_adds(b, "&#92;"); break;
+		default:
+			buf_addc(b, (unsigned char)*p < 0x20 || *p == 0x7f ? ' ' : *p);
+		}
+	}
+	free(c);
+}
+
+void output_escape_xml(struct kg_buf *b, const char *s)
+{
+	char *c = utf8_clean(s);
+	for (const char *p = c; *p; p++) {
+		unsigned char u = (unsigned char)*p;
+		switch (*p) {
+		case '<': buf_adds(b, "&lt;"); break;
+		case '>': buf_adds(b, "&gt;"); break;
+		case '&': buf_adds(b, "&amp;"); break;
+		case '"': buf_adds(b, "&quot;"); break;
+		case '\'': buf_adds(b, "&apos;"); break;
+		case '\n': buf_adds(b, "&#10;"); break;
+		case '\t': buf_adds(b, "&#9;"); break;
+		case '\r': buf_adds(b, "&#13;"); break;
+		default:
+			/* XML 1.0 has no way to write other C0 controls. */
+			if (u < 0x20 || u == 0x7f)
+				buf_adds(b, "\xef\xbf\xbd");
+			else
+				buf_addc(b, *p);
+		}
+	}
+	free(c);
+}
+
+/* GitHub workflow command data (prop=0) or property value (prop=1). */
+static void escape_github(struct kg_buf *b, const char *s, int prop)
+{
+	char *c = utf8_clean(s);
+	for (const char *p = c; *p; p++) {
+		switch (*p) {
+		case '%': buf_adds(b, "%25"); break;
+		case '\r': buf_adds(b, "%0D"); break;
+		case '\n': buf_adds(b, "%0A"); break;
+		case ':': buf_adds(b, prop ? "%3A" : ":"); break;
+		case ',': buf_adds(b, prop ? "%2C" : ","); break;
+		default:
+			buf_addc(b, (unsigned char)*p < 0x20 ? ' ' : *p);
+		}
+	}
+	free(c);
+}
+
+/* ---- numbers ---- */
+
+/* A value in its unit, scaled for people: 3.31 us, 1.20 GB, 45.2 %. */
+static void fmt_value(struct kg_buf *b, double v, const char *unit)
+{
+	if (isnan(v)) {
+		buf_adds(b, "-");
+		return;
+	}
+	double a = fabs(v);
+	if (strcmp(unit, "ns") == 0 || strcmp(unit, "nsecond") == 0) {
+		if (a >= 1e9)
+			buf_printf(b, "%.4g s", v / 1e9);
+		else if (a >= 1e6)
+			buf_printf(b, "%.4g ms", v / 1e6);
+		else if (a >= 1e3)
+			buf_printf(b, "%.4g us", v / 1e3);
+		else
+			buf_printf(b, "%.4g ns", v);
+	} else if (strcmp(unit, "byte") == 0) {
+		if (a >= 1e9)
+			buf_printf(b, "%.4g GB", v / 1e9);
+		else if (a >= 1e6)
+			buf_printf(b, "%.4g MB", v / 1e6);
+		else if (a >= 1e3)
+			buf_printf(b, "%.4g kB", v / 1e3);
+		else
+			buf_printf(b, "%.4g B", v);
+	} else if (strcmp(unit, "%") == 0) {
+		buf_printf(b, "%.3g%%", v);
+	} else if (a == floor(a) && a < 1e15) {
+		buf_printf(b, "%.0f", v);
+	} else {
+		buf_printf(b, "%.4g", v);
+	}
+}
+
+static void fmt_pct(struct kg_buf *b, double x)
+{
+	if (isnan(x))
+		buf_adds(b, "-");
+	else if (isinf(x))
+		buf_adds(b, x > 0 ? "+inf" : "-inf");
+	else
+		buf_printf(b, "%+.2f%%", 100 * x);
+}
+
+static void fmt_interval(struct kg_buf *b, const struct kg_result *r)
+{
+	if (isnan(r->lo) || isnan(r->hi)) {
+		buf_adds(b, "-");
+		return;
+	}
+	buf_printf(b, "[%+.2f%%, %+.2f%%]", 100 * r->lo, 100 * r->hi);
+}
+
+static void fmt_p(struct kg_buf *b, double p)
+{
+	if (isnan(p))
+		buf_adds(b, "-");
+	else if (p < 1e-4)
+		buf_printf(b, "%.1e", p);
+	else
+		buf_printf(b, "%.4f", p);
+}
+
+static const char *kernel_label(const struct kg_result *r)
+{
+	return r->demangled && *r->demangled ? r->demangled : r->kernel;
+}
+
+/* Shown in short outputs: everything but passes (unless asked). */
+static int result_shown(const struct kg_check_info *info, const struct kg_result *r)
+{
+	return info->all || r->verdict != KG_VERDICT_PASS;
+}
+
+static void summary_line(struct kg_buf *b, const struct kg_gate *g)
+{
+	buf_printf(b, "%zu failed, %zu passed, %zu inconclusive, %zu new, %zu missing",
+		   g->n_fail, g->n_pass, g->n_inconclusive, g->n_new, g->n_missing);
+}
+
+/* ---- text ---- */
+
+#define TEXT_COLS 7
+#define NAME_MAX_TEXT 60
+
+/* Display width of UTF-8 text (code points; good enough for names). */
+static size_t text_width(const char *s)
+{
+	size_t w = 0;
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xc0) != 0x80;
+	return w;
+}
+
+/* s cut to at most max code points, with an ellipsis when cut. */
+static char *text_cut(const char *s, size_t max)
+{
+	char *c = utf8_clean(s);
+	for (char *p = c; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = ' ';
+	if (text_width(c) <= max)
+		return c;
+	size_t w = 0;
+	char *p = c;
+	for (; *p; p++) {
+		if (((unsigned char)*p & 0xc0) != 0x80 && ++w == max)
+			break;
+	}
+	*p = '\0';
+	char *r = xasprintf("%s\xe2\x80\xa6", c);
+	free(c);
+	return r;
+}
+
+static const char *verdict_color(enum kg_verdict v)
+{
+	switch (v) {
+	case KG_VERDICT_FAIL: return "\033[1;31m";
+	case KG_VERDICT_PASS: return "\033[32m";
+	case KG_VERDICT_INCONCLUSIVE: return "\033[33m";
+	case KG_VERDICT_MISSING: return "\033[35m";
+	case KG_VERDICT_NEW: return "\033[36m";
+	default: return "";
+	}
+}
+
+static void render_text(const struct kg_check_info *info, const struct kg_gate *g, int color,
+			struct kg_buf *out)
+{
+	static const char *const head[TEXT_COLS] = { "VERDICT", "KERNEL", "METRIC", "BASE", "HEAD",
+						      "CHANGE", "INTERVAL" };
+	size_t rows = 0;
+	for (size_t i = 0; i < g->n; i++)
+		rows += result_shown(info, &g->r[i]);
+	char **cell = xcalloc((rows + 1) * TEXT_COLS, sizeof *cell);
+	size_t width[TEXT_COLS];
+	for (int c = 0; c < TEXT_COLS; c++) {
+		cell[c] = xstrdup(head[c]);
+		width[c] = strlen(head[c]);
+	}
+	size_t k = TEXT_COLS;
+	const struct kg_result **shown = xcalloc(rows + 1, sizeof *shown);
+	size_t ns = 0;
+	for (size_t i = 0; i < g->n; i++) {
+		const struct kg_result *r = &g->r[i];
+		if (!result_shown(info, r))
+			continue;
+		shown[ns++] = r;
+		struct kg_buf b = KG_BUF_INIT;
+		cell[k++] = xstrdup(gate_verdict_name(r->verdict));
+		char *name = xasprintf("%s%s%s%s", r->benchmark, *r->nvtx ? " [" : "", r->nvtx,
+				       *r->nvtx ? "]" : "");
+		char *kname = xasprintf("%s: %s", name, kernel_label(r));
+		cell[k++] = text_cut(kname, NAME_MAX_TEXT);
+		free(name);
+		free(kname);
+		cell[k++] = text_cut(*r->metric ? r->metric : "-", NAME_MAX_TEXT);
+		fmt_value(&b, r->base, r->unit);
+		cell[k++] = buf_detach(&b);
+		fmt_value(&b, r->head, r->unit);
+		cell[k++] = buf_detach(&b);
+		fmt_pct(&b, r->shift);
+		cell[k++] = buf_detach(&b);
+		fmt_interval(&b, r);
+		cell[k++] = buf_detach(&b);
+	}
+	for (size_t i = 0; i < k; i++) {
+		if (!cell[i])
+			cell[i] = xstrdup("");
+		size_t w = text_width(cell[i]);
+		if (w > width[i % TEXT_COLS])
+			width[i % TEXT_COLS] = w;
+	}
+
+	buf_printf(out, "kgate check: %s against %s", info->head_commit ? info->head_commit : "?",
+		   info->baseline ? info->baseline : "?");
+	if (info->n_base_runs)
+		buf_printf(out, " (%zu run%s)", info->n_base_runs, info->n_base_runs == 1 ? "" : "s");
+	if (info->gpu)
+		buf_printf(out, " on %s", info->gpu);
+	buf_adds(out, "\n\n");
+	if (rows) {
+		for (size_t row = 0; row <= rows; row++) {
+			for (int c = 0; c < TEXT_COLS; c++) {
+				const char *s = cell[row * TEXT_COLS + (size_t)c];
+				int paint = color && row > 0 && c == 0;
+				if (paint)
+					buf_adds(out, verdict_color(shown[row - 1]->verdict));
+				buf_adds(out, s);
+				if (paint)
+					buf_adds(out, "\033[0m");
+				if (c < TEXT_COLS - 1) {
+					size_t pad = width[c] - text_width(s) + 2;
+					for (size_t p = 0; p < pad; p++)
+						buf_addc(out, ' ');
+				}
+			}
+			buf_addc(out, '\n');
+		}
+		buf_addc(out, '\n');
+	}
+	for (size_t i = 0; i < ns; i++) {
+		const struct kg_result *r = shown[i];
+		if (r->verdict == KG_VERDICT_PASS)
+			continue;
+		char *kn = text_cut(kernel_label(r), 2 * NAME_MAX_TEXT);
+		buf_printf(out, "%s %s%s%s: %s", gate_verdict_name(r->verdict), kn,
+			   *r->metric ? " " : "", r->metric, r->message);
+		if (!isnan(r->p_adj)) {
+			buf_adds(out, " (p = ");
+			fmt_p(out, r->p_adj);
+			buf_addc(out, ')');
+		}
+		buf_addc(out, '\n');
+		free(kn);
+	}
+	if (ns && shown[0]->verdict != KG_VERDICT_PASS)
+		buf_addc(out, '\n');
+	if (!info->all && g->n_pass)
+		buf_printf(out, "(%zu passing comparison%s not shown; --all shows them)\n", g->n_pass,
+			   g->n_pass == 1 ? "" : "s");
+	summary_line(out, g);
+	buf_printf(out, ": %s\n", g->exit_status == KG_EXIT_PASS ? "PASS" : "FAIL");
+	for (size_t i = 0; i < k; i++)
+		free(cell[i]);
+	free(cell);
+	free(shown);
+}
+
+/* ---- markdown ---- */
+
+static void render_markdown(const struct kg_check_info *info, const struct kg_gate *g,
+			    struct kg_buf *out)
+{
+	int failed = g->exit_status != KG_EXIT_PASS;
+	buf_printf(out, "### kgate: %s\n\n", failed ? ":x: performance regression" : ":white_check_mark: no regression");
+	buf_adds(out, "Head `");
+	escape_md_code(out, info->head_commit ? info->head_commit : "?");
+	buf_adds(out, "` against `");
+	escape_md_code(out, info->baseline ? info->baseline : "?");
+	buf_printf(out, "` (%zu baseline run%s)", info->n_base_runs, info->n_base_runs == 1 ? "" : "s");
+	if (info->gpu) {
+		buf_adds(out, " on ");
+		output_escape_markdown(out, info->gpu);
+	}
+	buf_adds(out, ". ");
+	summary_line(out, g);
+	buf_adds(out, ".\n\n");
+	size_t shown = 0;
+	for (size_t i = 0; i < g->n; i++)
+		shown += result_shown(info, &g->r[i]);
+	if (shown) {
+		buf_adds(out, "| Verdict | Benchmark | Kernel | Metric | Base | Head | Change | Interval | p |\n"
+			      "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: |\n");
+		for (size_t i = 0; i < g->n; i++) {
+			const struct kg_result *r = &g->r[i];
+			if (!result_shown(info, r))
+				continue;
+			buf_printf(out, "| %s%s%s | ", r->verdict == KG_VERDICT_FAIL ? "**" : "",
+				   gate_verdict_name(r->verdict), r->verdict == KG_VERDICT_FAIL ? "**" : "");
+			output_escape_markdown(out, r->benchmark);
+			if (*r->nvtx) {
+				buf_adds(out, " <sub>");
+				output_escape_markdown(out, r->nvtx);
+				buf_adds(out, "</sub>");
+			}
+			buf_adds(out, " | <code>");
+			escape_md_code(out, kernel_label(r));
+			buf_adds(out, "</code> | ");
+			if (*r->metric) {
+				buf_adds(out, "<code>");
+				escape_md_code(out, r->metric);
+				buf_adds(out, "</code>");
+			} else {
+				buf_adds(out, "-");
+			}
+			buf_adds(out, " | ");
+			fmt_value(out, r->base, r->unit);
+			buf_adds(out, " | ");
+			fmt_value(out, r->head, r->unit);
+			buf_adds(out, " | ");
+			fmt_pct(out, r->shift);
+			buf_adds(out, " | ");
+			fmt_interval(out, r);
+			buf_adds(out, " | ");
+			fmt_p(out, r->p_adj);
+			buf_adds(out, " |\n");
+		}
+		buf_addc(out, '\n');
+	}
+	if (!info->all && g->n_pass)
+		buf_printf(out, "%zu passing comparison%s not shown.\n", g->n_pass, g->n_pass == 1 ? "" : "s");
+}
+
+/* ---- json ---- */
+
+static json_t *jnum(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *jstr(const char *s)
+{
+	char *c = utf8_clean(s);
+	json_t *j = json_string(c);
+	free(c);
+	return j ? j : json_string("");
+}
+
+static void render_json(const struct kg_check_info *info, const struct kg_gate *g,
+			struct kg_buf *out)
+{
+	json_t *root = json_object();
+	json_object_set_new(root, "format", json_integer(1));
+	json_object_set_new(root, "head", info->head_commit ? jstr(info->head_commit) : json_null());
+	json_object_set_new(root, "baseline", info->baseline ? jstr(info->baseline) : json_null());
+	json_object_set_new(root, "gpu", info->gpu ? jstr(info->gpu) : json_null());
+	json_object_set_new(root, "baseline_runs", json_integer((json_int_t)info->n_base_runs));
+	json_object_set_new(root, "verdict", json_string(g->exit_status == KG_EXIT_PASS ? "PASS" : "FAIL"));
+	json_object_set_new(root, "exit_status", json_integer(g->exit_status));
+	json_t *sum = json_object();
+	json_object_set_new(sum, "failed", json_integer((json_int_t)g->n_fail));
+	json_object_set_new(sum, "passed", json_integer((json_int_t)g->n_pass));
+	json_object_set_new(sum, "inconclusive", json_integer((json_int_t)g->n_inconclusive));
+	json_object_set_new(sum, "new", json_integer((json_int_t)g->n_new));
+	json_object_set_new(sum, "missing", json_integer((json_int_t)g->n_missing));
+	json_object_set_new(root, "summary", sum);
+	json_t *arr = json_array();
+	for (size_t i = 0; i < g->n; i++) {
+		const struct kg_result *r = &g->r[i];
+		json_t *o = json_object();
+		json_object_set_new(o, "benchmark", jstr(r->benchmark));
+		json_object_set_new(o, "nvtx", jstr(r->nvtx));
+		json_object_set_new(o, "kernel", jstr(r->kernel));
+		json_object_set_new(o, "demangled", jstr(kernel_label(r)));
+		json_object_set_new(o, "metric", *r->metric ? jstr(r->metric) : json_null());
+		json_object_set_new(o, "unit", jstr(r->unit));
+		json_object_set_new(o, "verdict", json_string(gate_verdict_name(r->verdict)));
+		json_object_set_new(o, "fails", json_boolean(r->fails));
+		json_object_set_new(o, "deterministic", json_boolean(r->deterministic));
+		json_object_set_new(o, "higher_is_better", json_boolean(r->higher_is_better));
+		json_object_set_new(o, "base", jnum(r->base));
+		json_object_set_new(o, "head", jnum(r->head));
+		json_object_set_new(o, "shift", jnum(r->shift));
+		json_object_set_new(o, "lo", jnum(r->lo));
+		json_object_set_new(o, "hi", jnum(r->hi));
+		json_object_set_new(o, "p", jnum(r->p));
+		json_object_set_new(o, "p_adj", jnum(r->p_adj));
+		json_object_set_new(o, "threshold", jnum(r->threshold));
+		json_object_set_new(o, "n_base", json_integer((json_int_t)r->n_base));
+		json_object_set_new(o, "n_head", json_integer((json_int_t)r->n_head));
+		json_object_set_new(o, "message", jstr(r->message));
+		json_array_append_new(arr, o);
+	}
+	json_object_set_new(root, "results", arr);
+	char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+	buf_adds(out, s);
+	buf_addc(out, '\n');
+	free(s);
+	json_decref(root);
+}
+
+/* ---- junit ---- */
+
+static void render_junit(const struct kg_check_info *info, const struct kg_gate *g,
+			 struct kg_buf *out)
+{
+	size_t fails = 0, skipped = 0;
+	for (size_t i = 0; i < g->n; i++) {
+		fails += g->r[i].fails;
+		skipped += !g->r[i].fails && g->r[i].verdict != KG_VERDICT_PASS;
+	}
+	buf_adds(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	buf_printf(out, "<testsuites name=\"kgate\" tests=\"%zu\" failures=\"%zu\" skipped=\"%zu\">\n",
+		   g->n, fails, skipped);
+	buf_adds(out, "  <testsuite name=\"kgate check ");
+	output_escape_xml(out, info->head_commit ? info->head_commit : "?");
+	buf_adds(out, " against ");
+	output_escape_xml(out, info->baseline ? info->baseline : "?");
+	buf_printf(out, "\" tests=\"%zu\" failures=\"%zu\" skipped=\"%zu\">\n", g->n, fails, skipped);
+	for (size_t i = 0; i < g->n; i++) {
+		const struct kg_result *r = &g->r[i];
+		buf_adds(out, "    <testcase classname=\"");
+		output_escape_xml(out, r->benchmark);
+		if (*r->nvtx) {
+			buf_addc(out, '/');
+			output_escape_xml(out, r->nvtx);
+		}
+		buf_adds(out, "\" name=\"");
+		output_escape_xml(out, kernel_label(r));
+		if (*r->metric) {
+			buf_addc(out, ' ');
+			output_escape_xml(out, r->metric);
+		}
+		buf_adds(out, "\"");
+		if (r->verdict == KG_VERDICT_PASS) {
+			buf_adds(out, "/>\n");
+			continue;
+		}
+		buf_adds(out, ">\n      <");
+		const char *tag = r->fails ? "failure" : "skipped";
+		buf_printf(out, "%s type=\"%s\" message=\"", tag, gate_verdict_name(r->verdict));
+		output_escape_xml(out, r->message);
+		buf_adds(out, "\">");
+		struct kg_buf d = KG_BUF_INIT;
+		buf_adds(&d, "base ");
+		fmt_value(&d, r->base, r->unit);
+		buf_adds(&d, ", head ");
+		fmt_value(&d, r->head, r->unit);
+		buf_adds(&d, ", change ");
+		fmt_pct(&d, r->shift);
+		buf_adds(&d, ", interval ");
+		fmt_interval(&d, r);
+		buf_adds(&d, ", p ");
+		fmt_p(&d, r->p_adj);
+		output_escape_xml(out, d.s);
+		buf_free(&d);
+		buf_printf(out, "</%s>\n    </testcase>\n", tag);
+	}
+	buf_adds(out, "  </testsuite>\n</testsuites>\n");
+}
+
+/* ---- github ---- */
+
+static void render_github(const struct kg_check_info *info, const struct kg_gate *g,
+			  struct kg_buf *out)
+{
+	for (size_t i = 0; i < g->n; i++) {
+		const struct kg_result *r = &g->r[i];
+		if (r->verdict == KG_VERDICT_PASS || r->verdict == KG_VERDICT_SKIP)
+			continue;
+		buf_printf(out, "::%s title=", r->fails ? "error" : "warning");
+		struct kg_buf t = KG_BUF_INIT;
+		buf_printf(&t, "kgate %s: %s", gate_verdict_name(r->verdict), r->benchmark);
+		escape_github(out, t.s, 1);
+		buf_free(&t);
+		buf_adds(out, "::");
+		struct kg_buf m = KG_BUF_INIT;
+		buf_printf(&m, "%s%s%s%s: %s (base ", kernel_label(r), *r->nvtx ? " [" : "",
+			   r->nvtx, *r->nvtx ? "]" : "", r->message);
+		fmt_value(&m, r->base, r->unit);
+		buf_adds(&m, ", head ");
+		fmt_value(&m, r->head, r->unit);
+		buf_adds(&m, ", change ");
+		fmt_pct(&m, r->shift);
+		if (*r->metric)
+			buf_printf(&m, ", %s", r->metric);
+		buf_adds(&m, ")");
+		escape_github(out, m.s, 0);
+		buf_free(&m);
+		buf_addc(out, '\n');
+	}
+	struct kg_buf s = KG_BUF_INIT;
+	buf_printf(&s, "kgate: %s against %s: ", info->head_commit ? info->head_commit : "?",
+		   info->baseline ? info->baseline : "?");
+	summary_line(&s, g);
+	buf_adds(out, "::notice title=kgate::");
+	escape_github(out, s.s, 0);
+	buf_addc(out, '\n');
+	buf_free(&s);
+}
+
+void output_render(enum kg_format f, const struct kg_check_info *info, const struct kg_gate *g,
+		   int color, struct kg_buf *out)
+{
+	switch (f) {
+	case KG_FMT_TEXT: render_text(info, g, color, out); break;
+	case KG_FMT_MARKDOWN: render_markdown(info, g, out); break;
+	case KG_FMT_JSON: render_json(info, g, out); break;
+	case KG_FMT_JUNIT: render_junit(info, g, out); break;
+	case KG_FMT_GITHUB: render_github(info, g, out); break;
+	}
+	if (!out->s)
+		buf_adds(out, "");
+}
