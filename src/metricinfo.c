@@ -327,6 +327,7 @@ out:
 struct cand {
 	char *name;
 	size_t d;
+	size_t order;           /* ties: the order made (.sum first) */
 };
 
 static int cmp_cand(const void *pa, const void *pb)
@@ -335,7 +336,7 @@ static int cmp_cand(const void *pa, const void *pb)
 
 	if (a->d != b->d)
 		return a->d < b->d ? -1 : 1;
-	return strcmp(a->name, b->name);
+	return a->order < b->order ? -1 : a->order > b->order;
 }
 
 static void cand_add(struct cand **v, size_t *n, size_t *cap, char *name, size_t d)
@@ -349,7 +350,8 @@ static void cand_add(struct cand **v, size_t *n, size_t *cap, char *name, size_t
 		*cap = *cap ? *cap * 2 : 32;
 		*v = xrealloc(*v, *cap * sizeof(**v));
 	}
-	(*v)[(*n)++] = (struct cand){ name, d };
+	(*v)[*n] = (struct cand){ name, d, *n };
+	(*n)++;
 }
 
 int metricinfo_suggest(const char *chip, const char *metric, char **out, size_t max,
