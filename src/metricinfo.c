@@ -91,6 +91,17 @@ static int try_open(const char *path, struct kg_buf *why)
 	return 1;
 }
 
+/* libcupti dlopens libnvperf_host.so with RTLD_DEEPBIND, which
+ * AddressSanitizer refuses by aborting the process: in such a build the
+ * host API is "cannot tell" rather than a crash. */
+#if defined(__SANITIZE_ADDRESS__)
+#define KG_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KG_ASAN 1
+#endif
+#endif
+
 static int load(struct kg_buf *err)
 {
 	if (!lib.tried) {
@@ -121,6 +132,15 @@ static int load(struct kg_buf *err)
 				buf_adds(&why, "cannot find the kgate binary (/proc/self/exe)");
 			}
 		}
+#ifdef KG_ASAN
+		if (ok) {
+			lib.list = NULL;
+			lib.passes = NULL;
+			ok = 0;
+			buf_adds(&why, "loaded, but CUPTI's host API cannot run in an AddressSanitizer "
+				       "build (libcupti loads libnvperf_host.so with RTLD_DEEPBIND)");
+		}
+#endif
 		if (!ok)
 			lib.why = xasprintf("cannot load the collector library " COLLECTOR_SO
 					    " (set KGATE_COLLECTOR to its path): %s",
