@@ -110,11 +110,12 @@ int cmd_metrics(int argc, char **argv)
 		case 'c': chip = optarg; break;
 		case 'f': format = optarg; break;
 		default:
-			if (optopt)
-				kg_error("option '-%c' %s", optopt, strchr("cf", optopt) ?
-					 "needs a value" : "is not known");
+			if (optopt && strchr("cf", optopt))
+				kg_error("option '%s' needs a value", argv[optind - 1]);
+			else if (optopt)
+				kg_error("option '-%c' is not known", optopt);
 			else
-				kg_error("unknown or incomplete option '%s'", argv[optind - 1]);
+				kg_error("unknown option '%s'", argv[optind - 1]);
 			fputs(usage_text, stderr);
 			return KG_EXIT_USAGE;
 		}

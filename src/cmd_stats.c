@@ -127,24 +127,26 @@ static size_t u8_width(const char *s)
 	return w;
 }
 
-/* s cut to at most width code points, the last one an ellipsis if cut. */
+/* s cut to at most width code points, the last one an ellipsis if cut;
+ * control characters (a hostile name's newline) shown as '?'. */
 static char *u8_fit(const char *s, size_t width)
 {
-	size_t w = 0;
+	struct kg_buf b = KG_BUF_INIT;
+	size_t w = 0, total = u8_width(s);
 	const char *p;
 
-	if (u8_width(s) <= width)
-		return xstrdup(s);
 	for (p = s; *p; p++) {
 		if (((unsigned char)*p & 0xC0) != 0x80) {
-			if (w == width - 1)
+			if (total > width && w == width - 1)
 				break;
 			w++;
 		}
+		buf_addc(&b, (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p);
 	}
-	struct kg_buf b = KG_BUF_INIT;
-	buf_add(&b, s, (size_t)(p - s));
-	buf_adds(&b, "\xE2\x80\xA6"); /* U+2026 HORIZONTAL ELLIPSIS */
+	if (*p)
+		buf_adds(&b, "\xE2\x80\xA6"); /* U+2026 HORIZONTAL ELLIPSIS */
+	if (!b.s)
+		buf_adds(&b, "");
 	return buf_detach(&b);
 }
 
@@ -424,11 +426,12 @@ int cmd_stats(int argc, char **argv)
 		case 'm': metric = optarg; break;
 		case 'f': format = optarg; break;
 		default:
-			if (optopt)
-				kg_error("option '-%c' %s", optopt, strchr("dcrRmf", optopt) ?
-					 "needs a value" : "is not known");
+			if (optopt && strchr("dcrRmf", optopt))
+				kg_error("option '%s' needs a value", argv[optind - 1]);
+			else if (optopt)
+				kg_error("option '-%c' is not known", optopt);
 			else
-				kg_error("unknown or incomplete option '%s'", argv[optind - 1]);
+				kg_error("unknown option '%s'", argv[optind - 1]);
 			fputs(usage_text, stderr);
 			return KG_EXIT_USAGE;
 		}

@@ -122,6 +122,19 @@ like "$out" '"a_kernel_with_a_long_name_for_testing_truncation<float, 128, 256>\
 run "$KGATE" stats --db "$T/long.db" --report kernel_sum --format json
 is "$(printf '%s' "$out" | jq -r '.rows[].name' | grep -c '…')" "0" "JSON: no ellipsis"
 
+# a hostile name: quotes, a comma and a newline
+sed 's/"_Z7stridediPKfPfi"/"evil \\"q\\", x\\nname"/' "$REC" > "$T/evil.jsonl"
+"$KGATE" ingest --db "$T/evil.db" --commit evil1 --records "$T/evil.jsonl" 2>/dev/null
+run "$KGATE" stats --db "$T/evil.db" --report kernel_sum
+like "$out" ' evil "q", x\?name$' "text: a newline in a name is shown as '?'"
+run "$KGATE" stats --db "$T/evil.db" --report kernel_sum --format csv
+is "$(printf '%s\n' "$out" | tr -d '\r' | grep -A1 -F ',"evil ""q"", x' | tail -1)" 'name"' \
+	"CSV: quotes doubled, the field quoted across its newline"
+is "$(python3 -c 'import csv, sys; r = list(csv.reader(open(sys.argv[1], newline=""))); print(len(r), sorted(set(map(len, r))), r[-1][-1] if r[-1][-1].startswith("evil") else r[-2][-1])' "$T/.out")" \
+	"3 [10] $(printf 'evil "q", x\nname')" "CSV: Python's csv module reads the rows and the name back"
+run "$KGATE" stats --db "$T/evil.db" --report kernel_sum --format json
+is "$(printf '%s' "$out" | jq -r '.rows[] | select(.name | startswith("evil")) | .name')" "$(printf 'evil "q", x\nname')" "JSON: the name exactly"
+
 # --- which run: git HEAD, else the newest, with a note ---
 mkdir "$T/repo" "$T/norepo"
 git -C "$T/repo" init -q
