@@ -1,19 +1,362 @@
 /*
- * cmd_compare.c: "kgate compare".  Not written yet: this build prints its usage and
- * says so, and fails with exit status 3 when asked to do the work.
+ * cmd_compare.c: "kgate compare": an A/B comparison in one job.  The suite
+ * of the base directory and the suite of the head directory run
+ * interleaved (each repeat of each benchmark: base and head in a seeded
+ * random order, so that drift of the machine hits both sides alike), both
+ * are stored as runs labelled "base" and "head", and check_runs() gates
+ * head against base.
  */
-#include <stdio.h>
-
 #include "cmd.h"
+#include "kgate/check.h"
+#include "kgate/config.h"
+#include "kgate/git.h"
 #include "kgate/kgate.h"
+#include "kgate/output.h"
+#include "kgate/runner.h"
+#include "kgate/store.h"
+#include "kgate/suiterun.h"
 #include "kgate/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <regex.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char usage_text[] =
+	"usage: kgate compare --base-dir DIR --head-dir DIR [-c kgate.yaml]\n"
+	"                     [-t thresholds.yaml] [--db PATH] [--only REGEX] [--quick]\n"
+	"                     [--seed N] [-v] [--format text|markdown|json|junit|github]\n"
+	"\n"
+	"Run the suite of two checkouts (two builds) interleaved on this machine,\n"
+	"store both as runs labelled base and head, and check head against base.\n"
+	"\n"
+	"  --base-dir DIR      the baseline checkout (its build must be done)\n"
+	"  --head-dir DIR      the checkout under test\n"
+	"  -c, --config FILE   the suite, relative to each DIR unless absolute\n"
+	"                      (default kgate.yaml)\n"
+	"  -t, --thresholds F  thresholds (default: the head suite's, else built in)\n"
+	"  --db PATH           the database (default kgate.db)\n"
+	"  --only REGEX        only the benchmarks whose name matches (POSIX ERE)\n"
+	"  --quick             quick_repeat repeats instead of repeat\n"
+	"  --seed N            seed of the base/head order (default: from the clock;\n"
+	"                      printed, so that an order can be repeated)\n"
+	"  -v, --verbose       show the benchmarks' output on stderr\n"
+	"  --format F          verdict format: text (default), markdown, json, junit,\n"
+	"                      github\n"
+	"\n"
+	"Exit status: 0 no regression; 1 regression; 2 bad usage, suite or\n"
+	"thresholds; 3 a benchmark failed (nothing stored), or a database error.\n";
+
+/* splitmix64: a small, well-mixed generator; the same order on every machine. */
+static uint64_t next_rand(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* The suite of one side: cfg relative to dir unless absolute. */
+static int load_side(const char *dir, const char *cfg, struct kg_suite **s)
+{
+	struct stat sb;
+
+	if (stat(dir, &sb) != 0) {
+		kg_error("cannot open '%s': %s", dir, strerror(errno));
+		return KG_EXIT_USAGE;
+	}
+	if (!S_ISDIR(sb.st_mode)) {
+		kg_error("cannot open '%s': not a directory", dir);
+		return KG_EXIT_USAGE;
+	}
+	char *path = cfg[0] == '/' ? xstrdup(cfg) : xasprintf("%s/%s", dir, cfg);
+	int rc = config_load_suite(path, s);
+	free(path);
+	return rc;
+}
+
+/* HEAD's SHA in dir, else the directory's name. */
+static char *side_commit(const char *dir, char **branch)
+{
+	int here = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char *sha = NULL;
+
+	*branch = NULL;
+	if (here >= 0 && chdir(dir) == 0) {
+		sha = git_head();
+		*branch = git_branch();
+		if (fchdir(here) != 0)
+			kg_warn("cannot return to the working directory: %s", strerror(errno));
+	}
+	if (here >= 0)
+		close(here);
+	if (!sha) {
+		char *copy = xstrdup(dir);
+		size_t l = strlen(copy);
+		while (l > 1 && copy[l - 1] == '/')
+			copy[--l] = '\0';
+		const char *slash = strrchr(copy, '/');
+		sha = xstrdup(slash && slash[1] ? slash + 1 : copy);
+		free(copy);
+	}
+	return sha;
+}
+
+static const struct kg_benchmark *find_bench(const struct kg_suite *s, const char *name)
+{
+	for (size_t i = 0; i < s->n_benchmarks; i++)
+		if (!strcmp(s->benchmarks[i].name, name))
+			return &s->benchmarks[i];
+	return NULL;
+}
+
+/* One benchmark, both sides: b[0] base, b[1] head; either may be NULL. */
+struct pair {
+	const struct kg_benchmark *b[2];
+};
 
 int cmd_compare(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "base-dir", required_argument, NULL, 'B' },
+		{ "head-dir", required_argument, NULL, 'H' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "thresholds", required_argument, NULL, 't' },
+		{ "db", required_argument, NULL, 'd' },
+		{ "only", required_argument, NULL, 'o' },
+		{ "quick", no_argument, NULL, 'q' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *dir[2] = { NULL, NULL }, *cfg = "kgate.yaml", *tpath = NULL;
+	const char *db = "kgate.db", *only = NULL;
+	static const char *const label[2] = { "base", "head" };
+	enum kg_format format = KG_FMT_TEXT;
+	int quick = 0, verbose = 0, have_seed = 0, c, rc = KG_EXIT_USAGE;
+	uint64_t seed = 0;
+	struct kg_suite *s[2] = { NULL, NULL };
+	struct kg_thresholds *t = NULL;
+	struct kg_suiterun sr = { 0 };
+	struct pair *pairs = NULL;
+	size_t np = 0;
+	struct kg_recset *sets[2] = { NULL, NULL };
+	const char **names[2] = { NULL, NULL };
+	struct kg_run_info run[2] = { { 0 }, { 0 } };
+	struct kg_store *st = NULL;
+	regex_t re;
+	int have_re = 0;
+
 	if (cmd_wants_help(argc, argv)) {
-		printf("usage: kgate compare ... (see DESIGN.md; not available in this build yet)\n");
+		fputs(usage_text, stdout);
 		return KG_EXIT_PASS;
 	}
-	kg_error("'%s' is not available in this build yet", argv[0]);
-	return KG_EXIT_RUNTIME;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "c:t:vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'B': dir[0] = optarg; break;
+		case 'H': dir[1] = optarg; break;
+		case 'c': cfg = optarg; break;
+		case 't': tpath = optarg; break;
+		case 'd': db = optarg; break;
+		case 'o': only = optarg; break;
+		case 'q': quick = 1; break;
+		case 'v': verbose = 1; break;
+		case 's': {
+			char *end;
+			errno = 0;
+			unsigned long long v = strtoull(optarg, &end, 10);
+			if (!optarg[0] || *end || errno || optarg[0] == '-') {
+				kg_error("--seed '%s' is not a non-negative integer", optarg);
+				return KG_EXIT_USAGE;
+			}
+			seed = v;
+			have_seed = 1;
+			break;
+		}
+		case 'f':
+			if (output_format_parse(optarg, &format) < 0) {
+				kg_error("--format '%s' is not one of: %s", optarg,
+					 output_format_choices());
+				return KG_EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return KG_EXIT_PASS;
+		default:
+			if (optopt && optopt != '?' && strchr("BHctdosf", optopt))
+				kg_error("option '%s' needs a value", argv[optind - 1]);
+			else
+				kg_error("unknown option '%s'", argv[optind - 1]);
+			fputs(usage_text, stderr);
+			return KG_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		kg_error("unexpected argument '%s'", argv[optind]);
+		fputs(usage_text, stderr);
+		return KG_EXIT_USAGE;
+	}
+	if (!dir[0] || !dir[1]) {
+		kg_error("give both --base-dir DIR and --head-dir DIR");
+		fputs(usage_text, stderr);
+		return KG_EXIT_USAGE;
+	}
+	if (only) {
+		int e = regcomp(&re, only, REG_EXTENDED | REG_NOSUB);
+		if (e) {
+			char msg[256];
+			regerror(e, &re, msg, sizeof(msg));
+			kg_error("--only '%s' is not a valid regular expression: %s", only, msg);
+			return KG_EXIT_USAGE;
+		}
+		have_re = 1;
+	}
+	for (int k = 0; k < 2; k++)
+		if ((rc = load_side(dir[k], cfg, &s[k])) != KG_EXIT_PASS)
+			goto out;
+	if (tpath)
+		rc = config_load_thresholds(tpath, &t);
+	else if (s[1]->thresholds)
+		rc = config_load_thresholds(s[1]->thresholds, &t);
+	else
+		t = config_default_thresholds();
+	if (rc != KG_EXIT_PASS)
+		goto out;
+
+	/* The benchmarks: head's in its order, then those only base has. */
+	pairs = xcalloc(s[0]->n_benchmarks + s[1]->n_benchmarks, sizeof(*pairs));
+	for (size_t i = 0; i < s[1]->n_benchmarks; i++) {
+		const struct kg_benchmark *h = &s[1]->benchmarks[i];
+		if (!have_re || !regexec(&re, h->name, 0, NULL, 0))
+			pairs[np++] = (struct pair){ { find_bench(s[0], h->name), h } };
+	}
+	for (size_t i = 0; i < s[0]->n_benchmarks; i++) {
+		const struct kg_benchmark *b = &s[0]->benchmarks[i];
+		if ((!have_re || !regexec(&re, b->name, 0, NULL, 0)) && !find_bench(s[1], b->name))
+			pairs[np++] = (struct pair){ { b, NULL } };
+	}
+	if (!np) {
+		kg_error("--only '%s' matches no benchmark of either suite", only);
+		rc = KG_EXIT_USAGE;
+		goto out;
+	}
+	for (size_t i = 0; i < np; i++)
+		for (int k = 0; k < 2; k++)
+			if (!pairs[i].b[k])
+				kg_warn("benchmark '%s' is only in the %s suite; it runs on that side "
+					"only", pairs[i].b[!k]->name, label[!k]);
+
+	if (!have_seed)
+		seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+	kg_note("compare: base/head order from seed %llu (--seed reproduces it)",
+		(unsigned long long)seed);
+	uint64_t state = seed;
+
+	if ((rc = suiterun_init(&sr)) != KG_EXIT_PASS)
+		goto out;
+	sr.passthrough = verbose;
+	for (size_t i = 0; i < np; i++)
+		for (int k = 0; k < 2; k++)
+			if (pairs[i].b[k])
+				sr.steps += pairs[i].b[k]->warmup +
+					    (quick ? pairs[i].b[k]->quick_repeat : pairs[i].b[k]->repeat);
+	runner_catch_signals();
+	for (int k = 0; k < 2; k++) {
+		sets[k] = xcalloc(np, sizeof(*sets[k]));
+		names[k] = xcalloc(np, sizeof(*names[k]));
+	}
+	size_t nset[2] = { 0, 0 };
+	for (size_t i = 0; i < np && rc == KG_EXIT_PASS; i++) {
+		const struct kg_benchmark *const *b = pairs[i].b;
+		size_t slot[2];
+		int warm[2], reps[2], most = 0;
+		for (int k = 0; k < 2; k++) {
+			warm[k] = b[k] ? b[k]->warmup : 0;
+			reps[k] = b[k] ? (quick ? b[k]->quick_repeat : b[k]->repeat) : 0;
+			if (b[k]) {
+				slot[k] = nset[k]++;
+				names[k][slot[k]] = b[k]->name;
+			}
+		}
+		/* Warmups first (-1, -2, ...), then repeats; each round in random order. */
+		for (int w = 0; w < (warm[0] > warm[1] ? warm[0] : warm[1]); w++)
+			for (int j = 0, first = (int)(next_rand(&state) & 1); j < 2 && !rc; j++) {
+				int k = j ? !first : first;
+				if (w < warm[k])
+					rc = suiterun_once(&sr, s[k], b[k], label[k], -w - 1,
+							   &sets[k][slot[k]]);
+			}
+		most = reps[0] > reps[1] ? reps[0] : reps[1];
+		for (int r = 0; r < most && rc == KG_EXIT_PASS; r++)
+			for (int j = 0, first = (int)(next_rand(&state) & 1); j < 2 && !rc; j++) {
+				int k = j ? !first : first;
+				if (r < reps[k])
+					rc = suiterun_once(&sr, s[k], b[k], label[k], r,
+							   &sets[k][slot[k]]);
+			}
+	}
+	if (rc != KG_EXIT_PASS) {
+		kg_error("nothing stored in '%s'", db);
+		goto out;
+	}
+
+	if ((rc = store_open(db, 0, &st)) != KG_EXIT_PASS)
+		goto out;
+	for (int k = 0; k < 2; k++) {
+		char *br = NULL;
+		run[k].commit = side_commit(dir[k], &br);
+		run[k].branch = br;
+		run[k].label = xstrdup(label[k]);
+		rc = suiterun_store(st, &run[k], names[k], sets[k], nset[k], NULL);
+		if (rc != KG_EXIT_PASS) {
+			if (k == 1)
+				kg_error("the base run %lld stays stored; the head run is not",
+					 (long long)run[0].id);
+			else
+				kg_error("nothing stored in '%s'", db);
+			goto out;
+		}
+		kg_note("stored the %s run %lld (commit %.12s)", label[k], (long long)run[k].id,
+			run[k].commit);
+	}
+
+	char *bl = xasprintf("compare base %.12s", run[0].commit);
+	struct kg_check_opts o = {
+		.format = format,
+		.color = format == KG_FMT_TEXT && kg_use_color(1),
+		.out = stdout,
+		.store_verdicts = 1,
+		.summary = 1,
+	};
+	rc = check_runs(st, t, &run[1], &run[0], 1, bl, &o);
+	free(bl);
+out:
+	store_close(st);
+	for (int k = 0; k < 2; k++) {
+		store_run_info_free(&run[k]);
+		if (sets[k])
+			for (size_t i = 0; i < np; i++)
+				suiterun_recset_free(&sets[k][i]);
+		free(sets[k]);
+		free(names[k]);
+		config_free_suite(s[k]);
+	}
+	free(pairs);
+	suiterun_free(&sr);
+	config_free_thresholds(t);
+	if (have_re)
+		regfree(&re);
+	return rc;
 }

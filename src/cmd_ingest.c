@@ -31,8 +31,9 @@ static const char usage_text[] =
 	"  --branch NAME     its branch (default: from git or GITHUB_HEAD_REF)\n"
 	"  --records FILE    a records file; may be given several times\n"
 	"  --ncu-csv FILE    an ncu CSV export; may be given several times\n"
-	"  --benchmark NAME  benchmark name (default: the records file's argv[0]\n"
-	"                    basename, or ncu's process name)\n"
+	"  --benchmark NAME  benchmark name of the inputs after it (the first one\n"
+	"                    also names those before it; default: the records\n"
+	"                    file's argv[0] basename, or ncu's process name)\n"
 	"  --repeat N        repeat number of the first file of each benchmark\n"
 	"                    (default 0; later files of one benchmark count up)\n"
 	"  --label L         a label for the run (compare uses base/head)\n"
@@ -44,6 +45,7 @@ static const char usage_text[] =
 struct input {
 	const char *path;
 	int ncu;
+	const char *bench_opt;  /* the --benchmark given before it, if any */
 	char *benchmark;
 	int repeat;
 };
@@ -93,13 +95,18 @@ int cmd_ingest(int argc, char **argv)
 		case 'd': db = optarg; break;
 		case 'c': commit = optarg; break;
 		case 'b': branch = optarg; break;
-		case 'B': benchmark = optarg; break;
+		case 'B':
+			if (!benchmark)
+				for (size_t i = 0; i < nin; i++)
+					in[i].bench_opt = optarg;
+			benchmark = optarg;
+			break;
 		case 'l': label = optarg; break;
 		case 'f': format = optarg; break;
 		case 'r':
 		case 'n':
 			in = xrealloc(in, (nin + 1) * sizeof(*in));
-			in[nin++] = (struct input){ optarg, c == 'n', NULL, 0 };
+			in[nin++] = (struct input){ optarg, c == 'n', benchmark, NULL, 0 };
 			break;
 		case 'R': {
 			char *end;
@@ -165,7 +172,7 @@ int cmd_ingest(int argc, char **argv)
 		if (!run.time)
 			run.time = one.time;
 		store_run_info_free(&one);
-		in[i].benchmark = benchmark ? xstrdup(benchmark)
+		in[i].benchmark = in[i].bench_opt ? xstrdup(in[i].bench_opt)
 			: in[i].ncu ? ncu_csv_process_name(in[i].path)
 				    : records_benchmark_name(in[i].path);
 		if (!in[i].benchmark) {

@@ -1,19 +1,236 @@
 /*
- * cmd_run.c: "kgate run".  Not written yet: this build prints its usage and
- * says so, and fails with exit status 3 when asked to do the work.
+ * cmd_run.c: "kgate run": run the suite of kgate.yaml under the collector
+ * and store every repeat of every benchmark as one run of the commit, in
+ * one transaction.  Any failed repeat fails the whole run: nothing stored.
  */
-#include <stdio.h>
-
 #include "cmd.h"
+#include "kgate/config.h"
+#include "kgate/git.h"
 #include "kgate/kgate.h"
+#include "kgate/runner.h"
+#include "kgate/store.h"
+#include "kgate/suiterun.h"
 #include "kgate/util.h"
+
+#include <getopt.h>
+#include <jansson.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_text[] =
+	"usage: kgate run [-c kgate.yaml] [--db PATH] [--commit SHA] [--branch NAME]\n"
+	"                 [--only REGEX] [--quick] [--label L] [-v] [--format text|json]\n"
+	"\n"
+	"Run every benchmark of the suite under the collector (warmup runs, then\n"
+	"the measured repeats) and store all of their records as one run.\n"
+	"\n"
+	"  -c, --config FILE  the suite (default kgate.yaml)\n"
+	"  --db PATH          the database (default kgate.db)\n"
+	"  --commit SHA       the commit measured (default: git rev-parse HEAD)\n"
+	"  --branch NAME      its branch (default: from git or GITHUB_HEAD_REF)\n"
+	"  --only REGEX       only the benchmarks whose name matches (POSIX ERE)\n"
+	"  --quick            quick_repeat repeats instead of repeat (pre-push)\n"
+	"  --label L          a label for the run\n"
+	"  -v, --verbose      show the benchmarks' output on stderr\n"
+	"  --format F         text (default) or json: the summary on stdout\n"
+	"\n"
+	"Environment: KGATE_COLLECTOR (the collector library), KGATE_CUPTI (the\n"
+	"libcupti.so that receives NVTX ranges), TMPDIR (scratch records files).\n"
+	"\n"
+	"Exit status: 0 stored; 2 bad usage or suite file; 3 a benchmark failed\n"
+	"(crashed, exit status not 0, timed out, no or broken records file), the\n"
+	"collector is missing, or a database error: nothing stored.\n";
 
 int cmd_run(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "db", required_argument, NULL, 'd' },
+		{ "commit", required_argument, NULL, 'C' },
+		{ "branch", required_argument, NULL, 'b' },
+		{ "only", required_argument, NULL, 'o' },
+		{ "quick", no_argument, NULL, 'q' },
+		{ "label", required_argument, NULL, 'l' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *cfg = "kgate.yaml", *db = "kgate.db", *commit = NULL, *branch = NULL;
+	const char *only = NULL, *label = NULL, *format = "text";
+	int quick = 0, verbose = 0, c, rc = KG_EXIT_USAGE;
+	struct kg_suite *s = NULL;
+	struct kg_suiterun sr = { 0 };
+	struct kg_recset *sets = NULL;
+	const char **names = NULL;
+	struct kg_bench_summary *sum = NULL;
+	struct kg_store *st = NULL;
+	struct kg_run_info run = { 0 };
+	char *gitsha = NULL, *gitbranch = NULL;
+	regex_t re;
+	int have_re = 0;
+	size_t nsel = 0;
+
 	if (cmd_wants_help(argc, argv)) {
-		printf("usage: kgate run ... (see DESIGN.md; not available in this build yet)\n");
+		fputs(usage_text, stdout);
 		return KG_EXIT_PASS;
 	}
-	kg_error("'%s' is not available in this build yet", argv[0]);
-	return KG_EXIT_RUNTIME;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "c:vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': cfg = optarg; break;
+		case 'd': db = optarg; break;
+		case 'C': commit = optarg; break;
+		case 'b': branch = optarg; break;
+		case 'o': only = optarg; break;
+		case 'q': quick = 1; break;
+		case 'l': label = optarg; break;
+		case 'v': verbose = 1; break;
+		case 'f': format = optarg; break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return KG_EXIT_PASS;
+		default:
+			if (optopt && optopt != '?' && strchr("cdCbolf", optopt))
+				kg_error("option '%s' needs a value", argv[optind - 1]);
+			else
+				kg_error("unknown option '%s'", argv[optind - 1]);
+			fputs(usage_text, stderr);
+			return KG_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		kg_error("unexpected argument '%s'", argv[optind]);
+		fputs(usage_text, stderr);
+		return KG_EXIT_USAGE;
+	}
+	if (strcmp(format, "text") && strcmp(format, "json")) {
+		kg_error("--format '%s' is not one of: text, json", format);
+		return KG_EXIT_USAGE;
+	}
+	if (only) {
+		int e = regcomp(&re, only, REG_EXTENDED | REG_NOSUB);
+		if (e) {
+			char msg[256];
+			regerror(e, &re, msg, sizeof(msg));
+			kg_error("--only '%s' is not a valid regular expression: %s", only, msg);
+			return KG_EXIT_USAGE;
+		}
+		have_re = 1;
+	}
+	if ((rc = config_load_suite(cfg, &s)) != KG_EXIT_PASS)
+		goto out;
+	rc = KG_EXIT_USAGE;
+	if (!commit) {
+		commit = gitsha = git_head();
+		if (!commit) {
+			kg_error("no --commit given and 'git rev-parse HEAD' has no answer here");
+			goto out;
+		}
+	}
+	if (!branch)
+		branch = gitbranch = git_branch();
+
+	/* The benchmarks chosen. */
+	const struct kg_benchmark **sel = xcalloc(s->n_benchmarks + 1, sizeof(*sel));
+	for (size_t i = 0; i < s->n_benchmarks; i++)
+		if (!have_re || regexec(&re, s->benchmarks[i].name, 0, NULL, 0) == 0)
+			sel[nsel++] = &s->benchmarks[i];
+	if (!nsel) {
+		struct kg_buf b = KG_BUF_INIT;
+		for (size_t i = 0; i < s->n_benchmarks; i++)
+			buf_printf(&b, "%s%s", i ? ", " : "", s->benchmarks[i].name);
+		kg_error("--only '%s' matches no benchmark of '%s' (it has: %s)", only, cfg, b.s);
+		buf_free(&b);
+		free(sel);
+		goto out;
+	}
+
+	if ((rc = suiterun_init(&sr)) != KG_EXIT_PASS) {
+		free(sel);
+		goto out;
+	}
+	sr.passthrough = verbose;
+	for (size_t i = 0; i < nsel; i++)
+		sr.steps += sel[i]->warmup + (quick ? sel[i]->quick_repeat : sel[i]->repeat);
+	runner_catch_signals();
+
+	sets = xcalloc(nsel, sizeof(*sets));
+	names = xcalloc(nsel, sizeof(*names));
+	sum = xcalloc(nsel, sizeof(*sum));
+	for (size_t i = 0; i < nsel && rc == KG_EXIT_PASS; i++) {
+		const struct kg_benchmark *b = sel[i];
+		int reps = quick ? b->quick_repeat : b->repeat;
+		names[i] = b->name;
+		for (int w = 0; w < b->warmup && rc == KG_EXIT_PASS; w++)
+			rc = suiterun_once(&sr, s, b, NULL, -w - 1, &sets[i]);
+		for (int r = 0; r < reps && rc == KG_EXIT_PASS; r++)
+			rc = suiterun_once(&sr, s, b, NULL, r, &sets[i]);
+	}
+	free(sel);
+	if (rc != KG_EXIT_PASS) {
+		kg_error("nothing stored in '%s'", db);
+		goto out;
+	}
+
+	run.commit = xstrdup(commit);
+	run.branch = branch ? xstrdup(branch) : NULL;
+	run.parent = git_parent(commit);
+	run.label = label ? xstrdup(label) : NULL;
+	if ((rc = store_open(db, 0, &st)) != KG_EXIT_PASS)
+		goto out;
+	if ((rc = suiterun_store(st, &run, names, sets, nsel, sum)) != KG_EXIT_PASS) {
+		kg_error("nothing stored in '%s'", db);
+		goto out;
+	}
+	kg_note("stored run %lld (commit %.12s, %zu benchmark%s%s%s)", (long long)run.id,
+		run.commit, nsel, nsel == 1 ? "" : "s", run.gpu_name ? ", " : "",
+		run.gpu_name ? run.gpu_name : "");
+	if (!strcmp(format, "json")) {
+		json_t *arr = json_array();
+		for (size_t i = 0; i < nsel; i++)
+			json_array_append_new(arr, json_pack("{s:s, s:i, s:I, s:I, s:I, s:f}",
+				"name", sum[i].name, "processes", sum[i].processes,
+				"kernels", (json_int_t)sum[i].kernels,
+				"launches", (json_int_t)sum[i].launches,
+				"samples", (json_int_t)sum[i].samples, "wall_s", sum[i].wall_s));
+		json_t *o = json_pack("{s:I, s:s, s:s?, s:s?, s:s?, s:s?, s:s?, s:o}",
+				      "run", (json_int_t)run.id, "commit", run.commit,
+				      "branch", run.branch, "gpu", run.gpu_name, "uuid", run.gpu_uuid,
+				      "chip", run.gpu_chip, "driver", run.driver, "benchmarks", arr);
+		char *js = json_dumps(o, JSON_COMPACT);
+		puts(js);
+		free(js);
+		json_decref(o);
+	} else {
+		int w = 9;
+		for (size_t i = 0; i < nsel; i++)
+			if ((int)strlen(sum[i].name) > w)
+				w = (int)strlen(sum[i].name);
+		for (size_t i = 0; i < nsel; i++)
+			printf("%-*s  %3d run%s  %4zu kernel%s  %8zu launches  %9.3f s\n", w,
+			       sum[i].name, sum[i].processes, sum[i].processes == 1 ? " " : "s",
+			       sum[i].kernels, sum[i].kernels == 1 ? " " : "s", sum[i].launches,
+			       sum[i].wall_s);
+	}
+	rc = KG_EXIT_PASS;
+out:
+	store_close(st);
+	store_run_info_free(&run);
+	if (sets)
+		for (size_t i = 0; i < nsel; i++)
+			suiterun_recset_free(&sets[i]);
+	free(sets);
+	free(names);
+	free(sum);
+	suiterun_free(&sr);
+	config_free_suite(s);
+	if (have_re)
+		regfree(&re);
+	free(gitsha);
+	free(gitbranch);
+	return rc;
 }

@@ -65,5 +65,9 @@ typedef int (*kgate_metrics_passes_fn)(const char *chip, const char *const *metr
 				       size_t n, int *passes, char *err, size_t errlen);
 #define KG_SYM_METRICS_LIST   "kgate_metrics_list"
 #define KG_SYM_METRICS_PASSES "kgate_metrics_passes"
+/* The default metric set of metrics mode (single-pass on GH100), as a
+ * NULL-terminated list owned by the library. */
+typedef const char *const *(*kgate_metrics_default_fn)(void);
+#define KG_SYM_METRICS_DEFAULT "kgate_metrics_default"
 
 #endif

@@ -200,6 +200,20 @@ g checkout main && g commit --allow-empty -m four
 run sh -c "cd '$R' && '$KGATE' check --db '$DB' --no-store --commit '$hd'"
 is "$rc" 1 "the merge base is still found after main moves on"
 
+# --- a database another job holds the write lock of -----------------------
+(printf 'BEGIN EXCLUSIVE;\nINSERT INTO benchmarks(name) VALUES (%s);\n' "'lock'"; sleep 4; printf 'ROLLBACK;\n') |
+	sqlite3 "$DB" &
+lockpid=$!
+sleep 1
+KGATE_BUSY_TIMEOUT_MS=300 run "$KGATE" check --db "$DB" --commit slow10 --baseline base0
+is "$rc" 1 "a check still reads a database another job is writing (WAL)"
+like "$err" "verdicts were not stored" "and says its verdicts could not be stored"
+KGATE_BUSY_TIMEOUT_MS=300 run "$KGATE" ingest --db "$DB" --commit locked1 --ncu-csv "$RAW"
+is "$rc" 3 "ingest into a locked database past the busy timeout is a runtime error"
+like "$err" "^kgate: .*(locked|busy)" "and says the database is locked"
+wait "$lockpid"
+is "$(sqlite3 "$DB" "SELECT count(*) FROM runs WHERE commit_sha = 'locked1'")" 0 "nothing was stored"
+
 # --- errors: clear message, exit status, database unchanged ---------------
 sum0=$(dbsum)
 run "$KGATE" check --db "$T/none.db" --commit x

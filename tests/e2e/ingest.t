@@ -126,4 +126,10 @@ is "$(sqlite3 "$DB" "SELECT commit_sha FROM runs ORDER BY id DESC LIMIT 1")" "$s
 run sh -c "cd '$T' && '$KGATE' ingest --db '$DB' --records '$REC/good.jsonl'"
 is "$rc" 2 "no --commit outside a repository is a usage error"
 
+run "$KGATE" ingest --db "$T/multi.db" --commit multi --ncu-csv "$H200/ncu_saxpy_strided_raw.csv" \
+	--benchmark one --ncu-csv "$H200/ncu_saxpy_strided_raw.csv" --benchmark two --ncu-csv "$H200/ncu_saxpy_strided_raw.csv"
+is "$rc" 0 "several benchmarks in one run"
+is "$(sqlite3 "$T/multi.db" "SELECT b.name || ':' || count(DISTINCT s.repeat) FROM samples s JOIN benchmarks b ON b.id = s.benchmark GROUP BY b.name ORDER BY b.name" | tr '\n' ' ')" \
+	"one:2 two:1 " "--benchmark names the inputs after it; the first also those before"
+
 done_testing

@@ -1,0 +1,294 @@
+#!/usr/bin/env bash
+# test-gpu.sh: the collector against ncu on a real GPU (`make test-gpu`).
+#
+#   scripts/test-gpu.sh [OUTDIR]        (default: $OUT, else ./test-gpu-out)
+#
+# Needs: an NVIDIA GPU, CUDA 13 (nvcc, libcupti) under $CUDA (/usr/local/cuda),
+# ncu on PATH or in $CUDA/bin, python3 (PyTorch for the torch step), and
+# build/kgate plus build/libkgate-collector.so (built on any machine: `make`).
+# It builds the test programs of tests/gpu/ with nvcc when build/gpu/ lacks
+# them, then:
+#   1. runs tests/gpu/kg_gpu_app under the collector in trace mode, checks
+#      the records file and every kernel's NVTX path;
+#   2. runs it in metrics mode (the default, single-pass metric set) and with
+#      the default set plus sm__throughput (multi-pass kernel replay);
+#   3. runs it under ncu with the same metrics (--clock-control none);
+#   4. compares per launch: instructions equal, DRAM bytes within 0.1%,
+#      duration medians within 3%, the same kernels;
+#   5. runs tests/gpu/torch_step.py in trace mode: every kernel has a path;
+#   6. failure modes: the CUPTI subscription already taken, a bad metric
+#      name, the app started by ncu with the collector set: an error record
+#      (or no file) and exit status 0 every time;
+#   7. ingests every records file with kgate ingest into a scratch database;
+#   8. prints a PASS/FAIL table; everything (records files, ncu reports and
+#      CSV, logs, results.tsv) stays under OUTDIR.
+# Each step reports its own failure and the script goes on; the exit status
+# is 1 when any check failed, 0 otherwise.
+if [ -z "${BASH_VERSION:-}" ]; then
+	exec bash "$0" "$@"
+fi
+set -u
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+OUTDIR=${1:-${OUT:-$PWD/test-gpu-out}}
+mkdir -p "$OUTDIR" || { echo "test-gpu: cannot create '$OUTDIR'" >&2; exit 2; }
+OUTDIR=$(cd "$OUTDIR" && pwd)
+BUILD=${KGATE_BUILD:-$ROOT/build}
+KGATE=${KGATE:-$BUILD/kgate}
+COLL=${KGATE_COLLECTOR:-$BUILD/libkgate-collector.so}
+CUDA=${CUDA:-/usr/local/cuda}
+CUPTI_DIR=$CUDA/targets/x86_64-linux/lib
+CUPTI_LIB=$CUPTI_DIR/libcupti.so
+NVCC=${NVCC:-$CUDA/bin/nvcc}
+NCU=${NCU:-$(command -v ncu || echo "$CUDA/bin/ncu")}
+PY=${PYTHON:-python3}
+COMPARE=$ROOT/tests/gpu/compare.py
+APP=$BUILD/gpu/kg_gpu_app
+HOLDER=$BUILD/gpu/cupti_holder
+ITERS=${KGATE_GPU_ITERS:-5}
+N=${KGATE_GPU_N:-16777216}
+RESULTS=$OUTDIR/results.tsv
+LOG=$OUTDIR/test-gpu.log
+: >"$RESULTS"
+: >"$LOG"
+export LD_LIBRARY_PATH="$CUPTI_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+log() { printf '%s\n' "$*" | tee -a "$LOG" >&2; }
+# result CHECK VERDICT DETAIL
+result() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$RESULTS"; log "[$2] $1: $3"; }
+# results from compare.py (already CHECK<TAB>VERDICT<TAB>DETAIL)
+collect() {
+	local line
+	while IFS= read -r line; do
+		[ -n "$line" ] || continue
+		printf '%s\n' "$line" >>"$RESULTS"
+		log "[$(printf '%s' "$line" | cut -f2)] $(printf '%s' "$line" | cut -f1): $(printf '%s' "$line" | cut -f3-)"
+	done
+}
+# the one records file a run wrote (pattern under OUTDIR)
+one_file() {
+	local f
+	for f in "$OUTDIR"/$1; do
+		[ -f "$f" ] && { printf '%s\n' "$f"; return 0; }
+	done
+	return 1
+}
+# under_collector MODE TAG CMD...: run CMD with the collector; sets RC
+under_collector() {
+	local mode=$1 tag=$2
+	shift 2
+	rm -f "$OUTDIR/$tag".*.jsonl
+	env CUDA_INJECTION64_PATH="$COLL" NVTX_INJECTION64_PATH="$CUPTI_LIB" \
+		KGATE_MODE="$mode" KGATE_RECORDS="$OUTDIR/$tag.%p.jsonl" "$@" \
+		>"$OUTDIR/$tag.stdout" 2>"$OUTDIR/$tag.stderr"
+	RC=$?
+	log "ran ($mode) $*: exit $RC, stderr in $tag.stderr"
+}
+
+log "test-gpu: output in $OUTDIR"
+log "collector $COLL; kgate $KGATE; CUDA $CUDA; ncu $NCU"
+nvidia-smi --query-gpu=name,driver_version,uuid --format=csv,noheader >"$OUTDIR/nvidia-smi.txt" 2>&1
+log "GPU: $(cat "$OUTDIR/nvidia-smi.txt")"
+for f in "$COLL" "$KGATE"; do
+	[ -e "$f" ] || result "prerequisite $f" FAIL "missing (run make first)"
+done
+"$NCU" --version >"$OUTDIR/ncu-version.txt" 2>&1 || result "prerequisite ncu" FAIL "$NCU does not run"
+
+DEFAULT=$("$PY" - "$COLL" <<'PYEOF'
+import ctypes, sys
+lib = ctypes.CDLL(sys.argv[1])
+f = lib.kgate_metrics_default
+f.restype = ctypes.POINTER(ctypes.c_char_p)
+p = f()
+names = []
+i = 0
+while p[i]:
+    names.append(p[i].decode())
+    i += 1
+print(",".join(names))
+PYEOF
+)
+if [ -z "$DEFAULT" ]; then
+	result "default metric set" FAIL "cannot read kgate_metrics_default from $COLL"
+	DEFAULT="gpu__time_duration.sum,smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum"
+fi
+log "default metric set: $DEFAULT"
+MULTI="$DEFAULT,sm__throughput.avg.pct_of_peak_sustained_elapsed"
+EXPECT="saxpy=step/forward:$ITERS,attention=step/forward/attention:$ITERS,strided=step/backward:$ITERS,scale=worker:$ITERS,graph_k=graph:2,tail=:1"
+
+# ---- 1. build the test programs ------------------------------------------
+mkdir -p "$BUILD/gpu"
+if [ ! -x "$APP" ] || [ "$ROOT/tests/gpu/kg_gpu_app.cu" -nt "$APP" ]; then
+	if "$NVCC" -O2 -arch=sm_90 -lineinfo -o "$APP" "$ROOT/tests/gpu/kg_gpu_app.cu" -ldl \
+		>"$OUTDIR/build-app.log" 2>&1; then
+		result "build kg_gpu_app" PASS "$APP"
+	else
+		result "build kg_gpu_app" FAIL "see build-app.log"
+	fi
+fi
+if [ ! -x "$HOLDER" ] || [ "$ROOT/tests/gpu/cupti_holder.c" -nt "$HOLDER" ]; then
+	if "$NVCC" -O2 -o "$HOLDER" "$ROOT/tests/gpu/cupti_holder.c" -I"$CUDA/include" \
+		-L"$CUPTI_DIR" -L"$CUPTI_DIR/stubs" -lcupti -lcuda -Xlinker -rpath -Xlinker "$CUPTI_DIR" \
+		>"$OUTDIR/build-holder.log" 2>&1; then
+		result "build cupti_holder" PASS "$HOLDER"
+	else
+		result "build cupti_holder" FAIL "see build-holder.log"
+	fi
+fi
+APPARGS=(--n "$N" --iters "$ITERS")
+
+# ---- 1b. the program alone, for its exit status and time --------------------
+start=$(date +%s%N)
+"$APP" "${APPARGS[@]}" >"$OUTDIR/plain.stdout" 2>"$OUTDIR/plain.stderr"
+rc=$?
+plain_ms=$((($(date +%s%N) - start) / 1000000))
+result "app runs without the collector" "$([ $rc -eq 0 ] && echo PASS || echo FAIL)" "exit $rc, ${plain_ms} ms"
+
+# ---- 2. trace and metrics mode -------------------------------------------
+start=$(date +%s%N)
+under_collector trace trace "$APP" "${APPARGS[@]}"
+trace_ms=$((($(date +%s%N) - start) / 1000000))
+result "trace mode: app exits 0" "$([ $RC -eq 0 ] && echo PASS || echo FAIL)" "exit $RC, ${trace_ms} ms (plain ${plain_ms} ms)"
+TRACE=$(one_file 'trace.*.jsonl') || TRACE=
+if [ -n "$TRACE" ]; then
+	"$PY" "$COMPARE" trace "$TRACE" --expect "$EXPECT" 2>>"$LOG" | collect
+else
+	result "trace: records file" FAIL "none written; see trace.stderr"
+fi
+
+under_collector metrics metrics env KGATE_METRICS="$DEFAULT" "$APP" "${APPARGS[@]}"
+result "metrics mode: app exits 0" "$([ $RC -eq 0 ] && echo PASS || echo FAIL)" "exit $RC"
+METRICS=$(one_file 'metrics.*.jsonl') || METRICS=
+[ -n "$METRICS" ] || result "metrics: records file" FAIL "none written; see metrics.stderr"
+
+under_collector metrics multi env KGATE_METRICS="$MULTI" "$APP" "${APPARGS[@]}"
+result "metrics mode, multi-pass set: app exits 0" "$([ $RC -eq 0 ] && echo PASS || echo FAIL)" "exit $RC"
+MULTIREC=$(one_file 'multi.*.jsonl') || MULTIREC=
+
+# application replay: one run per single-pass group
+passes=
+for pass in 0 1 2 3 4 5 6 7 8 9; do
+	under_collector metrics "app$pass" env KGATE_METRICS="$MULTI" KGATE_REPLAY=application \
+		KGATE_PASS="$pass" "$APP" "${APPARGS[@]}"
+	f=$(one_file "app$pass.*.jsonl") || break
+	passes=$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["passes"])' "$f" 2>/dev/null)
+	[ -n "$passes" ] && [ $((pass + 1)) -ge "$passes" ] && break
+done
+result "application replay: passes" "$([ -n "$passes" ] && echo PASS || echo FAIL)" \
+	"${passes:-?} single-pass groups for the multi-pass set"
+
+# ---- 3. ncu --------------------------------------------------------------
+NCUCSV=$OUTDIR/ncu_raw.csv
+rm -f "$OUTDIR/ncu.ncu-rep"
+if "$NCU" --clock-control none --cache-control none --metrics "$MULTI" --force-overwrite \
+	-o "$OUTDIR/ncu" "$APP" "${APPARGS[@]}" >"$OUTDIR/ncu.stdout" 2>"$OUTDIR/ncu.stderr" &&
+	"$NCU" --import "$OUTDIR/ncu.ncu-rep" --csv --page raw --print-units base \
+		--print-kernel-base mangled >"$NCUCSV" 2>"$OUTDIR/ncu-import.stderr"; then
+	result "ncu run" PASS "$(grep -c . "$NCUCSV") CSV lines in ncu_raw.csv"
+else
+	result "ncu run" FAIL "see ncu.stdout / ncu.stderr"
+	NCUCSV=
+fi
+
+# ---- 4. compare ----------------------------------------------------------
+if [ -n "$METRICS" ] && [ -n "$NCUCSV" ] && [ -n "$TRACE" ]; then
+	"$PY" "$COMPARE" metrics "$METRICS" "$NCUCSV" "$TRACE" "$DEFAULT" 2>>"$LOG" | collect
+else
+	result "collector vs ncu" FAIL "missing input (metrics records, ncu CSV or trace records)"
+fi
+if [ -n "$MULTIREC" ] && [ -n "$NCUCSV" ] && [ -n "$TRACE" ]; then
+	"$PY" "$COMPARE" metrics "$MULTIREC" "$NCUCSV" "$TRACE" "$MULTI" 2>>"$LOG" |
+		sed 's/^/multi-pass: /' | collect
+fi
+
+# ---- 5. PyTorch ----------------------------------------------------------
+if "$PY" -c 'import torch; assert torch.cuda.is_available()' >/dev/null 2>&1; then
+	under_collector trace torch "$PY" "$ROOT/tests/gpu/torch_step.py" 3
+	result "torch: exits 0" "$([ $RC -eq 0 ] && echo PASS || echo FAIL)" "exit $RC"
+	TORCH=$(one_file 'torch.*.jsonl') || TORCH=
+	if [ -n "$TORCH" ]; then
+		"$PY" "$COMPARE" torch "$TORCH" 2>>"$LOG" | collect
+	else
+		result "torch: records file" FAIL "none written; see torch.stderr"
+	fi
+else
+	result "torch" FAIL "python3 has no CUDA-enabled PyTorch"
+fi
+
+# ---- 6. failure modes ----------------------------------------------------
+# 6a. another CUPTI client holds the subscription
+under_collector trace held "$HOLDER"
+f=$(one_file 'held.*.jsonl') || f=
+if [ $RC -eq 0 ] && [ -n "$f" ] && grep -q '"code":"subscriber_busy"' "$f" && tail -1 "$f" | grep -q '"type":"footer"'; then
+	result "subscription held: error record, exit 0" PASS "$(grep -o '"message":"[^"]*"' "$f" | head -1)"
+else
+	result "subscription held: error record, exit 0" FAIL "exit $RC, file '${f:-none}'"
+fi
+# 6b. a bad metric name: error record, trace goes on, exit 0
+under_collector metrics badmetric env KGATE_METRICS="gpu__time_duration.sum,bogus__metric.sum" "$APP" "${APPARGS[@]}"
+f=$(one_file 'badmetric.*.jsonl') || f=
+if [ $RC -eq 0 ] && [ -n "$f" ] && grep -q "bogus__metric.sum" "$f" && grep -q '"type":"kernel"' "$f"; then
+	result "bad metric: error naming it, trace kept, exit 0" PASS "$(grep -c '"type":"kernel"' "$f") kernel records, mode $(head -1 "$f" | grep -o '"mode":"[a-z]*"')"
+else
+	result "bad metric: error naming it, trace kept, exit 0" FAIL "exit $RC, file '${f:-none}'"
+fi
+# 6c. the app started by ncu with the collector also set
+rm -f "$OUTDIR"/underncu.*.jsonl
+env CUDA_INJECTION64_PATH="$COLL" NVTX_INJECTION64_PATH="$CUPTI_LIB" KGATE_RECORDS="$OUTDIR/underncu.%p.jsonl" \
+	"$NCU" --clock-control none --metrics gpu__time_duration.sum --target-processes all \
+	"$APP" --n 1048576 --iters 1 >"$OUTDIR/underncu.stdout" 2>"$OUTDIR/underncu.stderr"
+rc=$?
+f=$(one_file 'underncu.*.jsonl') || f=
+if [ -z "$f" ]; then
+	result "under ncu: exit 0" "$([ $rc -eq 0 ] && echo PASS || echo FAIL)" "exit $rc; no records file (ncu replaced CUDA_INJECTION64_PATH, the collector was not loaded)"
+elif grep -q '"type":"error"' "$f" && tail -1 "$f" | grep -q '"type":"footer"'; then
+	result "under ncu: error record, exit 0" "$([ $rc -eq 0 ] && echo PASS || echo FAIL)" "exit $rc; $(grep -o '"code":"[a-z_]*"' "$f" | sort -u | tr '\n' ' ')"
+else
+	result "under ncu: error record, exit 0" FAIL "exit $rc; $f has no error record or no footer"
+fi
+
+# ---- 7. ingest -----------------------------------------------------------
+DB=$OUTDIR/ingest.db
+rm -f "$DB" "$DB-wal" "$DB-shm"
+n=0
+for f in "$OUTDIR"/*.jsonl; do
+	[ -f "$f" ] || continue
+	n=$((n + 1))
+	tag=$(basename "$f" .jsonl)
+	"$KGATE" ingest --db "$DB" --commit "test-gpu-$n" --branch test-gpu --records "$f" \
+		>"$OUTDIR/ingest-$tag.out" 2>"$OUTDIR/ingest-$tag.err"
+	rc=$?
+	if grep -q '"type":"kernel"' "$f"; then
+		result "ingest $tag" "$([ $rc -eq 0 ] && echo PASS || echo FAIL)" "exit $rc: $(tail -1 "$OUTDIR/ingest-$tag.err")"
+	else
+		# no kernels: ingest must read it cleanly and say there is nothing to store
+		if grep -Eq 'bad JSON|truncated|no footer|must be' "$OUTDIR/ingest-$tag.err"; then
+			result "ingest $tag (no kernels)" FAIL "$(head -1 "$OUTDIR/ingest-$tag.err")"
+		else
+			result "ingest $tag (no kernels)" PASS "exit $rc: $(tail -1 "$OUTDIR/ingest-$tag.err")"
+		fi
+	fi
+done
+[ "$n" -gt 0 ] || result "ingest" FAIL "no records files"
+# application replay: all passes of one run as one repeat
+set -- "$OUTDIR"/app[0-9]*.jsonl
+if [ -f "$1" ]; then
+	args=()
+	for f in "$@"; do args+=(--records "$f"); done
+	"$KGATE" ingest --db "$DB" --commit test-gpu-app --branch test-gpu --benchmark appreplay "${args[@]}" \
+		>"$OUTDIR/ingest-app.out" 2>"$OUTDIR/ingest-app.err"
+	rc=$?
+	result "ingest application replay passes together" "$([ $rc -eq 0 ] && echo PASS || echo FAIL)" "exit $rc: $(tail -1 "$OUTDIR/ingest-app.err")"
+fi
+
+# ---- 8. the table --------------------------------------------------------
+{
+	echo
+	echo "== test-gpu results ($(date -u +%Y-%m-%dT%H:%M:%SZ)) =="
+	awk -F'\t' '{ printf "%-5s %-55s %s\n", $2, substr($1, 1, 55), substr($3, 1, 200) }' "$RESULTS"
+	echo
+	printf 'PASS %d  FAIL %d  INFO %d   (everything under %s)\n' \
+		"$(cut -f2 "$RESULTS" | grep -c '^PASS$')" "$(cut -f2 "$RESULTS" | grep -c '^FAIL$')" \
+		"$(cut -f2 "$RESULTS" | grep -c '^INFO$')" "$OUTDIR"
+} | tee "$OUTDIR/summary.txt"
+! cut -f2 "$RESULTS" | grep -q '^FAIL$'

@@ -1,0 +1,73 @@
+/*
+ * coll.h: the collector core (collector.c) that the other collector modules
+ * share: the configuration read from the KGATE_* environment, the records
+ * file (one line at a time, header first, footer last), error records, and
+ * the kernel data that trace.c hands to launch.c.
+ */
+#ifndef KGATE_COLL_H
+#define KGATE_COLL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cupti.h>
+
+#include "jsonw.h"
+
+#define COLL_VERSION "0.1.0"
+
+enum coll_mode { COLL_TRACE, COLL_METRICS };
+
+struct coll_cfg {
+	enum coll_mode mode;
+	char **metrics;      /* metrics mode: the requested names */
+	size_t n_metrics;
+	const char *kernels; /* KGATE_KERNELS or NULL */
+	long launch_skip;    /* matching launches to skip */
+	long launch_count;   /* matching launches to profile; -1 all (env: 0 or unset) */
+	int app_replay;      /* KGATE_REPLAY=application */
+	int pass;            /* application replay: this pass */
+	int passes;          /* number of passes of the metric set (1 if unknown) */
+	unsigned flush_ms;
+};
+
+extern struct coll_cfg coll_cfg;
+
+/* One kernel execution as the Activity API reported it (copied). */
+struct coll_kernel {
+	const char *name; /* mangled; owned by the holder of the struct */
+	uint32_t device, context, stream, corr, graph_id;
+	uint64_t start, end; /* 0, 0: no timestamps */
+	int32_t grid[3], block[3];
+	int32_t smem_static, smem_dynamic;
+	uint32_t local_per_thread;
+	uint16_t regs;
+};
+
+/* An error record plus one stderr line "kgate-collector: ...".  code is the
+ * records-file code ("insufficient_privileges", ...); cupti is the CUPTI
+ * result or -1 when none applies. */
+void coll_error(const char *code, int cupti, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Check a CUPTI result: 0 on success; otherwise an error record naming
+ * what failed (and what is done instead) and -1. */
+int coll_check(CUptiResult r, const char *what, const char *instead);
+
+/* The records-file error code for a CUPTI result. */
+const char *coll_code(CUptiResult r);
+
+/* Write one complete record (w holds an object; a newline is added).
+ * is_kernel counts it for the footer.  The header goes first. */
+void coll_write(struct jw *w, int is_kernel);
+/* Flush the records file to the kernel (after a batch of records). */
+void coll_flush(void);
+/* Write the header now if it is not written yet (needs the driver up). */
+void coll_header(void);
+/* The first launch callback (an API entry, where driver calls are safe):
+ * prepare the profiler for ctx and write the header.  Cheap afterwards. */
+void coll_first_launch(CUcontext ctx);
+/* Records the Activity API dropped (buffer full). */
+void coll_add_dropped(uint64_t n);
+
+#endif

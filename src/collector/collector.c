@@ -1,0 +1,661 @@
+/*
+ * collector.c: the injection entry point of libkgate-collector.so.
+ *
+ * The CUDA driver calls InitializeInjection() during cuInit when
+ * CUDA_INJECTION64_PATH names this library.  This module reads the KGATE_*
+ * environment (include/kgate/collector.h), owns the records file (header,
+ * error records, footer, the lock every writer takes), subscribes to CUPTI
+ * once and dispatches the callbacks to nvtx.c, launch.c and profiler.c, and
+ * finishes everything at exit.  Whatever fails, the host program goes on:
+ * each failure becomes an error record and one "kgate-collector:" line on
+ * stderr, and collection degrades (metrics -> trace -> header and footer).
+ */
+#include "coll.h"
+
+#include <cuda.h>
+#include <cupti_target.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kgate/collector.h"
+#include "launch.h"
+#include "metrics.h"
+#include "nvtx.h"
+#include "profiler.h"
+#include "trace.h"
+
+struct coll_cfg coll_cfg;
+
+/* The records file and what the footer counts; all under coll_mu. */
+static pthread_mutex_t coll_mu = PTHREAD_MUTEX_INITIALIZER;
+static FILE *coll_out;
+static int coll_header_done;
+static int coll_closed;
+static uint64_t coll_kernels, coll_errors, coll_dropped, coll_late;
+static time_t coll_start_time;
+static CUpti_SubscriberHandle coll_sub;
+
+/* Error records made before the header can be written (during cuInit the
+ * driver cannot be asked for the devices yet) wait here. */
+#define COLL_EARLY_MAX 16
+static char *coll_early[COLL_EARLY_MAX];
+static size_t coll_n_early;
+
+static void coll_finish(void);
+
+/* ------------------------------------------------------------------ */
+/* Errors                                                              */
+
+const char *coll_code(CUptiResult r)
+{
+	switch (r) {
+	case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
+	case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
+		return "insufficient_privileges";
+	case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
+		return "subscriber_busy";
+	case CUPTI_ERROR_INVALID_DEVICE:
+		return "no_device";
+	case CUPTI_ERROR_HARDWARE_BUSY:
+		return "hardware_busy";
+	case CUPTI_ERROR_NOT_SUPPORTED:
+	case CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED:
+	case CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED:
+	case CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED:
+		return "not_supported";
+	case CUPTI_ERROR_INVALID_METRIC_NAME:
+		return "invalid_metric";
+	default:
+		return "cupti_error";
+	}
+}
+
+/* Under coll_mu: write one line (already with its newline). */
+static void coll_put_locked(const char *s, size_t n)
+{
+	if (coll_out && fwrite(s, 1, n, coll_out) != n && !coll_late++)
+		fprintf(stderr, "kgate-collector: cannot write the records file: %s\n",
+			strerror(errno));
+}
+
+void coll_error(const char *code, int cupti, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	struct jw w;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "kgate-collector: %s\n", msg);
+
+	jw_init(&w);
+	jw_obj_open(&w);
+	jw_kstr(&w, "type", "error");
+	jw_kstr(&w, "code", code);
+	if (cupti >= 0)
+		jw_kint(&w, "cupti", cupti);
+	jw_kstr(&w, "message", msg);
+	jw_obj_close(&w);
+	jw_raw(&w, "\n", 1);
+	if (w.oom) {
+		jw_free(&w);
+		return;
+	}
+	pthread_mutex_lock(&coll_mu);
+	if (!coll_closed) {
+		coll_errors++;
+		if (coll_header_done) {
+			coll_put_locked(w.buf, w.len);
+		} else if (coll_n_early < COLL_EARLY_MAX) {
+			coll_early[coll_n_early++] = w.buf;
+			w.buf = NULL;
+		}
+	}
+	pthread_mutex_unlock(&coll_mu);
+	jw_free(&w);
+}
+
+int coll_check(CUptiResult r, const char *what, const char *instead)
+{
+	const char *s = NULL;
+
+	if (r == CUPTI_SUCCESS)
+		return 0;
+	if (cuptiGetResultString(r, &s) != CUPTI_SUCCESS || !s)
+		s = "unknown CUPTI error";
+	coll_error(coll_code(r), (int)r, "%s failed: %s (CUPTI error %d)%s%s", what, s, (int)r,
+		   instead ? "; " : "", instead ? instead : "");
+	return -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Configuration                                                       */
+
+static long coll_env_long(const char *name, long dflt, long min)
+{
+	const char *s = getenv(name);
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return dflt;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < min) {
+		coll_error("bad_config", -1, "%s='%s' is not an integer >= %ld; using %ld", name,
+			   s, min, dflt);
+		return dflt;
+	}
+	return v;
+}
+
+/* Split a comma list (spaces around names are dropped). */
+static void coll_split_metrics(const char *s)
+{
+	const char *p = s;
+
+	while (*p) {
+		while (*p == ' ' || *p == ',')
+			p++;
+		const char *q = p;
+		while (*q && *q != ',')
+			q++;
+		const char *e = q;
+		while (e > p && e[-1] == ' ')
+			e--;
+		if (e > p) {
+			char **m = realloc(coll_cfg.metrics,
+					   (coll_cfg.n_metrics + 1) * sizeof(*m));
+			char *name = strndup(p, (size_t)(e - p));
+			if (!m || !name) {
+				free(name);
+				if (m)
+					coll_cfg.metrics = m;
+				return;
+			}
+			coll_cfg.metrics = m;
+			coll_cfg.metrics[coll_cfg.n_metrics++] = name;
+		}
+		p = q;
+	}
+}
+
+static void coll_read_env(void)
+{
+	const char *mode = getenv(KG_ENV_MODE), *replay = getenv(KG_ENV_REPLAY);
+	const char *metrics = getenv(KG_ENV_METRICS), *k = getenv(KG_ENV_KERNELS);
+
+	coll_cfg.mode = COLL_TRACE;
+	if (mode && *mode && strcmp(mode, "trace") != 0) {
+		if (strcmp(mode, "metrics") == 0)
+			coll_cfg.mode = COLL_METRICS;
+		else
+			coll_error("bad_config", -1,
+				   "%s='%s' is not trace or metrics; collecting a trace", KG_ENV_MODE,
+				   mode);
+	}
+	if (replay && *replay && strcmp(replay, "kernel") != 0) {
+		if (strcmp(replay, "application") == 0)
+			coll_cfg.app_replay = 1;
+		else
+			coll_error("bad_config", -1,
+				   "%s='%s' is not kernel or application; using kernel replay",
+				   KG_ENV_REPLAY, replay);
+	}
+	coll_cfg.kernels = k && *k ? k : NULL;
+	coll_cfg.launch_skip = coll_env_long(KG_ENV_LAUNCH_SKIP, 0, 0);
+	/* 0 (the suite file's default) and unset both mean no limit */
+	coll_cfg.launch_count = coll_env_long(KG_ENV_LAUNCH_COUNT, 0, 0);
+	if (coll_cfg.launch_count == 0)
+		coll_cfg.launch_count = -1;
+	coll_cfg.pass = (int)coll_env_long(KG_ENV_PASS, 0, 0);
+	coll_cfg.flush_ms = (unsigned)coll_env_long(KG_ENV_FLUSH_MS, 500, 0);
+	coll_cfg.passes = 1;
+	if (coll_cfg.mode == COLL_METRICS) {
+		if (metrics && *metrics)
+			coll_split_metrics(metrics);
+		if (!coll_cfg.n_metrics) {
+			for (size_t i = 0; metrics_default[i]; i++)
+				coll_split_metrics(metrics_default[i]);
+		}
+	}
+}
+
+/* KGATE_RECORDS with "%p" replaced by the pid. */
+static char *coll_records_path(void)
+{
+	const char *t = getenv(KG_ENV_RECORDS);
+	char pid[24];
+	size_t n = 0, plen;
+	char *out;
+
+	if (!t || !*t)
+		t = "kgate-records.%p.jsonl";
+	plen = (size_t)snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	out = malloc(strlen(t) * plen + 2);
+	if (!out)
+		return NULL;
+	for (const char *p = t; *p; p++) {
+		if (p[0] == '%' && p[1] == 'p') {
+			memcpy(out + n, pid, plen);
+			n += plen;
+			p++;
+		} else {
+			out[n++] = *p;
+		}
+	}
+	out[n] = '\0';
+	return out;
+}
+
+/* ------------------------------------------------------------------ */
+/* Header and footer                                                   */
+
+typedef CUresult (*coll_cu_int_fn)(int *);
+typedef CUresult (*coll_cu_dev_fn)(CUdevice *, int);
+typedef CUresult (*coll_cu_name_fn)(char *, int, CUdevice);
+typedef CUresult (*coll_cu_uuid_fn)(CUuuid *, CUdevice);
+typedef CUresult (*coll_cu_attr_fn)(int *, CUdevice_attribute, CUdevice);
+typedef int (*coll_rt_ver_fn)(int *);
+
+/* A driver or runtime function of the process, without linking libcuda. */
+static void *coll_sym(const char *lib, const char *name)
+{
+	void *f = dlsym(RTLD_DEFAULT, name);
+	if (!f) {
+		void *h = dlopen(lib, RTLD_NOW | RTLD_NOLOAD);
+		if (h)
+			f = dlsym(h, name);
+	}
+	return f;
+}
+
+static void coll_header_devices(struct jw *w)
+{
+	coll_cu_int_fn drv_ver = (coll_cu_int_fn)coll_sym("libcuda.so.1", "cuDriverGetVersion");
+	coll_cu_int_fn count = (coll_cu_int_fn)coll_sym("libcuda.so.1", "cuDeviceGetCount");
+	coll_cu_dev_fn get = (coll_cu_dev_fn)coll_sym("libcuda.so.1", "cuDeviceGet");
+	coll_cu_name_fn name = (coll_cu_name_fn)coll_sym("libcuda.so.1", "cuDeviceGetName");
+	coll_cu_uuid_fn uuid = (coll_cu_uuid_fn)coll_sym("libcuda.so.1", "cuDeviceGetUuid");
+	coll_cu_attr_fn attr = (coll_cu_attr_fn)coll_sym("libcuda.so.1", "cuDeviceGetAttribute");
+	coll_rt_ver_fn rt_ver = (coll_rt_ver_fn)coll_sym("libcudart.so.13", "cudaRuntimeGetVersion");
+	int n = 0, driver = 0, runtime = 0;
+
+	jw_key(w, "devices");
+	jw_arr_open(w);
+	if (!count || !get || count(&n) != CUDA_SUCCESS)
+		n = 0;
+	if (drv_ver && drv_ver(&driver) != CUDA_SUCCESS)
+		driver = 0;
+	if (rt_ver && rt_ver(&runtime) != 0)
+		runtime = 0;
+	for (int i = 0; i < n; i++) {
+		CUdevice d;
+		char nm[256] = "";
+		CUuuid u;
+		int sms = 0, major = 0, minor = 0;
+
+		if (get(&d, i) != CUDA_SUCCESS)
+			continue;
+		jw_obj_open(w);
+		jw_kint(w, "id", i);
+		if (name && name(nm, (int)sizeof(nm), d) == CUDA_SUCCESS)
+			jw_kstr(w, "name", nm);
+		if (uuid && uuid(&u, d) == CUDA_SUCCESS) {
+			const unsigned char *b = (const unsigned char *)u.bytes;
+			char s[48];
+			snprintf(s, sizeof(s),
+				 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+				 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10],
+				 b[11], b[12], b[13], b[14], b[15]);
+			jw_kstr(w, "uuid", s);
+		}
+		CUpti_Device_GetChipName_Params cp = { .structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE };
+		cp.deviceIndex = (size_t)i;
+		if (cuptiDeviceGetChipName(&cp) == CUPTI_SUCCESS && cp.pChipName)
+			jw_kstr(w, "chip", cp.pChipName);
+		if (attr && attr(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d) == CUDA_SUCCESS)
+			jw_kint(w, "sms", sms);
+		if (attr && attr(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d) ==
+				    CUDA_SUCCESS &&
+		    attr(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d) == CUDA_SUCCESS) {
+			char cc[16];
+			snprintf(cc, sizeof(cc), "%d.%d", major, minor);
+			jw_kstr(w, "cc", cc);
+		}
+		if (driver)
+			jw_kint(w, "driver", driver);
+		if (runtime)
+			jw_kint(w, "runtime", runtime);
+		jw_obj_close(w);
+	}
+	jw_arr_close(w);
+}
+
+static void coll_header_argv(struct jw *w)
+{
+	char buf[65536];
+	size_t n = 0;
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+
+	jw_key(w, "argv");
+	jw_arr_open(w);
+	if (fd >= 0) {
+		ssize_t r;
+		while (n < sizeof(buf) && (r = read(fd, buf + n, sizeof(buf) - n)) > 0)
+			n += (size_t)r;
+		close(fd);
+	}
+	for (size_t i = 0; i < n;) {
+		size_t len = strnlen(buf + i, n - i);
+		jw_vstrn(w, buf + i, len);
+		i += len + 1;
+	}
+	jw_arr_close(w);
+}
+
+/* Under coll_mu. */
+static void coll_header_locked(void)
+{
+	struct jw w;
+	uint32_t cupti = 0;
+
+	if (coll_header_done || coll_closed)
+		return;
+	coll_header_done = 1;
+	if (cuptiGetVersion(&cupti) != CUPTI_SUCCESS)
+		cupti = 0;
+	jw_init(&w);
+	jw_obj_open(&w);
+	jw_kstr(&w, "type", "header");
+	jw_kint(&w, "format", KG_RECORDS_FORMAT);
+	jw_kstr(&w, "collector", COLL_VERSION);
+	jw_kint(&w, "cupti", cupti);
+	jw_kstr(&w, "mode", coll_cfg.mode == COLL_METRICS ? "metrics" : "trace");
+	jw_kint(&w, "pid", getpid());
+	jw_kint(&w, "ppid", getppid());
+	jw_kint(&w, "pass", coll_cfg.app_replay ? coll_cfg.pass : 0);
+	jw_kint(&w, "passes", coll_cfg.app_replay ? coll_cfg.passes : 1);
+	jw_kstr(&w, "replay", coll_cfg.app_replay ? "application" : "kernel");
+	coll_header_argv(&w);
+	jw_kint(&w, "time", (int64_t)coll_start_time);
+	coll_header_devices(&w);
+	jw_key(&w, "metrics");
+	jw_arr_open(&w);
+	if (coll_cfg.mode == COLL_METRICS) {
+		for (size_t i = 0; i < coll_cfg.n_metrics; i++)
+			jw_vstr(&w, coll_cfg.metrics[i]);
+	} else {
+		static const char *const derived[] = { KG_M_DURATION, KG_M_GRID, KG_M_BLOCK,
+						       KG_M_REGS, KG_M_SMEM_ST, KG_M_SMEM_DYN,
+						       KG_M_LOCAL };
+		for (size_t i = 0; i < sizeof(derived) / sizeof(derived[0]); i++)
+			jw_vstr(&w, derived[i]);
+	}
+	jw_arr_close(&w);
+	jw_obj_close(&w);
+	jw_raw(&w, "\n", 1);
+	if (!w.oom)
+		coll_put_locked(w.buf, w.len);
+	jw_free(&w);
+	for (size_t i = 0; i < coll_n_early; i++) {
+		coll_put_locked(coll_early[i], strlen(coll_early[i]));
+		free(coll_early[i]);
+	}
+	coll_n_early = 0;
+	if (coll_out)
+		fflush(coll_out);
+}
+
+void coll_first_launch(CUcontext ctx)
+{
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	static atomic_int done;
+
+	if (atomic_load(&done))
+		return;
+	pthread_mutex_lock(&mu);
+	if (!atomic_load(&done)) {
+		/* the profiler first: it may split the metric set or find metrics
+		 * impossible, which the header then says */
+		if (coll_cfg.mode == COLL_METRICS) {
+			profiler_prepare(ctx);
+			if (!profiler_usable())
+				coll_cfg.mode = COLL_TRACE;
+		}
+		coll_header();
+		atomic_store(&done, 1);
+	}
+	pthread_mutex_unlock(&mu);
+}
+
+void coll_header(void)
+{
+	pthread_mutex_lock(&coll_mu);
+	coll_header_locked();
+	pthread_mutex_unlock(&coll_mu);
+}
+
+void coll_write(struct jw *w, int is_kernel)
+{
+	jw_raw(w, "\n", 1);
+	if (w->oom)
+		return;
+	pthread_mutex_lock(&coll_mu);
+	if (coll_closed) {
+		coll_late++;
+	} else {
+		coll_header_locked();
+		coll_put_locked(w->buf, w->len);
+		if (is_kernel)
+			coll_kernels++;
+	}
+	pthread_mutex_unlock(&coll_mu);
+}
+
+void coll_flush(void)
+{
+	pthread_mutex_lock(&coll_mu);
+	if (coll_out && !coll_closed)
+		fflush(coll_out);
+	pthread_mutex_unlock(&coll_mu);
+}
+
+void coll_add_dropped(uint64_t n)
+{
+	pthread_mutex_lock(&coll_mu);
+	coll_dropped += n;
+	pthread_mutex_unlock(&coll_mu);
+}
+
+static void coll_footer(void)
+{
+	struct jw w;
+
+	pthread_mutex_lock(&coll_mu);
+	coll_header_locked();
+	jw_init(&w);
+	jw_obj_open(&w);
+	jw_kstr(&w, "type", "footer");
+	jw_kint(&w, "kernels", (int64_t)coll_kernels);
+	jw_kint(&w, "dropped", (int64_t)coll_dropped);
+	jw_kint(&w, "errors", (int64_t)coll_errors);
+	launch_footer_fields(&w);
+	jw_obj_close(&w);
+	jw_raw(&w, "\n", 1);
+	if (!w.oom)
+		coll_put_locked(w.buf, w.len);
+	jw_free(&w);
+	if (coll_out) {
+		if (fclose(coll_out) != 0)
+			fprintf(stderr, "kgate-collector: cannot write the records file: %s\n",
+				strerror(errno));
+		coll_out = NULL;
+	}
+	coll_closed = 1;
+	pthread_mutex_unlock(&coll_mu);
+}
+
+/* ------------------------------------------------------------------ */
+/* Callbacks                                                           */
+
+static void CUPTIAPI coll_callback(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
+				   const void *data)
+{
+	(void)ud;
+	switch (dom) {
+	case CUPTI_CB_DOMAIN_NVTX:
+		nvtx_on_callback(cbid, data);
+		break;
+	case CUPTI_CB_DOMAIN_RUNTIME_API:
+	case CUPTI_CB_DOMAIN_DRIVER_API:
+		launch_on_callback(dom, cbid, (const CUpti_CallbackData *)data);
+		break;
+	case CUPTI_CB_DOMAIN_RESOURCE: {
+		const CUpti_ResourceData *rd = data;
+		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+			profiler_on_context_destroy(rd->context);
+			trace_flush(1);
+		}
+		break;
+	}
+	case CUPTI_CB_DOMAIN_STATE:
+		if (cbid == CUPTI_CBID_STATE_FATAL_ERROR) {
+			const CUpti_StateData *sd = data;
+			coll_error("cupti_fatal", (int)sd->notification.result,
+				   "CUPTI stopped profiling after a fatal error: %s",
+				   sd->notification.message ? sd->notification.message : "(no message)");
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+/* Subscribe and enable the domains; 0 ok, -1 no callbacks at all. */
+static int coll_subscribe(void)
+{
+	char old[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN * 4] = "";
+	CUpti_SubscriberParams sp = { .structSize = CUpti_SubscriberParams_STRUCT_SIZE };
+	CUptiResult r;
+
+	sp.subscriberName = "kgate-collector";
+	sp.oldSubscriberName = old;
+	sp.oldSubscriberSize = sizeof(old);
+	r = cuptiSubscribe_v2(&coll_sub, coll_callback, NULL, &sp);
+	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+		coll_error("subscriber_busy", (int)r,
+			   "another profiler holds the CUPTI subscription (%s); no kernels are "
+			   "recorded in this process (do not run the collector under ncu or nsys)",
+			   old[0] ? old : "unknown tool");
+		return -1;
+	}
+	if (r != CUPTI_SUCCESS && !dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD)) {
+		coll_error("no_device", (int)r,
+			   "no CUDA driver in this process (cuptiSubscribe_v2: CUPTI error %d); "
+			   "no kernels are recorded", (int)r);
+		return -1;
+	}
+	if (coll_check(r, "cuptiSubscribe_v2", "no kernels are recorded in this process"))
+		return -1;
+	coll_check(cuptiEnableCallback(1, coll_sub, CUPTI_CB_DOMAIN_RESOURCE,
+				       CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING),
+		   "cuptiEnableCallback(CONTEXT_DESTROY_STARTING)", NULL);
+	/* not fatal when missing: older CUPTI has no state domain callback */
+	(void)cuptiEnableCallback(1, coll_sub, CUPTI_CB_DOMAIN_STATE, CUPTI_CBID_STATE_FATAL_ERROR);
+	coll_check(cuptiEnableDomain(1, coll_sub, CUPTI_CB_DOMAIN_NVTX),
+		   "cuptiEnableDomain(NVTX)", "kernels carry no NVTX path");
+	launch_enable(coll_sub);
+	return 0;
+}
+
+static void coll_atexit(void)
+{
+	coll_finish();
+}
+
+static pthread_once_t coll_finish_once = PTHREAD_ONCE_INIT;
+
+static void coll_finish_run(void)
+{
+	if (coll_sub)
+		profiler_finish();
+	trace_finish();
+	launch_finish();
+	coll_footer();
+	if (coll_late)
+		fprintf(stderr, "kgate-collector: %llu records came after the footer and are lost\n",
+			(unsigned long long)coll_late);
+}
+
+static void coll_finish(void)
+{
+	pthread_once(&coll_finish_once, coll_finish_run);
+}
+
+static pthread_mutex_t coll_init_mu = PTHREAD_MUTEX_INITIALIZER;
+static int coll_initialized;
+
+__attribute__((visibility("default"))) int InitializeInjection(void);
+
+int InitializeInjection(void)
+{
+	char *path;
+
+	pthread_mutex_lock(&coll_init_mu);
+	if (coll_initialized) {
+		pthread_mutex_unlock(&coll_init_mu);
+		return 1;
+	}
+	coll_initialized = 1;
+	pthread_mutex_unlock(&coll_init_mu);
+
+	coll_start_time = time(NULL);
+	path = coll_records_path();
+	if (path) {
+		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd >= 0)
+			coll_out = fdopen(fd, "w");
+		if (!coll_out) {
+			fprintf(stderr, "kgate-collector: cannot open '%s': %s; nothing is recorded\n",
+				path, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			free(path);
+			return 1;
+		}
+		setvbuf(coll_out, NULL, _IOFBF, 1 << 16);
+		free(path);
+	} else {
+		fprintf(stderr, "kgate-collector: out of memory; nothing is recorded\n");
+		return 1;
+	}
+	coll_read_env();
+	if (atexit(coll_atexit) != 0)
+		fprintf(stderr, "kgate-collector: atexit failed; the records file may lack its footer\n");
+
+	if (coll_subscribe() != 0) {
+		/* nothing to collect without callbacks: only the header, the error
+		 * and the footer are written */
+		if (coll_cfg.mode == COLL_METRICS)
+			coll_cfg.mode = COLL_TRACE;
+		return 1;
+	}
+	if (coll_cfg.mode == COLL_METRICS && profiler_init() != 0) {
+		coll_error("metrics_unavailable", -1,
+			   "metrics mode is not available; collecting a trace instead");
+		coll_cfg.mode = COLL_TRACE;
+	}
+	trace_init();
+	return 1;
+}

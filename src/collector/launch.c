@@ -1,0 +1,441 @@
+/*
+ * launch.c: launch callbacks, launch ordinals and the correlation-id join.
+ *
+ * On each kernel-launch API (runtime and driver, Ex, cooperative, graph)
+ * the launching thread takes the next launch ordinal (once per outermost
+ * call: a runtime launch and the driver launch nested in it are one launch)
+ * and records correlation id -> (ordinal, NVTX path) in a bounded table.
+ * When the kernel's activity record arrives, possibly on another thread,
+ * the join finds its ordinal and path and writes the kernel record.  In
+ * metrics mode a profiled launch waits until both its activity record and
+ * its profiler values are here (whichever comes second writes the record);
+ * further activity records of the same launch (kernel replay passes) are
+ * dropped and counted.  Kernels without a launch callback (graph nodes,
+ * launches the table forgot) take a fresh ordinal when they arrive.
+ */
+#include "launch.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kgate/collector.h"
+#include "nvtx.h"
+#include "profiler.h"
+
+/* ------------------------------------------------------------------ */
+/* correlation id -> launch                                            */
+
+#define CORR_BITS 19
+#define CORR_N (1u << CORR_BITS)
+#define CORR_LOCKS 64
+
+struct corr_slot {
+	uint32_t corr;
+	uint8_t used, graph, profiled, done;
+	int64_t ordinal;
+	const char *path;
+};
+
+static struct corr_slot *corr_tab;
+static pthread_mutex_t corr_mu[CORR_LOCKS];
+static pthread_once_t corr_once = PTHREAD_ONCE_INIT;
+
+static atomic_llong launch_next;     /* the next launch ordinal */
+static atomic_ullong launch_unmatched, launch_replayed, launch_no_ts;
+
+static void corr_init(void)
+{
+	for (int i = 0; i < CORR_LOCKS; i++)
+		pthread_mutex_init(&corr_mu[i], NULL);
+	corr_tab = calloc(CORR_N, sizeof(*corr_tab));
+}
+
+static void corr_put(uint32_t corr, int64_t ordinal, const char *path, int graph, int profiled)
+{
+	pthread_once(&corr_once, corr_init);
+	if (!corr_tab)
+		return;
+	struct corr_slot *s = &corr_tab[corr & (CORR_N - 1)];
+	pthread_mutex_t *mu = &corr_mu[corr % CORR_LOCKS];
+	pthread_mutex_lock(mu);
+	*s = (struct corr_slot){ corr, 1, (uint8_t)graph, (uint8_t)profiled, 0, ordinal, path };
+	pthread_mutex_unlock(mu);
+}
+
+/* ------------------------------------------------------------------ */
+/* metrics mode: launches waiting for their values or their record     */
+
+#define SEL_N 4096
+
+struct sel_slot {
+	int64_t ordinal; /* -1: free */
+	int have_values;
+	double *values;            /* NULL with have_values: profiling failed */
+	struct coll_kernel *parked; /* the activity record, name owned */
+	const char *path;
+	char *name; /* symbol name from the launch callback */
+};
+
+static pthread_mutex_t sel_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct sel_slot sel_tab[SEL_N];
+static int sel_ready;
+
+static void sel_init_locked(void)
+{
+	if (sel_ready)
+		return;
+	for (size_t i = 0; i < SEL_N; i++)
+		sel_tab[i].ordinal = -1;
+	sel_ready = 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Writing kernel records                                              */
+
+static void launch_dim3(struct jw *w, const char *key, const int32_t d[3])
+{
+	jw_key(w, key);
+	jw_arr_open(w);
+	for (int i = 0; i < 3; i++)
+		jw_int(w, d[i]);
+	jw_arr_close(w);
+}
+
+/* k may be NULL (values without an activity record); values may be NULL
+ * (no profiler values); profiled says whether values were expected. */
+static void launch_emit(const struct coll_kernel *k, const char *name, int64_t ordinal,
+			const char *path, const double *values, int profiled)
+{
+	struct jw w;
+	int have_ts = k && (k->start || k->end);
+	int dur_from_profiler = 0;
+
+	jw_init(&w);
+	jw_obj_open(&w);
+	jw_kstr(&w, "type", "kernel");
+	jw_kint(&w, "ordinal", ordinal);
+	jw_kstr(&w, "name", name && *name ? name : "(unknown)");
+	if (k) {
+		jw_kint(&w, "device", k->device);
+		jw_kint(&w, "context", k->context);
+		jw_kint(&w, "stream", k->stream);
+		jw_kint(&w, "corr", k->corr);
+		if (have_ts && k->end >= k->start) {
+			jw_kint(&w, "start", (int64_t)k->start);
+			jw_kint(&w, "end", (int64_t)k->end);
+		}
+		launch_dim3(&w, "grid", k->grid);
+		launch_dim3(&w, "block", k->block);
+		jw_kint(&w, "regs", k->regs);
+		jw_kint(&w, "smem_static", k->smem_static);
+		jw_kint(&w, "smem_dynamic", k->smem_dynamic);
+		jw_kint(&w, "local_per_thread", k->local_per_thread);
+		if (k->graph_id)
+			jw_kint(&w, "graph", k->graph_id);
+	}
+	if (path && *path)
+		jw_kstr(&w, "nvtx", path);
+	jw_key(&w, "metrics");
+	jw_obj_open(&w);
+	if (profiled) {
+		for (size_t i = 0; i < coll_cfg.n_metrics; i++) {
+			const char *m = coll_cfg.metrics[i];
+			if (strcmp(m, KG_M_DURATION) == 0) {
+				if (!values || isnan(values[i]))
+					continue; /* the trace's duration stands in */
+				dur_from_profiler = 1;
+			}
+			if (values && !isnan(values[i])) {
+				jw_kdbl(&w, m, values[i]);
+			} else {
+				jw_key(&w, m);
+				jw_raw(&w, "null", 4);
+				w.need_comma = 1;
+			}
+		}
+	}
+	if (k) {
+		if (have_ts && k->end >= k->start && !dur_from_profiler)
+			jw_kdbl(&w, KG_M_DURATION, (double)(k->end - k->start));
+		jw_kint(&w, KG_M_GRID, (int64_t)k->grid[0] * k->grid[1] * k->grid[2]);
+		jw_kint(&w, KG_M_BLOCK, (int64_t)k->block[0] * k->block[1] * k->block[2]);
+		jw_kint(&w, KG_M_REGS, k->regs);
+		jw_kint(&w, KG_M_SMEM_ST, k->smem_static);
+		jw_kint(&w, KG_M_SMEM_DYN, k->smem_dynamic);
+		jw_kint(&w, KG_M_LOCAL, k->local_per_thread);
+	}
+	jw_obj_close(&w);
+	jw_obj_close(&w);
+	coll_write(&w, 1);
+	jw_free(&w);
+}
+
+static struct coll_kernel *launch_copy(const struct coll_kernel *k)
+{
+	struct coll_kernel *c = malloc(sizeof(*c));
+	if (!c)
+		return NULL;
+	*c = *k;
+	c->name = k->name ? strdup(k->name) : NULL;
+	return c;
+}
+
+static void launch_free_kernel(struct coll_kernel *k)
+{
+	if (k) {
+		free((char *)k->name);
+		free(k);
+	}
+}
+
+/* Under sel_mu: write what the slot has and free it. */
+static void sel_flush_locked(struct sel_slot *s)
+{
+	if (s->ordinal < 0)
+		return;
+	if (s->parked || s->have_values)
+		launch_emit(s->parked, s->parked ? s->parked->name : s->name, s->ordinal, s->path,
+			    s->values, 1);
+	launch_free_kernel(s->parked);
+	free(s->values);
+	free(s->name);
+	memset(s, 0, sizeof(*s));
+	s->ordinal = -1;
+}
+
+/* Under sel_mu: the slot for a profiled launch (a new one at launch time). */
+static struct sel_slot *sel_get_locked(int64_t ordinal, int create)
+{
+	sel_init_locked();
+	struct sel_slot *s = &sel_tab[ordinal & (SEL_N - 1)];
+	if (s->ordinal == ordinal)
+		return s;
+	if (!create)
+		return NULL;
+	sel_flush_locked(s); /* an old launch never completed: write what it has */
+	s->ordinal = ordinal;
+	return s;
+}
+
+void launch_set_values(int64_t ordinal, const double *values)
+{
+	pthread_mutex_lock(&sel_mu);
+	struct sel_slot *s = sel_get_locked(ordinal, 0);
+	if (s) {
+		s->have_values = 1;
+		if (values && coll_cfg.n_metrics) {
+			s->values = malloc(coll_cfg.n_metrics * sizeof(double));
+			if (s->values)
+				memcpy(s->values, values, coll_cfg.n_metrics * sizeof(double));
+		}
+		if (s->parked)
+			sel_flush_locked(s);
+	}
+	pthread_mutex_unlock(&sel_mu);
+}
+
+void launch_on_kernel(const struct coll_kernel *k)
+{
+	int64_t ordinal = -1;
+	const char *path = "";
+	int profiled = 0, found = 0;
+
+	if (!k->start && !k->end)
+		atomic_fetch_add(&launch_no_ts, 1);
+	pthread_once(&corr_once, corr_init);
+	if (corr_tab) {
+		struct corr_slot *s = &corr_tab[k->corr & (CORR_N - 1)];
+		pthread_mutex_t *mu = &corr_mu[k->corr % CORR_LOCKS];
+		pthread_mutex_lock(mu);
+		if (s->used && s->corr == k->corr) {
+			found = 1;
+			path = s->path;
+			if (!s->graph) {
+				if (!s->done) {
+					ordinal = s->ordinal;
+					profiled = s->profiled;
+					s->done = 1;
+				} else if (coll_cfg.mode == COLL_METRICS) {
+					found = 2; /* a replay pass of a launch already seen */
+				}
+			}
+		}
+		pthread_mutex_unlock(mu);
+	}
+	if (found == 2) {
+		atomic_fetch_add(&launch_replayed, 1);
+		return;
+	}
+	if (!found)
+		atomic_fetch_add(&launch_unmatched, 1);
+	if (ordinal < 0)
+		ordinal = atomic_fetch_add(&launch_next, 1);
+	if (profiled) {
+		pthread_mutex_lock(&sel_mu);
+		struct sel_slot *s = sel_get_locked(ordinal, 0);
+		if (s && s->have_values) {
+			launch_emit(k, k->name, ordinal, path, s->values, 1);
+			free(s->values);
+			s->values = NULL;
+			s->have_values = 0;
+			sel_flush_locked(s);
+			pthread_mutex_unlock(&sel_mu);
+			return;
+		}
+		if (s && !s->parked) {
+			s->parked = launch_copy(k);
+			if (s->parked) {
+				pthread_mutex_unlock(&sel_mu);
+				return;
+			}
+		}
+		pthread_mutex_unlock(&sel_mu);
+	}
+	launch_emit(k, k->name, ordinal, path, NULL, profiled);
+}
+
+/* ------------------------------------------------------------------ */
+/* Launch callbacks                                                    */
+
+static __thread int launch_depth;
+static __thread int64_t launch_ord;
+static __thread const char *launch_path;
+static __thread int launch_graph, launch_profiled;
+
+/* 1 kernel launch, 2 graph launch, 0 other. */
+static int launch_kind(CUpti_CallbackDomain dom, CUpti_CallbackId cbid)
+{
+	if (dom == CUPTI_CB_DOMAIN_RUNTIME_API) {
+		switch (cbid) {
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000:
+		case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000:
+		case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000:
+			return 1;
+		case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000:
+			return 2;
+		default:
+			return 0;
+		}
+	}
+	switch (cbid) {
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+		return 1;
+	case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
+	case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz:
+		return 2;
+	default:
+		return 0;
+	}
+}
+
+void launch_enable(CUpti_SubscriberHandle sub)
+{
+	static const CUpti_CallbackId rt[] = {
+		CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+		CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+		CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+		CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+		CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+		CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+		CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
+		CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
+		CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+		CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
+	};
+	static const CUpti_CallbackId drv[] = {
+		CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+		CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+		CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+		CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+		CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+		CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+		CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+		CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+	};
+	int bad = 0;
+
+	for (size_t i = 0; i < sizeof(rt) / sizeof(rt[0]); i++)
+		bad |= cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API, rt[i]) !=
+		       CUPTI_SUCCESS;
+	for (size_t i = 0; i < sizeof(drv) / sizeof(drv[0]); i++)
+		bad |= cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, drv[i]) !=
+		       CUPTI_SUCCESS;
+	if (bad)
+		coll_error("cupti_error", -1,
+			   "some launch callbacks could not be enabled; their kernels carry no "
+			   "NVTX path");
+}
+
+void launch_on_callback(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
+			const CUpti_CallbackData *cb)
+{
+	int kind = launch_kind(dom, cbid);
+
+	if (!kind || !cb)
+		return;
+	if (cb->callbackSite == CUPTI_API_ENTER) {
+		if (launch_depth++ == 0) {
+			coll_first_launch(cb->context);
+			launch_graph = kind == 2;
+			launch_path = nvtx_current();
+			launch_ord = launch_graph ? -1 : atomic_fetch_add(&launch_next, 1);
+			launch_profiled = 0;
+			if (!launch_graph && coll_cfg.mode == COLL_METRICS) {
+				/* the slot first, so that values always find it */
+				pthread_mutex_lock(&sel_mu);
+				struct sel_slot *s = sel_get_locked(launch_ord, 1);
+				s->path = launch_path;
+				s->name = cb->symbolName ? strdup(cb->symbolName) : NULL;
+				pthread_mutex_unlock(&sel_mu);
+				launch_profiled =
+					profiler_launch_enter(cb->context, cb->symbolName, launch_ord);
+				if (!launch_profiled) {
+					pthread_mutex_lock(&sel_mu);
+					s = sel_get_locked(launch_ord, 0);
+					if (s) {
+						free(s->name);
+						memset(s, 0, sizeof(*s));
+						s->ordinal = -1;
+					}
+					pthread_mutex_unlock(&sel_mu);
+				}
+			}
+		}
+		corr_put(cb->correlationId, launch_ord, launch_path, launch_graph, launch_profiled);
+	} else if (launch_depth > 0 && --launch_depth == 0) {
+		if (launch_profiled)
+			profiler_launch_exit(cb->context, launch_ord);
+		launch_profiled = 0;
+	}
+}
+
+void launch_finish(void)
+{
+	pthread_mutex_lock(&sel_mu);
+	if (sel_ready) {
+		for (size_t i = 0; i < SEL_N; i++)
+			sel_flush_locked(&sel_tab[i]);
+	}
+	pthread_mutex_unlock(&sel_mu);
+}
+
+void launch_footer_fields(struct jw *w)
+{
+	jw_kint(w, "unmatched", (int64_t)atomic_load(&launch_unmatched));
+	jw_kint(w, "replayed", (int64_t)atomic_load(&launch_replayed));
+	jw_kint(w, "no_timestamp", (int64_t)atomic_load(&launch_no_ts));
+}

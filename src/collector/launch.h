@@ -1,0 +1,31 @@
+/*
+ * launch.h: kernel launches seen through the CUPTI callback API, and the
+ * join that turns an activity record (trace.c) plus the launch's NVTX path
+ * and, in metrics mode, the profiler's values (profiler.c) into one kernel
+ * record.
+ */
+#ifndef KGATE_COLL_LAUNCH_H
+#define KGATE_COLL_LAUNCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cupti.h>
+
+#include "coll.h"
+
+/* Enable the launch callbacks (runtime and driver) on the subscriber. */
+void launch_enable(CUpti_SubscriberHandle sub);
+void launch_on_callback(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
+			const CUpti_CallbackData *cb);
+/* A kernel activity record arrived (any thread). */
+void launch_on_kernel(const struct coll_kernel *k);
+/* The profiler's values for a profiled launch: one per coll_cfg.metrics,
+ * NaN for a value it could not give; NULL when profiling the launch failed. */
+void launch_set_values(int64_t ordinal, const double *values);
+/* Write what is still waiting (at exit, after the last flush). */
+void launch_finish(void);
+/* Extra footer counts: "unmatched", "replayed", "no_timestamp". */
+void launch_footer_fields(struct jw *w);
+
+#endif

@@ -1,0 +1,37 @@
+/*
+ * metrics.h: the CUPTI profiler host API (offline: a chip name is enough),
+ * for the exported queries kgate_metrics_list / kgate_metrics_passes and
+ * for profiler.c's config image.
+ */
+#ifndef KGATE_COLL_METRICS_H
+#define KGATE_COLL_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cupti_profiler_host.h>
+
+/* The default metric set of metrics mode: single-pass on GH100 (the pass
+ * count is measured by tests/e2e/collector.t).  NULL-terminated. */
+extern const char *const metrics_default[];
+
+/* A host object for chip ("GH100", case-insensitive) and an optional
+ * counter availability image; NULL on failure (why in err). */
+CUpti_Profiler_Host_Object *metrics_host_open(const char *chip, const uint8_t *avail,
+					      char *err, size_t errlen);
+void metrics_host_close(CUpti_Profiler_Host_Object *h);
+
+/* Validate every name (the first bad one is named in err), add them to the
+ * host object's config and build the config image (malloc'd, *img) and its
+ * pass count.  0 ok, -1 error. */
+int metrics_config(CUpti_Profiler_Host_Object *h, const char *chip, const char *const *names,
+		   size_t n, uint8_t **img, size_t *img_size, int *passes, char *err,
+		   size_t errlen);
+
+/* Split names into groups that are each one pass on the chip (greedy, in
+ * order; a metric that alone needs several passes is a group of its own):
+ * group[i] is metric i's group; *ngroups their number.  0 ok, -1 error. */
+int metrics_split(const char *chip, const uint8_t *avail, const char *const *names, size_t n,
+		  int *group, int *ngroups, char *err, size_t errlen);
+
+#endif

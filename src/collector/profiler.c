@@ -1,0 +1,573 @@
+/*
+ * profiler.c: metrics mode, the CUPTI 13 Range Profiler.
+ *
+ * One range per selected kernel launch: Auto range with kernel replay,
+ * cuptiRangeProfilerStart in the launch callback's enter and Stop, Decode
+ * and Evaluate in its exit, so each range is exactly one launch whose
+ * ordinal, name and NVTX path the callback knows (auto-range names are only
+ * numbers).  Start..Stop pairs are serialized by one lock held from enter to
+ * exit, since the profiler object is per context and the ranges must not
+ * interleave between threads.  (User ranges with kernel replay are reported
+ * to fail in SetConfig, and CUPTI numbers auto ranges itself; so Auto range.)
+ *
+ * Selection (KGATE_KERNELS, KGATE_LAUNCH_SKIP, KGATE_LAUNCH_COUNT) follows
+ * ncu's -k / --launch-skip / --launch-count: skip and count apply to the
+ * matching launches.  KGATE_KERNELS is an exact name (mangled, demangled or
+ * the function's base name) or "regex:" + a POSIX ERE matched against the
+ * demangled name; __cxa_demangle is used when the process has it (C++ and
+ * PyTorch processes do), else the mangled name is matched.
+ *
+ * Application replay (KGATE_REPLAY=application): the metric set is split
+ * into groups that are one pass each (metrics_split), the runner runs the
+ * process once per group and KGATE_PASS picks this run's group.
+ *
+ * The Activity API stays on in metrics mode, so every kernel still gets its
+ * timestamps and launch configuration; the profiler's values join them in
+ * launch.c.  Nothing in the 13.0 headers forbids the two together.
+ */
+#include "profiler.h"
+
+#include <dlfcn.h>
+#include <math.h>
+#include <pthread.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_range_profiler.h>
+#include <cupti_target.h>
+
+#include "coll.h"
+#include "launch.h"
+#include "metrics.h"
+
+#define PROF_CTX_MAX 16
+#define PROF_ERR_MAX 8 /* error records per kind before going quiet */
+
+struct prof_ctx {
+	CUcontext ctx;
+	int failed;             /* setup failed: never profile this context */
+	int enabled;            /* Range Profiler enabled and configured */
+	char chip[64];
+	uint8_t *avail;         /* counter availability image */
+	CUpti_Profiler_Host_Object *host;
+	uint8_t *config;
+	size_t config_size;
+	uint8_t *counter;
+	size_t counter_size;
+	CUpti_RangeProfiler_Object *obj;
+};
+
+typedef char *(*prof_demangle_fn)(const char *, char *, size_t *, int *);
+
+static pthread_mutex_t prof_mu = PTHREAD_MUTEX_INITIALIZER; /* held enter..exit */
+static struct prof_ctx prof_ctxs[PROF_CTX_MAX];
+static size_t prof_n_ctx;
+static int prof_off;          /* profiling disabled for the process */
+static int prof_have_regex;
+static regex_t prof_regex;
+static prof_demangle_fn prof_demangle;
+static long prof_matched;     /* matching launches so far */
+static struct prof_ctx *prof_active;
+static double *prof_values;
+static int prof_errs_launch;
+static int prof_split_done;
+
+/* ------------------------------------------------------------------ */
+/* Selection                                                           */
+
+/* The function's base name in a demangled signature: "void ns::f<int>(x)"
+ * -> "f".  Writes into out (size n). */
+static void prof_base_name(const char *dem, char *out, size_t n)
+{
+	int depth = 0;
+	const char *end = dem + strlen(dem), *start = dem;
+
+	/* the top-level '(' ends the name */
+	for (const char *p = dem; *p; p++) {
+		if (*p == '<')
+			depth++;
+		else if (*p == '>')
+			depth--;
+		else if (*p == '(' && depth == 0 && p != dem) {
+			end = p;
+			break;
+		}
+	}
+	/* drop template arguments at the end */
+	if (end > dem && end[-1] == '>') {
+		depth = 0;
+		for (const char *p = end - 1; p >= dem; p--) {
+			if (*p == '>')
+				depth++;
+			else if (*p == '<' && --depth == 0) {
+				end = p;
+				break;
+			}
+		}
+	}
+	/* the last "::" or space at top level starts it */
+	depth = 0;
+	for (const char *p = dem; p < end; p++) {
+		if (*p == '<')
+			depth++;
+		else if (*p == '>')
+			depth--;
+		else if (depth == 0 && (*p == ' ' || (*p == ':' && p[1] == ':'))) {
+			start = *p == ' ' ? p + 1 : p + 2;
+			if (*p == ':')
+				p++;
+		}
+	}
+	size_t len = end > start ? (size_t)(end - start) : 0;
+	if (len >= n)
+		len = n - 1;
+	memcpy(out, start, len);
+	out[len] = '\0';
+}
+
+static int prof_matches(const char *mangled)
+{
+	const char *k = coll_cfg.kernels;
+	char *dem = NULL;
+	int status = -1, m;
+
+	if (!k)
+		return 1;
+	if (!mangled)
+		return 0;
+	if (prof_demangle)
+		dem = prof_demangle(mangled, NULL, NULL, &status);
+	if (status != 0) {
+		free(dem);
+		dem = NULL;
+	}
+	const char *subject = dem ? dem : mangled;
+	if (prof_have_regex) {
+		m = regexec(&prof_regex, subject, 0, NULL, 0) == 0;
+	} else {
+		char base[512];
+		prof_base_name(subject, base, sizeof(base));
+		m = strcmp(k, mangled) == 0 || strcmp(k, subject) == 0 || strcmp(k, base) == 0;
+	}
+	free(dem);
+	return m;
+}
+
+/* ------------------------------------------------------------------ */
+/* Setup                                                               */
+
+int profiler_init(void)
+{
+	CUpti_Profiler_Initialize_Params ip = { .structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE };
+
+	if (coll_check(cuptiProfilerInitialize(&ip), "cuptiProfilerInitialize", NULL))
+		return -1;
+	prof_demangle = (prof_demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+	if (coll_cfg.kernels && strncmp(coll_cfg.kernels, "regex:", 6) == 0) {
+		int rc = regcomp(&prof_regex, coll_cfg.kernels + 6, REG_EXTENDED | REG_NOSUB);
+		if (rc != 0) {
+			char msg[256];
+			regerror(rc, &prof_regex, msg, sizeof(msg));
+			coll_error("bad_config", -1, "KGATE_KERNELS='%s': bad regular expression: %s",
+				   coll_cfg.kernels, msg);
+			return -1;
+		}
+		prof_have_regex = 1;
+	}
+	prof_values = calloc(coll_cfg.n_metrics ? coll_cfg.n_metrics : 1, sizeof(double));
+	return prof_values ? 0 : -1;
+}
+
+/* Application replay: keep only this pass's group of metrics. */
+static int prof_split_locked(const char *chip, const uint8_t *avail)
+{
+	char err[512];
+	int *group, ngroups = 0;
+	size_t k = 0;
+
+	if (prof_split_done || !coll_cfg.app_replay)
+		return 0;
+	prof_split_done = 1;
+	group = calloc(coll_cfg.n_metrics ? coll_cfg.n_metrics : 1, sizeof(int));
+	if (!group)
+		return -1;
+	if (metrics_split(chip, avail, (const char *const *)coll_cfg.metrics, coll_cfg.n_metrics,
+			  group, &ngroups, err, sizeof(err)) != 0) {
+		coll_error("invalid_metric", -1, "%s; metrics mode is off", err);
+		free(group);
+		return -1;
+	}
+	coll_cfg.passes = ngroups;
+	if (coll_cfg.pass >= ngroups) {
+		coll_error("bad_config", -1,
+			   "KGATE_PASS=%d but the metric set has %d single-pass groups on %s; no "
+			   "metrics in this run", coll_cfg.pass, ngroups, chip);
+		free(group);
+		return -1;
+	}
+	for (size_t i = 0; i < coll_cfg.n_metrics; i++) {
+		if (group[i] == coll_cfg.pass)
+			coll_cfg.metrics[k++] = coll_cfg.metrics[i];
+		else
+			free(coll_cfg.metrics[i]);
+	}
+	coll_cfg.n_metrics = k;
+	free(group);
+	return 0;
+}
+
+/* Host side of a new context: chip, counter availability, config image. */
+static void prof_ctx_host_locked(struct prof_ctx *pc)
+{
+	char err[512];
+	uint32_t devid = 0;
+	CUdevice dev;
+	int passes = 0;
+
+	if (coll_check(cuptiGetDeviceId(pc->ctx, &devid), "cuptiGetDeviceId",
+		       "no metrics for this context")) {
+		pc->failed = 1;
+		return;
+	}
+	dev = (CUdevice)devid;
+	CUpti_Profiler_DeviceSupported_Params ds = { .structSize = CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE };
+	ds.cuDevice = dev;
+	ds.api = CUPTI_PROFILER_RANGE_PROFILING;
+	if (cuptiProfilerDeviceSupported(&ds) == CUPTI_SUCCESS &&
+	    ds.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) {
+		coll_error("not_supported", -1,
+			   "device %d does not support the Range Profiler (architecture %d, vGPU %d, "
+			   "confidential compute %d, CMP %d, WSL %d); no metrics, trace only",
+			   (int)dev, (int)ds.architecture, (int)ds.vGpu, (int)ds.confidentialCompute,
+			   (int)ds.cmp, (int)ds.wsl);
+		prof_off = 1;
+		pc->failed = 1;
+		return;
+	}
+	CUpti_Device_GetChipName_Params cp = { .structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE };
+	cp.deviceIndex = (size_t)dev;
+	if (coll_check(cuptiDeviceGetChipName(&cp), "cuptiDeviceGetChipName", "no metrics") ||
+	    !cp.pChipName) {
+		pc->failed = 1;
+		return;
+	}
+	snprintf(pc->chip, sizeof(pc->chip), "%s", cp.pChipName);
+
+	CUpti_Profiler_GetCounterAvailability_Params ca = { .structSize = CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE };
+	ca.ctx = pc->ctx;
+	CUptiResult r = cuptiProfilerGetCounterAvailability(&ca);
+	if (r == CUPTI_SUCCESS && ca.counterAvailabilityImageSize) {
+		pc->avail = malloc(ca.counterAvailabilityImageSize);
+		ca.pCounterAvailabilityImage = pc->avail;
+		if (pc->avail)
+			r = cuptiProfilerGetCounterAvailability(&ca);
+	}
+	if (r != CUPTI_SUCCESS) {
+		if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
+			coll_error("insufficient_privileges", (int)r,
+				   "GPU performance counters are not permitted for this user "
+				   "(NVreg_RestrictProfilingToAdminUsers); no metrics, trace only");
+			prof_off = 1;
+		} else {
+			coll_check(r, "cuptiProfilerGetCounterAvailability", "no metrics, trace only");
+		}
+		pc->failed = 1;
+		return;
+	}
+	if (prof_split_locked(pc->chip, pc->avail) != 0) {
+		prof_off = 1;
+		pc->failed = 1;
+		return;
+	}
+	pc->host = metrics_host_open(pc->chip, pc->avail, err, sizeof(err));
+	if (!pc->host ||
+	    metrics_config(pc->host, pc->chip, (const char *const *)coll_cfg.metrics,
+			   coll_cfg.n_metrics, &pc->config, &pc->config_size, &passes, err,
+			   sizeof(err)) != 0) {
+		coll_error("invalid_metric", -1, "%s; no metrics, trace only", err);
+		prof_off = 1;
+		pc->failed = 1;
+		return;
+	}
+	if (!coll_cfg.app_replay)
+		coll_cfg.passes = 1; /* kernel replay: one run, CUPTI replays each kernel */
+}
+
+/* Target side, on the launching thread: enable, counter data, config. */
+static int prof_ctx_enable_locked(struct prof_ctx *pc)
+{
+	CUpti_RangeProfiler_Enable_Params en = { .structSize = CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE };
+	en.ctx = pc->ctx;
+	CUptiResult r = cuptiRangeProfilerEnable(&en);
+	if (r != CUPTI_SUCCESS) {
+		if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
+			coll_error("insufficient_privileges", (int)r,
+				   "GPU performance counters are not permitted for this user; no "
+				   "metrics, trace only");
+		else
+			coll_check(r, "cuptiRangeProfilerEnable", "no metrics, trace only");
+		return -1;
+	}
+	pc->obj = en.pRangeProfilerObject;
+
+	CUpti_RangeProfiler_GetCounterDataSize_Params gs = { .structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE };
+	gs.pRangeProfilerObject = pc->obj;
+	gs.pMetricNames = (const char **)coll_cfg.metrics;
+	gs.numMetrics = coll_cfg.n_metrics;
+	gs.maxNumOfRanges = 1;
+	gs.maxNumRangeTreeNodes = 1;
+	if (coll_check(cuptiRangeProfilerGetCounterDataSize(&gs),
+		       "cuptiRangeProfilerGetCounterDataSize", "no metrics, trace only"))
+		return -1;
+	pc->counter_size = gs.counterDataSize;
+	pc->counter = calloc(1, pc->counter_size);
+	if (!pc->counter)
+		return -1;
+	CUpti_RangeProfiler_CounterDataImage_Initialize_Params ci = { .structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE };
+	ci.pRangeProfilerObject = pc->obj;
+	ci.counterDataSize = pc->counter_size;
+	ci.pCounterData = pc->counter;
+	if (coll_check(cuptiRangeProfilerCounterDataImageInitialize(&ci),
+		       "cuptiRangeProfilerCounterDataImageInitialize", "no metrics, trace only"))
+		return -1;
+	return 0;
+}
+
+static int prof_set_config_locked(struct prof_ctx *pc)
+{
+	CUpti_RangeProfiler_SetConfig_Params sc = { .structSize = CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE };
+	sc.pRangeProfilerObject = pc->obj;
+	sc.configSize = pc->config_size;
+	sc.pConfig = pc->config;
+	sc.counterDataImageSize = pc->counter_size;
+	sc.pCounterDataImage = pc->counter;
+	sc.range = CUPTI_AutoRange;
+	sc.replayMode = CUPTI_KernelReplay;
+	sc.maxRangesPerPass = 1;
+	sc.numNestingLevels = 1;
+	sc.minNestingLevel = 1;
+	sc.passIndex = 0;
+	sc.targetNestingLevel = 1;
+	return coll_check(cuptiRangeProfilerSetConfig(&sc), "cuptiRangeProfilerSetConfig",
+			  "no metrics, trace only");
+}
+
+static struct prof_ctx *prof_find_locked(CUcontext ctx, int create)
+{
+	for (size_t i = 0; i < prof_n_ctx; i++) {
+		if (prof_ctxs[i].ctx == ctx)
+			return &prof_ctxs[i];
+	}
+	if (!create)
+		return NULL;
+	if (prof_n_ctx == PROF_CTX_MAX) {
+		coll_error("not_supported", -1, "more than %d CUDA contexts; no metrics for the rest",
+			   PROF_CTX_MAX);
+		return NULL;
+	}
+	struct prof_ctx *pc = &prof_ctxs[prof_n_ctx++];
+	memset(pc, 0, sizeof(*pc));
+	pc->ctx = ctx;
+	prof_ctx_host_locked(pc);
+	return pc;
+}
+
+static void prof_ctx_release_locked(struct prof_ctx *pc)
+{
+	if (pc->enabled && pc->obj) {
+		CUpti_RangeProfiler_Disable_Params d = { .structSize = CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE };
+		d.pRangeProfilerObject = pc->obj;
+		coll_check(cuptiRangeProfilerDisable(&d), "cuptiRangeProfilerDisable", NULL);
+	}
+	metrics_host_close(pc->host);
+	free(pc->avail);
+	free(pc->config);
+	free(pc->counter);
+	pc->host = NULL;
+	pc->avail = pc->config = pc->counter = NULL;
+	pc->obj = NULL;
+	pc->enabled = 0;
+	pc->failed = 1;
+}
+
+void profiler_prepare(CUcontext ctx)
+{
+	if (coll_cfg.mode != COLL_METRICS || !ctx)
+		return;
+	pthread_mutex_lock(&prof_mu);
+	if (!prof_off)
+		prof_find_locked(ctx, 1);
+	pthread_mutex_unlock(&prof_mu);
+}
+
+void profiler_on_context_destroy(CUcontext ctx)
+{
+	if (coll_cfg.mode != COLL_METRICS)
+		return;
+	pthread_mutex_lock(&prof_mu);
+	struct prof_ctx *pc = prof_find_locked(ctx, 0);
+	if (pc)
+		prof_ctx_release_locked(pc);
+	pthread_mutex_unlock(&prof_mu);
+}
+
+/* ------------------------------------------------------------------ */
+/* Per launch                                                          */
+
+int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal)
+{
+	(void)ordinal;
+	if (coll_cfg.mode != COLL_METRICS || !ctx)
+		return 0;
+	pthread_mutex_lock(&prof_mu);
+	if (prof_off || !prof_matches(symbol))
+		goto no;
+	long m = prof_matched++;
+	if (m < coll_cfg.launch_skip ||
+	    (coll_cfg.launch_count >= 0 && m >= coll_cfg.launch_skip + coll_cfg.launch_count))
+		goto no;
+	struct prof_ctx *pc = prof_find_locked(ctx, 1);
+	if (!pc || pc->failed)
+		goto no;
+	if (!pc->enabled) {
+		if (prof_ctx_enable_locked(pc) != 0 || prof_set_config_locked(pc) != 0) {
+			pc->enabled = pc->obj != NULL;
+			prof_ctx_release_locked(pc);
+			goto no;
+		}
+		pc->enabled = 1;
+	}
+	CUpti_RangeProfiler_Start_Params st = { .structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE };
+	st.pRangeProfilerObject = pc->obj;
+	CUptiResult r = cuptiRangeProfilerStart(&st);
+	if (r != CUPTI_SUCCESS) {
+		/* the counter data image was re-initialized: configure again once */
+		if (prof_set_config_locked(pc) == 0)
+			r = cuptiRangeProfilerStart(&st);
+	}
+	if (r != CUPTI_SUCCESS) {
+		if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
+			coll_error("insufficient_privileges", (int)r,
+				   "GPU performance counters are not permitted for this user; no "
+				   "metrics, trace only");
+		else
+			coll_check(r, "cuptiRangeProfilerStart", "no metrics for this context");
+		prof_ctx_release_locked(pc);
+		goto no;
+	}
+	prof_active = pc;
+	return 1; /* prof_mu stays held until the exit */
+no:
+	pthread_mutex_unlock(&prof_mu);
+	return 0;
+}
+
+static void prof_launch_error(CUptiResult r, const char *what)
+{
+	if (prof_errs_launch++ < PROF_ERR_MAX)
+		coll_check(r, what, "this launch has no metric values");
+}
+
+void profiler_launch_exit(CUcontext ctx, int64_t ordinal)
+{
+	struct prof_ctx *pc = prof_active;
+	int ok = 0;
+	CUptiResult r;
+
+	(void)ctx;
+	prof_active = NULL;
+	if (!pc) {
+		pthread_mutex_unlock(&prof_mu);
+		launch_set_values(ordinal, NULL);
+		return;
+	}
+	CUpti_RangeProfiler_Stop_Params sp = { .structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE };
+	sp.pRangeProfilerObject = pc->obj;
+	if ((r = cuptiRangeProfilerStop(&sp)) != CUPTI_SUCCESS) {
+		prof_launch_error(r, "cuptiRangeProfilerStop");
+		goto out;
+	}
+	CUpti_RangeProfiler_DecodeData_Params dd = { .structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE };
+	dd.pRangeProfilerObject = pc->obj;
+	if ((r = cuptiRangeProfilerDecodeData(&dd)) != CUPTI_SUCCESS) {
+		prof_launch_error(r, "cuptiRangeProfilerDecodeData");
+		goto reinit;
+	}
+	CUpti_RangeProfiler_GetCounterDataInfo_Params gi = { .structSize = CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE };
+	gi.pCounterDataImage = pc->counter;
+	gi.counterDataImageSize = pc->counter_size;
+	if ((r = cuptiRangeProfilerGetCounterDataInfo(&gi)) != CUPTI_SUCCESS) {
+		prof_launch_error(r, "cuptiRangeProfilerGetCounterDataInfo");
+		goto reinit;
+	}
+	if (gi.numTotalRanges < 1) {
+		if (prof_errs_launch++ < PROF_ERR_MAX)
+			coll_error("range_dropped", -1,
+				   "launch %lld: the profiler returned no range (%zu dropped); no "
+				   "metric values for it", (long long)ordinal, dd.numOfRangeDropped);
+		goto reinit;
+	}
+	for (size_t i = 0; i < coll_cfg.n_metrics; i++)
+		prof_values[i] = NAN;
+	CUpti_Profiler_Host_EvaluateToGpuValues_Params ev = { .structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE };
+	ev.pHostObject = pc->host;
+	ev.pCounterDataImage = pc->counter;
+	ev.counterDataImageSize = pc->counter_size;
+	ev.rangeIndex = gi.numTotalRanges - 1;
+	ev.ppMetricNames = (const char **)coll_cfg.metrics;
+	ev.numMetrics = coll_cfg.n_metrics;
+	ev.pMetricValues = prof_values;
+	if ((r = cuptiProfilerHostEvaluateToGpuValues(&ev)) != CUPTI_SUCCESS) {
+		prof_launch_error(r, "cuptiProfilerHostEvaluateToGpuValues");
+		goto reinit;
+	}
+	ok = 1;
+reinit: {
+	CUpti_RangeProfiler_CounterDataImage_Initialize_Params ci = { .structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE };
+	ci.pRangeProfilerObject = pc->obj;
+	ci.counterDataSize = pc->counter_size;
+	ci.pCounterData = pc->counter;
+	if ((r = cuptiRangeProfilerCounterDataImageInitialize(&ci)) != CUPTI_SUCCESS)
+		prof_launch_error(r, "cuptiRangeProfilerCounterDataImageInitialize");
+}
+out:
+	/* copy out under the lock; launch.c takes its own */
+	if (ok) {
+		double *v = malloc(coll_cfg.n_metrics * sizeof(double) + 1);
+		if (v)
+			memcpy(v, prof_values, coll_cfg.n_metrics * sizeof(double));
+		pthread_mutex_unlock(&prof_mu);
+		launch_set_values(ordinal, v);
+		free(v);
+	} else {
+		pthread_mutex_unlock(&prof_mu);
+		launch_set_values(ordinal, NULL);
+	}
+}
+
+int profiler_usable(void)
+{
+	int ok;
+
+	pthread_mutex_lock(&prof_mu);
+	ok = !prof_off;
+	pthread_mutex_unlock(&prof_mu);
+	return ok;
+}
+
+void profiler_finish(void)
+{
+	if (coll_cfg.mode != COLL_METRICS)
+		return;
+	pthread_mutex_lock(&prof_mu);
+	for (size_t i = 0; i < prof_n_ctx; i++) {
+		if (!prof_ctxs[i].failed || prof_ctxs[i].enabled)
+			prof_ctx_release_locked(&prof_ctxs[i]);
+	}
+	prof_off = 1;
+	pthread_mutex_unlock(&prof_mu);
+}

@@ -1,0 +1,435 @@
+/*
+ * suiterun.c: running a suite's benchmarks and storing what they recorded
+ * (suiterun.h).
+ *
+ * Each process run gets a unique file prefix in the scratch directory,
+ * "<seq>-<name>.p<pass>.", and KGATE_RECORDS=<scratch>/<prefix>%p.jsonl, so
+ * the collector in every child process writes its own file and the files of
+ * one process run are found by their prefix afterwards.  A repeat fails when
+ * its process fails (exit status, signal, timeout), when it wrote no records
+ * file, or when a records file lacks its footer; the failure message names
+ * the benchmark and the repeat and quotes the last lines of its stderr.
+ */
+#include "kgate/suiterun.h"
+#include "kgate/collector.h"
+#include "kgate/kgate.h"
+#include "kgate/records.h"
+#include "kgate/runner.h"
+#include "kgate/util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_PASSES 64
+
+int suiterun_init(struct kg_suiterun *sr)
+{
+	memset(sr, 0, sizeof(*sr));
+	if (!(sr->collector = runner_find_collector()))
+		return KG_EXIT_RUNTIME;
+	sr->cupti = runner_find_cupti(sr->collector);
+	if (!sr->cupti)
+		kg_warn("no libcupti.so found next to the collector or in the CUDA install; "
+			"NVTX ranges will not be recorded (set KGATE_CUPTI to its path)");
+	const char *tmp = getenv("TMPDIR");
+	char *tmpl = xasprintf("%s/kgate-run.XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+	if (!mkdtemp(tmpl)) {
+		kg_error("cannot create a scratch directory '%s': %s", tmpl, strerror(errno));
+		free(tmpl);
+		free(sr->collector);
+		free(sr->cupti);
+		return KG_EXIT_RUNTIME;
+	}
+	sr->scratch = tmpl;
+	sr->progress = isatty(2);
+	return KG_EXIT_PASS;
+}
+
+void suiterun_free(struct kg_suiterun *sr)
+{
+	if (sr->scratch) {
+		DIR *d = opendir(sr->scratch);
+		struct dirent *e;
+		if (d) {
+			while ((e = readdir(d))) {
+				if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+					continue;
+				char *p = xasprintf("%s/%s", sr->scratch, e->d_name);
+				unlink(p);
+				free(p);
+			}
+			closedir(d);
+		}
+		rmdir(sr->scratch);
+	}
+	free(sr->scratch);
+	free(sr->collector);
+	free(sr->cupti);
+	memset(sr, 0, sizeof(*sr));
+}
+
+void suiterun_recset_free(struct kg_recset *rs)
+{
+	for (size_t i = 0; i < rs->n; i++)
+		free(rs->path[i]);
+	free(rs->path);
+	free(rs->repeat);
+	memset(rs, 0, sizeof(*rs));
+}
+
+/* name with everything but [A-Za-z0-9._-] replaced, at most 48 bytes. */
+static char *file_safe(const char *name)
+{
+	size_t n = strlen(name) > 48 ? 48 : strlen(name);
+	char *s = xstrndup(name, n);
+
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '.' || c == '_' || c == '-'))
+			s[i] = '_';
+	}
+	return s;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The records files in dir whose names start with prefix, sorted. */
+static char **find_files(const char *dir, const char *prefix, size_t *n)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char **out = NULL;
+	size_t len = strlen(prefix);
+
+	*n = 0;
+	if (!d)
+		return NULL;
+	while ((e = readdir(d))) {
+		size_t l = strlen(e->d_name);
+		if (strncmp(e->d_name, prefix, len) || l < 6 || strcmp(e->d_name + l - 6, ".jsonl"))
+			continue;
+		out = xrealloc(out, (*n + 1) * sizeof(*out));
+		out[(*n)++] = xasprintf("%s/%s", dir, e->d_name);
+	}
+	closedir(d);
+	if (*n)
+		qsort(out, *n, sizeof(*out), cmp_str);
+	return out;
+}
+
+/* 1 when the last non-blank line of path is a footer record. */
+static int has_footer(const char *path)
+{
+	FILE *fp = fopen(path, "rb");
+	char buf[4096];
+	int ok = 0;
+
+	if (!fp)
+		return 0;
+	if (fseek(fp, 0, SEEK_END) == 0) {
+		long size = ftell(fp);
+		long off = size > (long)sizeof(buf) - 1 ? size - (long)sizeof(buf) + 1 : 0;
+		if (size > 0 && fseek(fp, off, SEEK_SET) == 0) {
+			size_t n = fread(buf, 1, sizeof(buf) - 1, fp);
+			buf[n] = '\0';
+			while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
+				buf[--n] = '\0';
+			char *line = strrchr(buf, '\n');
+			line = line ? line + 1 : buf;
+			json_t *j = json_loads(line, 0, NULL);
+			const char *type = json_string_value(json_object_get(j, "type"));
+			ok = type && !strcmp(type, "footer");
+			json_decref(j);
+		}
+	}
+	fclose(fp);
+	return ok;
+}
+
+/* The header's "passes" (application replay), 1 when absent. */
+static int header_passes(const char *path)
+{
+	FILE *fp = fopen(path, "rb");
+	char *line = NULL;
+	size_t cap = 0;
+	int passes = 1;
+
+	if (!fp)
+		return 1;
+	if (getline(&line, &cap, fp) > 0) {
+		json_t *j = json_loads(line, 0, NULL);
+		json_t *p = json_object_get(j, "passes");
+		if (json_is_integer(p) && json_integer_value(p) > 1)
+			passes = json_integer_value(p) > MAX_PASSES ? MAX_PASSES
+								    : (int)json_integer_value(p);
+		json_decref(j);
+	}
+	free(line);
+	fclose(fp);
+	return passes;
+}
+
+static void print_tail(const char *err_tail)
+{
+	const char *p = runner_last_lines(err_tail, KG_RUNNER_TAIL_LINES);
+
+	if (!*p) {
+		fprintf(stderr, "kgate: (it wrote nothing on stderr)\n");
+		return;
+	}
+	fprintf(stderr, "kgate: the last lines of its stderr:\n");
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t l = nl ? (size_t)(nl - p) : strlen(p);
+		fprintf(stderr, "    %.*s\n", (int)l, p);
+		p += l + (nl ? 1 : 0);
+	}
+}
+
+static char *where(const char *tag, int repeat)
+{
+	if (repeat < 0)
+		return xasprintf("%s%swarmup %d", tag ? tag : "", tag ? " " : "", -repeat - 1);
+	return xasprintf("%s%srepeat %d", tag ? tag : "", tag ? " " : "", repeat);
+}
+
+int suiterun_once(struct kg_suiterun *sr, const struct kg_suite *s,
+		  const struct kg_benchmark *b, const char *tag, int repeat,
+		  struct kg_recset *acc)
+{
+	const struct kg_collector_cfg *cc = &s->collector;
+	int app_replay = cc->mode == KG_MODE_METRICS && cc->replay == KG_REPLAY_APPLICATION;
+	char *safe = file_safe(b->name);
+	char *at = where(tag, repeat);
+	int passes = 1, rc = KG_EXIT_PASS;
+
+	sr->step++;
+	if (sr->progress)
+		fprintf(stderr, "[%d/%d] %s (%s) ...\n", sr->step, sr->steps, b->name, at);
+	if (runner_interrupted()) {
+		kg_error("interrupted before benchmark '%s' (%s)", b->name, at);
+		free(at);
+		free(safe);
+		return KG_EXIT_RUNTIME;
+	}
+	for (int pass = 0; pass < passes && rc == KG_EXIT_PASS; pass++) {
+		char *prefix = xasprintf("%u-%s.p%d.", sr->seq++, safe, pass);
+		char *records = xasprintf("%s/%s%%p.jsonl", sr->scratch, prefix);
+		char **env = NULL;
+		size_t nenv = 0;
+		for (size_t i = 0; i < b->n_env; i++)
+			runner_env_add(&env, &nenv, b->env[i]);
+		runner_collector_env(&env, &nenv, sr->collector, sr->cupti, cc, records,
+				     app_replay ? pass : -1);
+		struct kg_runner_spec spec = {
+			.name = b->name,
+			.argv = b->cmd,
+			.workdir = b->workdir ? b->workdir : s->dir,
+			.env = env,
+			.timeout_s = b->timeout_s,
+			.passthrough = sr->passthrough,
+		};
+		struct kg_runner_result res;
+		char *pass_s = passes > 1 ? xasprintf(", pass %d of %d", pass, passes) : xstrdup("");
+		int r = runner_run(&spec, &res);
+		size_t nf = 0;
+		char **files = NULL;
+		if (r != KG_EXIT_PASS) {
+			kg_error("benchmark '%s' cannot be started (%s%s): %s", b->name, at, pass_s,
+				 res.spawn_error);
+			rc = KG_EXIT_RUNTIME;
+		} else if (res.interrupted) {
+			kg_error("interrupted while benchmark '%s' ran (%s%s)", b->name, at, pass_s);
+			rc = KG_EXIT_RUNTIME;
+		} else if (!runner_ok(&res)) {
+			char *what = runner_describe(&res, b->timeout_s);
+			kg_error("benchmark '%s' %s (%s%s)", b->name, what, at, pass_s);
+			if (res.timed_out)
+				fprintf(stderr, "kgate: its process group was sent SIGTERM (SIGKILL "
+					"if still alive after a grace period)\n");
+			print_tail(res.err_tail);
+			free(what);
+			rc = KG_EXIT_RUNTIME;
+		} else {
+			if (res.leftovers)
+				kg_warn("benchmark '%s' left processes running when it exited (%s); "
+					"kgate ended them", b->name, at);
+			files = find_files(sr->scratch, prefix, &nf);
+			if (!nf) {
+				kg_error("benchmark '%s' wrote no records file (%s%s): the collector "
+					 "was not loaded; check that it runs CUDA work and that "
+					 "CUDA_INJECTION64_PATH=%s reaches its process (a wrapper "
+					 "script must not clear the environment)",
+					 b->name, at, pass_s, sr->collector);
+				print_tail(res.err_tail);
+				rc = KG_EXIT_RUNTIME;
+			}
+			for (size_t i = 0; i < nf && rc == KG_EXIT_PASS; i++) {
+				if (!has_footer(files[i])) {
+					kg_error("benchmark '%s' wrote a records file without its "
+						 "footer (%s%s): '%s': a process of it died before it "
+						 "finished", b->name, at, pass_s, files[i]);
+					print_tail(res.err_tail);
+					rc = KG_EXIT_RUNTIME;
+				}
+			}
+			if (rc == KG_EXIT_PASS && pass == 0 && app_replay)
+				for (size_t i = 0; i < nf; i++) {
+					int p = header_passes(files[i]);
+					passes = p > passes ? p : passes;
+				}
+		}
+		if (rc == KG_EXIT_PASS && repeat >= 0) {
+			acc->path = xrealloc(acc->path, (acc->n + nf) * sizeof(*acc->path));
+			acc->repeat = xrealloc(acc->repeat, (acc->n + nf) * sizeof(*acc->repeat));
+			for (size_t i = 0; i < nf; i++) {
+				acc->path[acc->n] = files[i];
+				acc->repeat[acc->n++] = repeat;
+			}
+			acc->wall_s += res.wall_s;
+			acc->processes++;
+		} else {
+			for (size_t i = 0; i < nf; i++) {
+				unlink(files[i]);
+				free(files[i]);
+			}
+		}
+		free(files);
+		runner_result_free(&res);
+		runner_env_free(env, nenv);
+		free(pass_s);
+		free(records);
+		free(prefix);
+	}
+	free(at);
+	free(safe);
+	return rc;
+}
+
+void suiterun_context(struct kg_run_info *run)
+{
+	const char *ci = getenv("GITHUB_RUN_ID"), *srv = getenv("GITHUB_SERVER_URL"),
+		   *repo = getenv("GITHUB_REPOSITORY");
+	char host[256];
+
+	if (ci && srv && repo && !run->ci_url)
+		run->ci_url = xasprintf("%s/%s/actions/runs/%s", srv, repo, ci);
+	if (!run->host && gethostname(host, sizeof(host)) == 0) {
+		host[sizeof(host) - 1] = '\0';
+		run->host = xstrdup(host);
+	}
+	if (!run->time)
+		run->time = (int64_t)time(NULL);
+	if (!run->source)
+		run->source = xstrdup("records");
+}
+
+static int same(const char *a, const char *b)
+{
+	return !a || !b || !strcmp(a, b);
+}
+
+/* The GPU fingerprint from every file's header; all must agree. */
+static int fingerprint(struct kg_run_info *run, const struct kg_recset *sets, size_t n)
+{
+	const char *first = NULL;
+
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < sets[i].n; j++) {
+			struct kg_run_info one = { 0 };
+			const char *path = sets[i].path[j];
+			int r = records_read_header(path, &one);
+			if (r != KG_EXIT_PASS) {
+				store_run_info_free(&one);
+				return r;
+			}
+			if (!same(run->gpu_name, one.gpu_name)) {
+				kg_error("%s: recorded on %s, but %s was recorded on %s; one run is "
+					 "one GPU model", path, one.gpu_name, first, run->gpu_name);
+				store_run_info_free(&one);
+				return KG_EXIT_RUNTIME;
+			}
+			if (!first)
+				first = path;
+#define TAKE(f) if (!run->f && one.f) { run->f = one.f; one.f = NULL; }
+			TAKE(gpu_name) TAKE(gpu_uuid) TAKE(gpu_chip) TAKE(driver) TAKE(cuda)
+			TAKE(collector)
+#undef TAKE
+			store_run_info_free(&one);
+		}
+	return KG_EXIT_PASS;
+}
+
+/* Distinct kernel identities (NVTX path, kernel) per benchmark of a run. */
+static void count_kernels(struct kg_store *st, int64_t run, const char *const *names,
+			  size_t n, struct kg_bench_summary *sum)
+{
+	struct kg_sampleset set = { 0 };
+
+	if (store_load_samples(st, &run, 1, &set) != KG_EXIT_PASS)
+		return;
+	for (size_t i = 0; i < set.n; i++) {
+		const struct kg_series *a = &set.s[i], *p = i ? &set.s[i - 1] : NULL;
+		if (p && !strcmp(a->benchmark, p->benchmark) && !strcmp(a->nvtx, p->nvtx) &&
+		    !strcmp(a->kernel, p->kernel))
+			continue;
+		for (size_t j = 0; j < n; j++)
+			if (!strcmp(names[j], a->benchmark))
+				sum[j].kernels++;
+	}
+	store_sampleset_free(&set);
+}
+
+int suiterun_store(struct kg_store *st, struct kg_run_info *run, const char *const *names,
+		   const struct kg_recset *sets, size_t n, struct kg_bench_summary *sum)
+{
+	size_t samples = 0;
+	int rc;
+
+	if ((rc = fingerprint(run, sets, n)) != KG_EXIT_PASS)
+		return rc;
+	suiterun_context(run);
+	if ((rc = store_run_begin(st, run)) != KG_EXIT_PASS)
+		return rc;
+	for (size_t i = 0; i < n && rc == KG_EXIT_PASS; i++) {
+		if (sum) {
+			memset(&sum[i], 0, sizeof(sum[i]));
+			sum[i].name = names[i];
+			sum[i].wall_s = sets[i].wall_s;
+			sum[i].processes = sets[i].processes;
+		}
+		for (size_t j = 0; j < sets[i].n && rc == KG_EXIT_PASS; j++) {
+			struct kg_records_stats rs;
+			rc = records_ingest(st, sets[i].path[j], names[i], sets[i].repeat[j], &rs);
+			samples += rs.samples;
+			if (sum) {
+				sum[i].launches += rs.kernels;
+				sum[i].samples += rs.samples;
+			}
+		}
+	}
+	if (rc == KG_EXIT_PASS && samples == 0) {
+		kg_error("the benchmarks recorded no kernel launches (see the collector's "
+			 "messages above); nothing stored");
+		rc = KG_EXIT_RUNTIME;
+	}
+	if (rc != KG_EXIT_PASS) {
+		store_run_abort(st);
+		return rc;
+	}
+	if ((rc = store_run_commit(st)) != KG_EXIT_PASS)
+		return rc;
+	if (sum)
+		count_kernels(st, run->id, names, n, sum);
+	return KG_EXIT_PASS;
+}

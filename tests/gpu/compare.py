@@ -1,0 +1,268 @@
+"""compare.py: check collector records files against an ncu raw CSV export.
+
+Used by scripts/test-gpu.sh.  Prints one line per check:
+    CHECK<TAB>PASS|FAIL|INFO<TAB>detail
+Launches are matched per kernel: the k-th launch of a kernel in the
+collector's file (by ordinal) with the k-th launch of it in ncu's export (by
+ID).  Every kernel of the test program is launched from one thread only, so
+that order is the same in every run.
+
+usage: compare.py records|trace TRACE --expect NAME=PATH,...
+       compare.py metrics METRICS_RECORDS NCU_CSV TRACE_RECORDS METRIC,...
+       compare.py torch TRACE
+"""
+import csv
+import ctypes
+import json
+import statistics
+import sys
+
+
+def out(check, verdict, detail):
+    print("%s\t%s\t%s" % (check, verdict, detail))
+
+
+def demangle(name):
+    try:
+        lib = ctypes.CDLL("libstdc++.so.6")
+        f = lib.__cxa_demangle
+        f.restype = ctypes.c_void_p
+        st = ctypes.c_int()
+        p = f(name.encode(), None, None, ctypes.byref(st))
+        if st.value == 0 and p:
+            s = ctypes.cast(p, ctypes.c_char_p).value.decode()
+            ctypes.CDLL("libc.so.6").free(ctypes.c_void_p(p))
+            return s
+    except OSError:
+        pass
+    return name
+
+
+def base(name):
+    """The function name of a mangled global function, _Z5saxpyifPKfPf -> saxpy."""
+    if name.startswith("_Z"):
+        i = 2
+        digits = ""
+        while i < len(name) and name[i].isdigit():
+            digits += name[i]
+            i += 1
+        if digits:
+            return name[i:i + int(digits)]
+    return name
+
+
+def read_records(path):
+    recs = [json.loads(l) for l in open(path, encoding="utf-8") if l.strip()]
+    header = recs[0] if recs and recs[0].get("type") == "header" else None
+    footer = recs[-1] if recs and recs[-1].get("type") == "footer" else None
+    kernels = sorted((r for r in recs if r.get("type") == "kernel"), key=lambda r: r["ordinal"])
+    errors = [r for r in recs if r.get("type") == "error"]
+    return header, kernels, errors, footer
+
+
+def by_kernel(kernels):
+    d = {}
+    for k in kernels:
+        d.setdefault(k["name"], []).append(k)
+    return d
+
+
+def read_ncu(path):
+    rows = list(csv.reader(open(path, encoding="utf-8", errors="replace")))
+    rows = [r for r in rows if r and not r[0].startswith("==")]
+    head = rows[0]
+    data = [r for r in rows[1:] if r[0].strip()]  # the units row has no ID
+    launches = []
+    for r in data:
+        d = dict(zip(head, r))
+        launches.append(d)
+    launches.sort(key=lambda d: int(d["ID"]))
+    per = {}
+    for d in launches:
+        per.setdefault(d["Kernel Name"], []).append(d)
+    return per
+
+
+def num(s):
+    s = (s or "").replace(",", "").strip()
+    if not s or s == "n/a":
+        return None
+    return float(s)
+
+
+def check_trace(path, expect):
+    header, kernels, errors, footer = read_records(path)
+    out("trace: file complete", "PASS" if header and footer else "FAIL",
+        "%s, %d kernel records, footer %s" % (path, len(kernels), json.dumps(footer)))
+    if not footer:
+        return
+    out("trace: footer counts", "PASS" if footer["kernels"] == len(kernels) and footer["dropped"] == 0 else "FAIL",
+        "footer kernels=%d (file %d), dropped=%d, unmatched=%s" % (
+            footer["kernels"], len(kernels), footer["dropped"], footer.get("unmatched")))
+    out("trace: no error records", "PASS" if not errors else "FAIL",
+        "; ".join(e.get("message", "") for e in errors) or "none")
+    dev = (header.get("devices") or [{}])[0]
+    out("trace: header device", "PASS" if dev.get("name") and dev.get("chip") and dev.get("uuid") else "FAIL",
+        "%s chip=%s sms=%s cc=%s driver=%s runtime=%s cupti=%s" % (
+            dev.get("name"), dev.get("chip"), dev.get("sms"), dev.get("cc"),
+            dev.get("driver"), dev.get("runtime"), header.get("cupti")))
+    per = by_kernel(kernels)
+    want = dict(e.split("=", 1) for e in expect.split(",")) if expect else {}
+    want_counts = {}
+    for name, spec in want.items():
+        path_, _, cnt = spec.partition(":")
+        want[name] = path_
+        want_counts[name] = int(cnt) if cnt else None
+    bad = []
+    seen = {}
+    for name, ks in per.items():
+        b = base(name)
+        seen[b] = len(ks)
+        if b not in want:
+            bad.append("unexpected kernel %s" % b)
+            continue
+        paths = sorted(set(k.get("nvtx", "") for k in ks))
+        if paths != [want[b]]:
+            bad.append("%s: paths %s, want '%s'" % (b, paths, want[b]))
+    for b in want:
+        if b not in seen:
+            bad.append("%s: no records" % b)
+        elif want_counts[b] is not None and seen[b] != want_counts[b]:
+            bad.append("%s: %d launches, want %d" % (b, seen[b], want_counts[b]))
+    out("trace: NVTX paths and launch counts", "FAIL" if bad else "PASS",
+        "; ".join(bad) if bad else ", ".join("%s=%s x%d" % (b, want[b] or "''", seen[b]) for b in sorted(seen)))
+    ords = [k["ordinal"] for k in kernels]
+    out("trace: ordinals unique", "PASS" if len(set(ords)) == len(ords) else "FAIL",
+        "%d records, %d distinct ordinals" % (len(ords), len(set(ords))))
+    nodur = [k for k in kernels if "gpu__time_duration.sum" not in (k.get("metrics") or {})]
+    out("trace: every record has a duration", "FAIL" if nodur else "PASS",
+        "%d without" % len(nodur))
+
+
+def rel(a, b):
+    if a == b:
+        return 0.0
+    if not b:
+        return float("inf")
+    return abs(a - b) / abs(b)
+
+
+def check_metrics(mpath, ncu_path, tpath, metrics):
+    metrics = metrics.split(",")
+    header, kernels, errors, footer = read_records(mpath)
+    out("metrics: file complete", "PASS" if header and footer and header.get("mode") == "metrics" else "FAIL",
+        "mode=%s, %d kernel records, errors: %s" % (
+            header.get("mode") if header else None, len(kernels),
+            "; ".join(e.get("message", "") for e in errors) or "none"))
+    per = by_kernel(kernels)
+    ncu = read_ncu(ncu_path)
+    _, tkernels, _, _ = read_records(tpath)
+    tper = by_kernel(tkernels)
+
+    cnames = set(per)
+    nnames = set(ncu)
+    out("names: collector and ncu see the same kernels",
+        "PASS" if cnames == nnames else "FAIL",
+        "collector %s; ncu %s" % (sorted(demangle(n) for n in cnames), sorted(demangle(n) for n in nnames)))
+    counts_bad = ["%s: collector %d, ncu %d" % (base(n), len(per.get(n, [])), len(ncu.get(n, [])))
+                  for n in sorted(cnames | nnames) if len(per.get(n, [])) != len(ncu.get(n, []))]
+    out("names: same launch count per kernel", "FAIL" if counts_bad else "PASS",
+        "; ".join(counts_bad) or "all equal")
+
+    missing = []
+    for n, ks in per.items():
+        for k in ks:
+            m = k.get("metrics") or {}
+            for name in metrics:
+                if m.get(name) is None:
+                    missing.append("%s#%d %s" % (base(n), k["ordinal"], name))
+    out("metrics: every launch has every metric", "FAIL" if missing else "PASS",
+        "%d missing: %s" % (len(missing), ", ".join(missing[:8])) if missing else
+        "%d launches x %d metrics" % (sum(len(v) for v in per.values()), len(metrics)))
+
+    def compare(metric, tol, label, exact=False):
+        worst, worst_at, bad, n = 0.0, "", 0, 0
+        for name in sorted(cnames & nnames):
+            for a, b in zip(per[name], ncu[name]):
+                va = (a.get("metrics") or {}).get(metric)
+                vb = num(b.get(metric))
+                if va is None or vb is None:
+                    continue
+                n += 1
+                r = rel(va, vb)
+                if (exact and va != vb) or r > tol:
+                    bad += 1
+                if r >= worst:
+                    worst, worst_at = r, "%s#%d collector %.6g ncu %.6g" % (base(name), a["ordinal"], va, vb)
+        verdict = "FAIL" if bad or n == 0 else "PASS"
+        out(label, verdict, "%d launches compared, %d outside; worst %.4f%% (%s)" % (n, bad, worst * 100, worst_at))
+
+    if "smsp__inst_executed.sum" in metrics:
+        compare("smsp__inst_executed.sum", 0.0, "instructions equal per launch", exact=True)
+    for m in ("dram__bytes_read.sum", "dram__bytes_write.sum"):
+        if m in metrics:
+            compare(m, 0.001, "%s within 0.1%%" % m)
+    for m in metrics:
+        if m not in ("smsp__inst_executed.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
+                     "gpu__time_duration.sum"):
+            vals = []
+            for name in sorted(cnames & nnames):
+                for a, b in zip(per[name], ncu[name]):
+                    va = (a.get("metrics") or {}).get(m)
+                    vb = num(b.get(m))
+                    if va is not None and vb is not None:
+                        vals.append("%s %.4g/%.4g" % (base(name), va, vb))
+            out("info: %s collector/ncu" % m, "INFO", ", ".join(sorted(set(vals))[:12]))
+
+    for label, src in (("metrics mode", per), ("trace mode", tper)):
+        worst, bad, rows = 0.0, 0, []
+        for name in sorted(set(src) & nnames):
+            a = [(k.get("metrics") or {}).get("gpu__time_duration.sum") for k in src[name]]
+            a = [v for v in a if v is not None]
+            b = [num(d.get("gpu__time_duration.sum")) for d in ncu[name]]
+            b = [v for v in b if v is not None]
+            if not a or not b:
+                continue
+            ma, mb = statistics.median(a), statistics.median(b)
+            r = rel(ma, mb)
+            worst = max(worst, r)
+            if r > 0.03:
+                bad += 1
+            rows.append("%s %.0f/%.0f ns (%+.2f%%)" % (base(name), ma, mb, (ma - mb) / mb * 100))
+        out("duration medians within 3%% (%s vs ncu)" % label, "FAIL" if bad or not rows else "PASS",
+            "; ".join(rows))
+
+
+def check_torch(path):
+    header, kernels, errors, footer = read_records(path)
+    out("torch: file complete", "PASS" if header and footer and kernels else "FAIL",
+        "%d kernel records, errors: %s" % (len(kernels), "; ".join(e.get("message", "") for e in errors) or "none"))
+    nopath = [k for k in kernels if not k.get("nvtx")]
+    out("torch: every kernel has an NVTX path", "FAIL" if nopath or not kernels else "PASS",
+        "%d of %d without (e.g. %s)" % (len(nopath), len(kernels),
+                                        ", ".join(sorted(set(demangle(k["name"])[:60] for k in nopath))[:3]) or "-"))
+    tops = {}
+    for k in kernels:
+        p = k.get("nvtx", "")
+        top = "/".join(p.split("/")[:2]) if p.startswith("step/") else p.split(",")[0]
+        tops[top] = tops.get(top, 0) + 1
+    out("info: torch paths", "INFO", ", ".join("%s x%d" % (t, c) for t, c in sorted(tops.items(), key=lambda x: -x[1])[:10]))
+    fwd = [k for k in kernels if k.get("nvtx", "").startswith("step/forward")]
+    out("torch: forward kernels under step/forward", "PASS" if fwd else "FAIL", "%d kernels" % len(fwd))
+
+
+def main():
+    mode = sys.argv[1]
+    if mode == "trace":
+        expect = sys.argv[sys.argv.index("--expect") + 1] if "--expect" in sys.argv else ""
+        check_trace(sys.argv[2], expect)
+    elif mode == "metrics":
+        check_metrics(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5])
+    elif mode == "torch":
+        check_torch(sys.argv[2])
+    else:
+        sys.exit("compare.py: unknown mode %s" % mode)
+
+
+if __name__ == "__main__":
+    main()

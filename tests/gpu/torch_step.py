@@ -1,0 +1,44 @@
+"""torch_step.py: a few training steps of a small model with NVTX ranges.
+
+scripts/test-gpu.sh runs it under the collector in trace mode and checks
+that every kernel carries an NVTX path.  The forward pass and the optimizer
+run on the main thread inside "step/forward" and "step/optimizer"; the
+backward pass runs on autograd's device thread, so emit_nvtx() is on to
+give those kernels (and every op) a range of their own.
+"""
+import sys
+
+import torch
+import torch.cuda.nvtx as nvtx
+
+
+def main():
+    steps = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+    torch.manual_seed(0)
+    dev = torch.device("cuda")
+    model = torch.nn.Sequential(
+        torch.nn.Linear(512, 1024), torch.nn.GELU(), torch.nn.Linear(1024, 512)
+    ).to(dev)
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    x = torch.randn(256, 512, device=dev)
+    target = torch.randn(256, 512, device=dev)
+    with torch.autograd.profiler.emit_nvtx():
+        for _ in range(steps):
+            nvtx.range_push("step")
+            nvtx.range_push("forward")
+            loss = torch.nn.functional.mse_loss(model(x), target)
+            nvtx.range_pop()
+            nvtx.range_push("backward")
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            nvtx.range_pop()
+            nvtx.range_push("optimizer")
+            opt.step()
+            nvtx.range_pop()
+            nvtx.range_pop()
+    torch.cuda.synchronize()
+    print("torch_step: loss %.6f" % loss.item(), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
