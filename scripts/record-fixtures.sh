@@ -105,7 +105,6 @@ NCUV=(
 	"transpose_tiled_extra|tr_tiled|$B/transpose --variant tiled --n 8192 --extra-work 0.05"
 	"matmul_naive|mm_naive|$B/matmul --variant naive --n 2048"
 	"matmul_tiled|mm_tiled|$B/matmul --variant tiled --n 2048"
-	"matmul_tiled_b64|mm_tiled|$B/matmul --variant tiled --n 2048 --block 64"
 	"reduction_atomic|red_atomic|$B/reduction --variant atomic --n 16777216"
 	"reduction_tree|red_tree|$B/reduction --variant tree --n 16777216"
 	"tail_wave|spin|$B/tail --variant wave"
@@ -129,7 +128,7 @@ for e in "${NCUV[@]}"; do
 			continue
 		fi
 		b=$(date +%s.%N)
-		row "ncu $name $page" "$(printf '%.1f s' "$(echo "$b - $a" | bc -l)"), $(wc -l <"$OUT/ncu/$name.$page.csv") lines"
+		row "ncu $name $page" "$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.1f s", b - a }'), $(wc -l <"$OUT/ncu/$name.$page.csv") lines"
 	done
 done
 exit $((fails > 0))

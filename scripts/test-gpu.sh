@@ -203,7 +203,23 @@ fi
 
 # ---- 5. PyTorch ----------------------------------------------------------
 if "$PY" -c 'import torch; assert torch.cuda.is_available()' >/dev/null 2>&1; then
+	# PyTorch may load the libcupti of its nvidia-cuda-cupti wheel at import;
+	# the collector then binds to that copy, and NVTX must name the same file
+	TORCH_CUPTI=$("$PY" - <<'PYEOF' 2>/dev/null
+import glob, os
+try:
+    import nvidia.cuda_cupti as m
+    d = os.path.join(list(m.__path__)[0], "lib")
+    print(sorted(glob.glob(os.path.join(d, "libcupti.so*")))[0])
+except Exception:
+    pass
+PYEOF
+)
+	log "torch: NVTX_INJECTION64_PATH=${TORCH_CUPTI:-$CUPTI_LIB}"
+	CUPTI_LIB_SAVED=$CUPTI_LIB
+	CUPTI_LIB=${TORCH_CUPTI:-$CUPTI_LIB}
 	under_collector trace torch "$PY" "$ROOT/tests/gpu/torch_step.py" 3
+	CUPTI_LIB=$CUPTI_LIB_SAVED
 	result "torch: exits 0" "$([ $RC -eq 0 ] && echo PASS || echo FAIL)" "exit $RC"
 	TORCH=$(one_file 'torch.*.jsonl') || TORCH=
 	if [ -n "$TORCH" ]; then

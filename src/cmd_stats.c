@@ -1,17 +1,555 @@
 /*
- * cmd_stats.c: "kgate stats" (not written yet; the issue that asks for it owns it).
+ * cmd_stats.c: "kgate stats": the summary tables of one stored run, in the
+ * style of "nsys stats": kernel_sum (one row per benchmark and kernel) and
+ * nvtx_sum (one row per benchmark and NVTX path, over the kernels launched
+ * inside the range).  Owns the choice of run, the statistics of each row and
+ * the three output formats (aligned text, RFC 4180 CSV, JSON via jansson).
+ * The SQL is in store.c (store_summary_values).
  */
 #include "cmd.h"
-#include <stdio.h>
+#include "kgate/git.h"
 #include "kgate/kgate.h"
+#include "kgate/stats.h"
+#include "kgate/store.h"
 #include "kgate/util.h"
+
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_text[] =
+	"usage: kgate stats [--db PATH] [--commit SHA | --run ID]\n"
+	"                   --report kernel_sum|nvtx_sum [--metric NAME]\n"
+	"                   [--format text|json|csv]\n"
+	"\n"
+	"Summary tables of one stored run, in the style of nsys stats, sorted by\n"
+	"total descending.  Each row gives Time (%) (its share of the table's\n"
+	"total), the total, the number of instances, and the average, median,\n"
+	"minimum, maximum and sample standard deviation of the metric.\n"
+	"\n"
+	"  kernel_sum   one row per benchmark and kernel (demangled name); the\n"
+	"               instances are the kernel's launches over all repeats\n"
+	"  nvtx_sum     one row per benchmark and NVTX path: it summarises the\n"
+	"               kernel time grouped by the NVTX path active at launch\n"
+	"               (the instances are kernel launches, not range instances;\n"
+	"               kgate does not store the time of a range itself); kernels\n"
+	"               launched outside any range are the row '(none)'\n"
+	"\n"
+	"  --db PATH        the database (default kgate.db), opened read-only\n"
+	"  --commit SHA     the newest run of this commit (default: git HEAD; when\n"
+	"                   there is no repository or no run of HEAD, the newest\n"
+	"                   run in the database, with a note on stderr)\n"
+	"  --run ID         the run with this id instead\n"
+	"  --report R       kernel_sum or nvtx_sum\n"
+	"  --metric NAME    the metric summarised (default gpu__time_duration.sum)\n"
+	"  --format F       text (default: aligned columns, long names shortened\n"
+	"                   with an ellipsis), csv (RFC 4180, full names) or json\n"
+	"\n"
+	"Exit status: 0 printed; 2 bad usage, no such run or metric;\n"
+	"3 database error (or no such database).\n";
+
+#define DEFAULT_METRIC "gpu__time_duration.sum"
+#define NAME_WIDTH 60
+#define BENCH_WIDTH 24
+
+enum fmt { FMT_TEXT, FMT_JSON, FMT_CSV };
+
+struct row {
+	const char *benchmark, *name;
+	double pct, total, avg, med, min, max, sd;
+	size_t n;
+};
+
+static int row_cmp(const void *pa, const void *pb)
+{
+	const struct row *a = pa, *b = pb;
+	int c;
+
+	if (a->total != b->total)
+		return a->total < b->total ? 1 : -1;
+	if ((c = strcmp(a->benchmark, b->benchmark)) != 0)
+		return c;
+	return strcmp(a->name, b->name);
+}
+
+/* ---- number formatting ---------------------------------------------- */
+
+/* v with a thousands separator and the given decimals: "1,179,968.0". */
+static void fmt_grouped(char *out, size_t len, double v, int decimals)
+{
+	char raw[64], *dot;
+	size_t o = 0, i = 0, ndig;
+
+	if (!isfinite(v)) {
+		snprintf(out, len, "%s", isnan(v) ? "n/a" : v > 0 ? "inf" : "-inf");
+		return;
+	}
+	snprintf(raw, sizeof(raw), "%.*f", decimals, v);
+	if (raw[0] == '-' && o + 1 < len) {
+		out[o++] = '-';
+		i = 1;
+	}
+	dot = strchr(raw + i, '.');
+	ndig = dot ? (size_t)(dot - (raw + i)) : strlen(raw + i);
+	for (size_t k = 0; k < ndig && o + 2 < len; k++) {
+		if (k && (ndig - k) % 3 == 0)
+			out[o++] = ',';
+		out[o++] = raw[i + k];
+	}
+	if (dot)
+		for (const char *p = dot; *p && o + 1 < len; p++)
+			out[o++] = *p;
+	out[o] = '\0';
+}
+
+/* The shortest %g form that reads back as v (for CSV and exactness). */
+static void fmt_exact(char *out, size_t len, double v)
+{
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(out, len, "%.*g", prec, v);
+		if (strtod(out, NULL) == v)
+			return;
+	}
+}
+
+/* ---- text columns ----------------------------------------------------- */
+
+/* Display width of UTF-8 text (code points). */
+static size_t u8_width(const char *s)
+{
+	size_t w = 0;
+
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xC0) != 0x80;
+	return w;
+}
+
+/* s cut to at most width code points, the last one an ellipsis if cut;
+ * control characters (a hostile name's newline) shown as '?'. */
+static char *u8_fit(const char *s, size_t width)
+{
+	struct kg_buf b = KG_BUF_INIT;
+	size_t w = 0, total = u8_width(s);
+	const char *p;
+
+	for (p = s; *p; p++) {
+		if (((unsigned char)*p & 0xC0) != 0x80) {
+			if (total > width && w == width - 1)
+				break;
+			w++;
+		}
+		buf_addc(&b, (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p);
+	}
+	if (*p)
+		buf_adds(&b, "\xE2\x80\xA6"); /* U+2026 HORIZONTAL ELLIPSIS */
+	if (!b.s)
+		buf_adds(&b, "");
+	return buf_detach(&b);
+}
+
+#define NCOLS 10
+
+static void print_text(const struct row *rows, size_t n, const char *const *head, int int_vals)
+{
+	char **cell = xcalloc((n + 1) * NCOLS, sizeof(*cell));
+	size_t width[NCOLS] = { 0 };
+	char num[80];
+
+	for (int c = 0; c < NCOLS; c++)
+		cell[c] = xstrdup(head[c]);
+	for (size_t i = 0; i < n; i++) {
+		const struct row *r = &rows[i];
+		char **rc = &cell[(i + 1) * NCOLS];
+		int d = int_vals ? 0 : 2, da = int_vals ? 1 : 3;
+
+		fmt_grouped(num, sizeof(num), r->pct, 1);
+		rc[0] = xstrdup(num);
+		fmt_grouped(num, sizeof(num), r->total, d);
+		rc[1] = xstrdup(num);
+		rc[2] = xasprintf("%zu", r->n);
+		fmt_grouped(num, sizeof(num), r->avg, da);
+		rc[3] = xstrdup(num);
+		fmt_grouped(num, sizeof(num), r->med, da);
+		rc[4] = xstrdup(num);
+		fmt_grouped(num, sizeof(num), r->min, d);
+		rc[5] = xstrdup(num);
+		fmt_grouped(num, sizeof(num), r->max, d);
+		rc[6] = xstrdup(num);
+		fmt_grouped(num, sizeof(num), r->sd, da);
+		rc[7] = xstrdup(num);
+		rc[8] = u8_fit(r->benchmark, BENCH_WIDTH);
+		rc[9] = u8_fit(*r->name ? r->name : "(none)", NAME_WIDTH);
+	}
+	for (size_t i = 0; i <= n; i++)
+		for (int c = 0; c < NCOLS; c++)
+			if (u8_width(cell[i * NCOLS + c]) > width[c])
+				width[c] = u8_width(cell[i * NCOLS + c]);
+	for (size_t i = 0; i <= n; i++) {
+		struct kg_buf line = KG_BUF_INIT;
+		for (int c = 0; c < NCOLS; c++) {
+			const char *t = cell[i * NCOLS + c];
+			size_t pad = width[c] - u8_width(t);
+			if (c)
+				buf_adds(&line, "  ");
+			if (c < 8) {                   /* numbers: right-aligned */
+				for (size_t k = 0; k < pad; k++)
+					buf_addc(&line, ' ');
+				buf_adds(&line, t);
+			} else {
+				buf_adds(&line, t);
+				if (c < NCOLS - 1)
+					for (size_t k = 0; k < pad; k++)
+						buf_addc(&line, ' ');
+			}
+		}
+		puts(line.s);
+		if (i == 0) {
+			buf_reset(&line);
+			for (int c = 0; c < NCOLS; c++) {
+				if (c)
+					buf_adds(&line, "  ");
+				for (size_t k = 0; k < width[c]; k++)
+					buf_addc(&line, '-');
+			}
+			puts(line.s);
+		}
+		buf_free(&line);
+	}
+	for (size_t i = 0; i < (n + 1) * NCOLS; i++)
+		free(cell[i]);
+	free(cell);
+}
+
+/* One CSV field, RFC 4180: quoted when it holds a comma, quote, CR or LF. */
+static void csv_field(struct kg_buf *b, const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		buf_adds(b, s);
+		return;
+	}
+	buf_addc(b, '"');
+	for (; *s; s++) {
+		if (*s == '"')
+			buf_addc(b, '"');
+		buf_addc(b, *s);
+	}
+	buf_addc(b, '"');
+}
+
+static void print_csv(const struct row *rows, size_t n, const char *const *head)
+{
+	struct kg_buf b = KG_BUF_INIT;
+	char num[64];
+
+	for (int c = 0; c < NCOLS; c++) {
+		if (c)
+			buf_addc(&b, ',');
+		csv_field(&b, head[c]);
+	}
+	buf_adds(&b, "\r\n");
+	for (size_t i = 0; i < n; i++) {
+		const struct row *r = &rows[i];
+		const double v[] = { r->pct, r->total, (double)r->n, r->avg, r->med, r->min,
+				     r->max, r->sd };
+		for (int c = 0; c < 8; c++) {
+			fmt_exact(num, sizeof(num), v[c]);
+			buf_adds(&b, num);
+			buf_addc(&b, ',');
+		}
+		csv_field(&b, r->benchmark);
+		buf_addc(&b, ',');
+		csv_field(&b, r->name);
+		buf_adds(&b, "\r\n");
+	}
+	fwrite(b.s, 1, b.len, stdout);
+	buf_free(&b);
+}
+
+static void print_json(const struct row *rows, size_t n, const struct kg_run_info *run,
+		       const char *report, const char *metric, const char *unit)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < n; i++) {
+		const struct row *r = &rows[i];
+		json_array_append_new(arr, json_pack("{s:s, s:s, s:f, s:f, s:I, s:f, s:f, s:f, s:f, s:f}",
+						     "benchmark", r->benchmark, "name", r->name,
+						     "pct", r->pct, "total", r->total,
+						     "instances", (json_int_t)r->n, "avg", r->avg,
+						     "med", r->med, "min", r->min, "max", r->max,
+						     "stddev", r->sd));
+	}
+	json_t *o = json_pack("{s:I, s:s?, s:s?, s:s, s:s, s:s, s:o}", "run", (json_int_t)run->id,
+			      "commit", run->commit, "gpu", run->gpu_name, "report", report,
+			      "metric", metric, "unit", unit, "rows", arr);
+	char *s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+	puts(s);
+	free(s);
+	json_decref(o);
+}
+
+/* ---- choosing the run --------------------------------------------------- */
+
+static int newest_run(struct kg_store *st, const char *commit, struct kg_run_info *out,
+		      int *found)
+{
+	struct kg_run_filter f = { 0 };
+	struct kg_run_info *runs;
+	size_t n;
+	int rc;
+
+	f.commit = commit;
+	f.limit = 1;
+	*found = 0;
+	if ((rc = store_find_runs(st, &f, &runs, &n)) != KG_EXIT_PASS)
+		return rc;
+	if (n) {
+		*out = runs[0];
+		memset(&runs[0], 0, sizeof(runs[0]));
+		*found = 1;
+	}
+	store_runs_free(runs, n);
+	return KG_EXIT_PASS;
+}
+
+static int pick_run(struct kg_store *st, const char *db, const char *commit, const char *run_s,
+		    struct kg_run_info *run)
+{
+	int rc, found;
+
+	if (run_s) {
+		char *end;
+		long long id = strtoll(run_s, &end, 10);
+		if (*end || end == run_s || id <= 0) {
+			kg_error("--run '%s' is not a run id (a positive integer)", run_s);
+			return KG_EXIT_USAGE;
+		}
+		return store_run_get(st, (int64_t)id, run);
+	}
+	if (commit) {
+		if ((rc = newest_run(st, commit, run, &found)) != KG_EXIT_PASS)
+			return rc;
+		if (!found) {
+			kg_error("database '%s' has no run of commit '%s'", db, commit);
+			return KG_EXIT_USAGE;
+		}
+		return KG_EXIT_PASS;
+	}
+	char *head = git_head();
+	if (head) {
+		rc = newest_run(st, head, run, &found);
+		if (rc != KG_EXIT_PASS || found) {
+			free(head);
+			return rc;
+		}
+	}
+	if ((rc = newest_run(st, NULL, run, &found)) != KG_EXIT_PASS) {
+		free(head);
+		return rc;
+	}
+	if (!found) {
+		kg_error("database '%s' holds no runs; store one with 'kgate run' or 'kgate ingest'",
+			 db);
+		free(head);
+		return KG_EXIT_USAGE;
+	}
+	if (head)
+		kg_note("no run of HEAD (%.12s) in '%s'; showing the newest run, %lld (commit %.12s)",
+			head, db, (long long)run->id, run->commit);
+	else
+		kg_note("not in a git repository; showing the newest run in '%s', %lld (commit %.12s)",
+			db, (long long)run->id, run->commit);
+	free(head);
+	return KG_EXIT_PASS;
+}
+
+/* ---- the command -------------------------------------------------------- */
+
+static void column_heads(const char *unit, const char *report, char **head)
+{
+	int is_time = !strcmp(unit, "ns");
+	char u[64];
+
+	if (*unit)
+		snprintf(u, sizeof(u), " (%s)", unit);
+	else
+		u[0] = '\0';
+	head[0] = xstrdup(is_time ? "Time (%)" : "Share (%)");
+	head[1] = xasprintf("%s%s", is_time ? "Total Time" : "Total", u);
+	head[2] = xstrdup("Instances");
+	head[3] = xasprintf("Avg%s", u);
+	head[4] = xasprintf("Med%s", u);
+	head[5] = xasprintf("Min%s", u);
+	head[6] = xasprintf("Max%s", u);
+	head[7] = xasprintf("StdDev%s", u);
+	head[8] = xstrdup("Benchmark");
+	head[9] = xstrdup(strcmp(report, "nvtx_sum") ? "Name" : "Range");
+}
 
 int cmd_stats(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "db", required_argument, NULL, 'd' },
+		{ "commit", required_argument, NULL, 'c' },
+		{ "run", required_argument, NULL, 'r' },
+		{ "report", required_argument, NULL, 'R' },
+		{ "metric", required_argument, NULL, 'm' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *db = "kgate.db", *commit = NULL, *run_s = NULL, *report = NULL;
+	const char *metric = DEFAULT_METRIC, *format = "text";
+	struct kg_store *st = NULL;
+	struct kg_run_info run = { 0 };
+	struct kg_summary_group *g = NULL;
+	struct row *rows = NULL;
+	size_t ng = 0;
+	enum fmt fmt;
+	int c, rc;
+
 	if (cmd_wants_help(argc, argv)) {
-		puts("usage: kgate stats [--db PATH] [--commit SHA | --run ID] --report kernel_sum|nvtx_sum [--format text|json|csv]");
+		fputs(usage_text, stdout);
 		return KG_EXIT_PASS;
 	}
-	kg_error("'%s' is not available in this build yet", argv[0]);
-	return KG_EXIT_RUNTIME;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': db = optarg; break;
+		case 'c': commit = optarg; break;
+		case 'r': run_s = optarg; break;
+		case 'R': report = optarg; break;
+		case 'm': metric = optarg; break;
+		case 'f': format = optarg; break;
+		default:
+			if (optopt && strchr("dcrRmf", optopt))
+				kg_error("option '%s' needs a value", argv[optind - 1]);
+			else if (optopt)
+				kg_error("option '-%c' is not known", optopt);
+			else
+				kg_error("unknown option '%s'", argv[optind - 1]);
+			fputs(usage_text, stderr);
+			return KG_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		kg_error("unexpected argument '%s'", argv[optind]);
+		fputs(usage_text, stderr);
+		return KG_EXIT_USAGE;
+	}
+	if (!report) {
+		kg_error("give --report kernel_sum or --report nvtx_sum");
+		return KG_EXIT_USAGE;
+	}
+	if (strcmp(report, "kernel_sum") && strcmp(report, "nvtx_sum")) {
+		kg_error("--report '%s' is not one of: kernel_sum, nvtx_sum", report);
+		return KG_EXIT_USAGE;
+	}
+	if (!strcmp(format, "text"))
+		fmt = FMT_TEXT;
+	else if (!strcmp(format, "json"))
+		fmt = FMT_JSON;
+	else if (!strcmp(format, "csv"))
+		fmt = FMT_CSV;
+	else {
+		kg_error("--format '%s' is not one of: text, json, csv", format);
+		return KG_EXIT_USAGE;
+	}
+	if (commit && run_s) {
+		kg_error("give --commit or --run, not both");
+		return KG_EXIT_USAGE;
+	}
+	if (!*metric) {
+		kg_error("--metric needs a metric name");
+		return KG_EXIT_USAGE;
+	}
+
+	if ((rc = store_open(db, KG_STORE_READONLY, &st)) != KG_EXIT_PASS)
+		goto out;
+	if ((rc = pick_run(st, db, commit, run_s, &run)) != KG_EXIT_PASS)
+		goto out;
+	rc = store_summary_values(st, run.id, metric,
+				  strcmp(report, "nvtx_sum") ? KG_SUMMARY_KERNEL : KG_SUMMARY_NVTX,
+				  &g, &ng);
+	if (rc != KG_EXIT_PASS)
+		goto out;
+	if (!ng) {
+		char **names;
+		size_t nn;
+		if ((rc = store_run_metrics(st, run.id, &names, &nn)) != KG_EXIT_PASS)
+			goto out;
+		const char *near = kg_suggest(metric, (const char *const *)names, nn);
+		struct kg_buf list = KG_BUF_INIT;
+		for (size_t i = 0; i < nn; i++)
+			buf_printf(&list, "%s%s", i ? ", " : "", names[i]);
+		if (near)
+			kg_error("run %lld has no samples of '%s'; did you mean '%s'?",
+				 (long long)run.id, metric, near);
+		else
+			kg_error("run %lld has no samples of '%s'; it has: %s", (long long)run.id,
+				 metric, nn ? list.s : "(none)");
+		buf_free(&list);
+		store_names_free(names, nn);
+		rc = KG_EXIT_USAGE;
+		goto out;
+	}
+
+	/* One row per group; Time (%) is the share of the table's total. */
+	rows = xcalloc(ng, sizeof(*rows));
+	double grand = 0;
+	int int_vals = 1;
+	for (size_t i = 0; i < ng; i++) {
+		struct row *r = &rows[i];
+		double sum = 0;
+		for (size_t k = 0; k < g[i].n; k++) {
+			sum += g[i].v[k];
+			int_vals &= g[i].v[k] == floor(g[i].v[k]);
+		}
+		r->benchmark = g[i].benchmark;
+		r->name = g[i].name;
+		r->n = g[i].n;
+		r->total = sum;
+		r->avg = sum / (double)g[i].n;
+		r->med = stats_median(g[i].v, g[i].n);
+		r->min = g[i].v[0];
+		r->max = g[i].v[g[i].n - 1];
+		r->sd = stats_stddev(g[i].v, g[i].n);
+		grand += sum;
+	}
+	for (size_t i = 0; i < ng; i++)
+		rows[i].pct = grand != 0 ? 100.0 * rows[i].total / grand : 0.0;
+	qsort(rows, ng, sizeof(*rows), row_cmp);
+
+	char *head[NCOLS];
+	column_heads(g[0].unit, report, head);
+	switch (fmt) {
+	case FMT_TEXT:
+		printf("run %lld, commit %.12s%s%s: %s by %s\n\n", (long long)run.id, run.commit,
+		       run.gpu_name ? ", " : "", run.gpu_name ? run.gpu_name : "", metric,
+		       strcmp(report, "nvtx_sum") ? "kernel" : "NVTX range");
+		print_text(rows, ng, (const char *const *)head, int_vals);
+		break;
+	case FMT_CSV:
+		print_csv(rows, ng, (const char *const *)head);
+		break;
+	case FMT_JSON:
+		print_json(rows, ng, &run, report, metric, g[0].unit);
+		break;
+	}
+	for (int i = 0; i < NCOLS; i++)
+		free(head[i]);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		kg_error("cannot write the table to stdout");
+		rc = KG_EXIT_RUNTIME;
+	}
+out:
+	free(rows);
+	store_summary_free(g, ng);
+	store_run_info_free(&run);
+	store_close(st);
+	return rc;
 }

@@ -1,101 +1,154 @@
 /*
- * metricinfo.c: metric names as the CUPTI host API knows them, for the CLI.
+ * metricinfo.c: what the CUPTI host API says about metric names, for the
+ * CLI (metricinfo.h).  Owns the loading of libkgate-collector.so with
+ * dlopen (never dlclose: libcupti must stay loaded), the per-chip cache of
+ * base metric names, and the grammar of rollups and submetrics.
  *
- * The CLI never includes CUPTI headers.  This file loads
- * libkgate-collector.so with dlopen ($KGATE_COLLECTOR, else next to the
- * kgate binary, else ../lib/kgate/ relative to it) and asks its exported
- * offline queries.  When the library cannot be loaded every answer is
- * "cannot tell" (-1), and callers fall back to a syntax check.
+ * The library is looked for in $KGATE_COLLECTOR (when set, only there),
+ * next to the kgate binary (/proc/self/exe), then in ../lib/kgate/
+ * relative to it.
+ *
+ * Suffix grammar, as cuptiProfilerHostGetSubMetrics lists it for GH100
+ * (CUPTI 13.0): a counter takes a rollup .sum .avg .min .max, optionally
+ * followed by one submetric (.peak_sustained, .peak_sustained_active,
+ * .peak_sustained_active.per_second, .peak_sustained_elapsed,
+ * .peak_sustained_elapsed.per_second, .per_cycle_active,
+ * .per_cycle_elapsed, .per_second, .pct_of_peak_sustained_active,
+ * .pct_of_peak_sustained_elapsed); a throughput takes a rollup and one of
+ * the two .pct_of_peak_sustained_* submetrics; a ratio takes .ratio, .pct
+ * or .max_rate.  The collector's list does not say a metric's type, so the
+ * grammar accepts the union, and a name that passes it is confirmed by
+ * asking the collector for its pass count (CUPTI refuses a suffix the
+ * metric's type does not have).
  */
+#include "kgate/metricinfo.h"
+#include "kgate/collector.h"
+#include "kgate/util.h"
+
+#include <ctype.h>
 #include <dlfcn.h>
 #include <limits.h>
-#include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
-
-#include "kgate/collector.h"
-#include "kgate/metricinfo.h"
-#include "kgate/util.h"
 
 const char *const metricinfo_derived[] = {
 	KG_M_DURATION, KG_M_GRID, KG_M_BLOCK, KG_M_REGS, KG_M_SMEM_ST, KG_M_SMEM_DYN,
 	KG_M_LOCAL, NULL,
 };
 
-/* Rollups and submetrics a base name takes (cuptiProfilerHostGetSubMetrics
- * gives the per-metric list; this is the grammar every counter accepts). */
-static const char *const rollups[] = { "sum", "avg", "max", "min" };
-static const char *const submetrics[] = {
-	"", ".per_second", ".per_cycle_active", ".per_cycle_elapsed",
-	".pct_of_peak_sustained_active", ".pct_of_peak_sustained_elapsed",
-	".peak_sustained", ".peak_sustained_active", ".peak_sustained_elapsed",
-	".pct_of_peak_burst_active", ".pct_of_peak_burst_elapsed",
+#define COLLECTOR_SO "libkgate-collector.so"
+
+static const char *const rollups[] = { "sum", "avg", "min", "max" };
+static const char *const counter_subs[] = {
+	"peak_sustained", "peak_sustained_active", "peak_sustained_active.per_second",
+	"peak_sustained_elapsed", "peak_sustained_elapsed.per_second", "per_cycle_active",
+	"per_cycle_elapsed", "per_second", "pct_of_peak_sustained_active",
+	"pct_of_peak_sustained_elapsed",
 };
+static const char *const ratio_subs[] = { "ratio", "pct", "max_rate" };
 
-static void *lib;
-static int lib_tried;
-static char lib_err[512];
-static kgate_metrics_list_fn fn_list;
-static kgate_metrics_passes_fn fn_passes;
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Cached name list of one chip. */
-static char *cached_chip;
-static char **cached_names;
-static size_t cached_n;
+/* The loaded library, or why it could not be loaded. */
+static struct {
+	int tried;
+	kgate_metrics_list_fn list;
+	kgate_metrics_passes_fn passes;
+	char *why;
+} lib;
 
-static void *try_open(const char *path)
+struct chip_cache {
+	char *chip;
+	char **names;
+	size_t n;
+	char *why;              /* the list could not be had: why */
+	struct chip_cache *next;
+};
+static struct chip_cache *chips;
+
+static int try_open(const char *path, struct kg_buf *why)
 {
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+
 	if (!h) {
 		const char *e = dlerror();
-		snprintf(lib_err, sizeof lib_err, "cannot load '%s': %s", path, e ? e : "unknown error");
+		buf_printf(why, "%s%s", why->len ? "; " : "", e ? e : path);
+		return 0;
 	}
-	return h;
+	lib.list = (kgate_metrics_list_fn)(uintptr_t)dlsym(h, KG_SYM_METRICS_LIST);
+	lib.passes = (kgate_metrics_passes_fn)(uintptr_t)dlsym(h, KG_SYM_METRICS_PASSES);
+	if (!lib.list || !lib.passes) {
+		buf_printf(why, "%s'%s' does not export %s", why->len ? "; " : "", path,
+			   !lib.list ? KG_SYM_METRICS_LIST : KG_SYM_METRICS_PASSES);
+		lib.list = NULL;
+		lib.passes = NULL;
+		/* never dlclose: the library may have loaded libcupti */
+		return 0;
+	}
+	return 1;
 }
+
+/* libcupti dlopens libnvperf_host.so with RTLD_DEEPBIND, which
+ * AddressSanitizer refuses by aborting the process: in such a build the
+ * host API is "cannot tell" rather than a crash. */
+#if defined(__SANITIZE_ADDRESS__)
+#define KG_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KG_ASAN 1
+#endif
+#endif
 
 static int load(struct kg_buf *err)
 {
-	if (!lib_tried) {
-		lib_tried = 1;
+	if (!lib.tried) {
+		struct kg_buf why = KG_BUF_INIT;
 		const char *env = getenv("KGATE_COLLECTOR");
+		int ok = 0;
+
+		lib.tried = 1;
 		if (env && *env) {
-			lib = try_open(env);
+			ok = try_open(env, &why);
 		} else {
 			char exe[PATH_MAX];
-			ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+			ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 			if (n > 0) {
 				exe[n] = '\0';
 				char *slash = strrchr(exe, '/');
 				if (slash)
 					*slash = '\0';
-				char *p = xasprintf("%s/libkgate-collector.so", exe);
-				lib = try_open(p);
+				char *p = xasprintf("%s/" COLLECTOR_SO, exe);
+				ok = try_open(p, &why);
 				free(p);
-				if (!lib) {
-					p = xasprintf("%s/../lib/kgate/libkgate-collector.so", exe);
-					lib = try_open(p);
+				if (!ok) {
+					p = xasprintf("%s/../lib/kgate/" COLLECTOR_SO, exe);
+					ok = try_open(p, &why);
 					free(p);
 				}
 			} else {
-				snprintf(lib_err, sizeof lib_err, "cannot find libkgate-collector.so");
+				buf_adds(&why, "cannot find the kgate binary (/proc/self/exe)");
 			}
 		}
-		if (lib) {
-			*(void **)&fn_list = dlsym(lib, KG_SYM_METRICS_LIST);
-			*(void **)&fn_passes = dlsym(lib, KG_SYM_METRICS_PASSES);
-			if (!fn_list || !fn_passes) {
-				snprintf(lib_err, sizeof lib_err,
-					 "the collector library does not export %s and %s",
-					 KG_SYM_METRICS_LIST, KG_SYM_METRICS_PASSES);
-				fn_list = NULL;
-				fn_passes = NULL;
-			}
+#ifdef KG_ASAN
+		if (ok) {
+			lib.list = NULL;
+			lib.passes = NULL;
+			ok = 0;
+			buf_adds(&why, "loaded, but CUPTI's host API cannot run in an AddressSanitizer "
+				       "build (libcupti loads libnvperf_host.so with RTLD_DEEPBIND)");
 		}
+#endif
+		if (!ok)
+			lib.why = xasprintf("cannot load the collector library " COLLECTOR_SO
+					    " (set KGATE_COLLECTOR to its path): %s",
+					    why.s ? why.s : "not found");
+		buf_free(&why);
 	}
-	if (!fn_list) {
-		buf_adds(err, lib_err);
+	if (!lib.list) {
+		buf_adds(err, lib.why);
 		return -1;
 	}
 	return 0;
@@ -103,92 +156,282 @@ static int load(struct kg_buf *err)
 
 static int cmp_str(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static char *upper(const char *s)
+{
+	char *u = xstrdup(s);
+
+	for (char *p = u; *p; p++)
+		*p = (char)toupper((unsigned char)*p);
+	return u;
+}
+
+static struct chip_cache *chip_get(const char *chip, struct kg_buf *err)
+{
+	struct chip_cache *c;
+
+	if (load(err) < 0)
+		return NULL;
+	for (c = chips; c; c = c->next)
+		if (!strcasecmp(c->chip, chip))
+			break;
+	if (!c) {
+		char msg[512] = "";
+		char *uc = upper(chip);
+		c = xcalloc(1, sizeof(*c));
+		c->chip = xstrdup(chip);
+		if (lib.list(uc, &c->names, &c->n, msg, sizeof(msg)) != 0) {
+			msg[sizeof(msg) - 1] = '\0';
+			c->why = xasprintf("no metric list for chip '%s': %s", chip,
+					   *msg ? msg : "the collector gave no reason");
+			c->names = NULL;
+			c->n = 0;
+		} else if (c->n) {
+			qsort(c->names, c->n, sizeof(*c->names), cmp_str);
+		}
+		free(uc);
+		c->next = chips;
+		chips = c;
+	}
+	if (c->why) {
+		buf_adds(err, c->why);
+		return NULL;
+	}
+	return c;
 }
 
 int metricinfo_names(const char *chip, const char *const **names, size_t *n,
 		     struct kg_buf *err)
 {
-	if (load(err) < 0)
+	struct chip_cache *c = chip_get(chip, err);
+
+	if (!c)
 		return -1;
-	if (!cached_chip || strcasecmp(cached_chip, chip)) {
-		char e[512] = "";
-		char **v = NULL;
-		size_t k = 0;
-		if (fn_list(chip, &v, &k, e, sizeof e) != 0) {
-			buf_adds(err, *e ? e : "the CUPTI host API gave no metric list");
-			return -1;
-		}
-		for (size_t i = 0; i < cached_n; i++)
-			free(cached_names[i]);
-		free(cached_names);
-		free(cached_chip);
-		qsort(v, k, sizeof *v, cmp_str);
-		cached_names = v;
-		cached_n = k;
-		cached_chip = xstrdup(chip);
-	}
-	*names = (const char *const *)cached_names;
-	*n = cached_n;
+	*names = (const char *const *)c->names;
+	*n = c->n;
 	return 0;
 }
 
-static int known_base(const char *base, size_t len, const char *const *names, size_t n)
+static int in_list(const char *s, size_t len, const char *const *list, size_t n)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		int c = strncmp(names[mid], base, len);
-		if (c == 0 && names[mid][len] != '\0')
-			c = 1;
-		if (c == 0)
+	for (size_t i = 0; i < n; i++)
+		if (strlen(list[i]) == len && !strncmp(list[i], s, len))
 			return 1;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return 0;
+}
+
+/* Does suffix (after the base name, without its leading '.') fit the grammar? */
+static int suffix_ok(const char *suf)
+{
+	const char *dot = strchr(suf, '.');
+	size_t rl = dot ? (size_t)(dot - suf) : strlen(suf);
+
+	if (!dot && in_list(suf, strlen(suf), ratio_subs, COUNT(ratio_subs)))
+		return 1;
+	if (!in_list(suf, rl, rollups, COUNT(rollups)))
+		return 0;
+	return !dot || in_list(dot + 1, strlen(dot + 1), counter_subs, COUNT(counter_subs));
+}
+
+/* Length of the base name of metric: up to the first '.' after "__"
+ * (base names may hold dots before it: "FBSP.TriageCompute.dramc__..."). */
+static size_t base_len(const char *metric)
+{
+	const char *us = strstr(metric, "__");
+	const char *dot = us ? strchr(us, '.') : strchr(metric, '.');
+
+	return dot ? (size_t)(dot - metric) : strlen(metric);
 }
 
 int metricinfo_valid(const char *chip, const char *metric, struct kg_buf *err)
 {
+	struct chip_cache *c;
+	size_t bl;
+	char *base;
+
 	for (size_t i = 0; metricinfo_derived[i]; i++)
 		if (!strcmp(metric, metricinfo_derived[i]))
 			return 1;
-	const char *const *names;
-	size_t n;
-	if (metricinfo_names(chip, &names, &n, err) < 0)
+	if (!(c = chip_get(chip, err)))
 		return -1;
-	const char *dot = strchr(metric, '.');
-	if (!dot)
-		return 0; /* a base name alone is not a metric */
-	if (!known_base(metric, (size_t)(dot - metric), names, n))
+	bl = base_len(metric);
+	base = xstrndup(metric, bl);
+	const char *key = base;
+	int known = c->n && bsearch(&key, c->names, c->n, sizeof(*c->names), cmp_str) != NULL;
+	free(base);
+	if (!known) {
+		buf_printf(err, "'%.*s' is not a metric of %s", (int)bl, metric, chip);
 		return 0;
-	const char *rest = dot + 1;
-	/* Ratios and percentages are whole metrics with .ratio/.pct. */
-	if (!strcmp(rest, "ratio") || !strcmp(rest, "pct") || !strcmp(rest, "max_rate"))
-		return 1;
-	for (size_t r = 0; r < sizeof rollups / sizeof *rollups; r++) {
-		size_t rl = strlen(rollups[r]);
-		if (strncmp(rest, rollups[r], rl))
-			continue;
-		for (size_t s = 0; s < sizeof submetrics / sizeof *submetrics; s++)
-			if (!strcmp(rest + rl, submetrics[s]))
-				return 1;
 	}
+	if (!metric[bl]) {
+		buf_printf(err, "'%s' needs a rollup, such as '%s.sum'", metric, metric);
+		return 0;
+	}
+	if (!suffix_ok(metric + bl + 1)) {
+		buf_printf(err, "'%s' is not a rollup or submetric", metric + bl);
+		return 0;
+	}
+	/* The suffix fits some metric type; CUPTI knows whether it fits this one. */
+	char msg[512] = "";
+	int passes = 0;
+	const char *one[] = { metric };
+	char *uc = upper(chip);
+	int rc = lib.passes(uc, one, 1, &passes, msg, sizeof(msg));
+	free(uc);
+	if (rc != 0) {
+		msg[sizeof(msg) - 1] = '\0';
+		buf_printf(err, "'%s' is not valid on %s: %s", metric, chip,
+			   *msg ? msg : "the collector refused it");
+		return 0;
+	}
+	return 1;
+}
+
+/* kgate derives the launch__ metrics from activity records: no replay. */
+static int derived_only(const char *m)
+{
+	for (size_t i = 0; metricinfo_derived[i]; i++)
+		if (!strcmp(m, metricinfo_derived[i]))
+			return strncmp(m, "launch__", 8) == 0;
 	return 0;
 }
 
-int metricinfo_passes(const char *chip, const char *const *metrics, size_t n,
-		      int *passes, struct kg_buf *err)
+int metricinfo_passes(const char *chip, const char *const *metrics, size_t n, int *passes,
+		      struct kg_buf *err)
 {
-	if (load(err) < 0)
-		return -1;
-	char e[512] = "";
-	if (fn_passes(chip, metrics, n, passes, e, sizeof e) != 0) {
-		buf_adds(err, *e ? e : "the CUPTI host API cannot count the passes");
+	const char **hw = xcalloc(n + 1, sizeof(*hw));
+	size_t k = 0;
+	int rc = -1;
+
+	*passes = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (derived_only(metrics[i]))
+			continue;
+		struct kg_buf why = KG_BUF_INIT;
+		int v = metricinfo_valid(chip, metrics[i], &why);
+		if (v != 1) {
+			if (v == 0)
+				buf_printf(err, "invalid metric '%s': %s", metrics[i], why.s);
+			else
+				buf_adds(err, why.s);
+			buf_free(&why);
+			goto out;
+		}
+		buf_free(&why);
+		hw[k++] = metrics[i];
+	}
+	if (k) {
+		char msg[512] = "";
+		if (load(err) < 0)
+			goto out;
+		char *uc = upper(chip);
+		int r = lib.passes(uc, hw, k, passes, msg, sizeof(msg));
+		free(uc);
+		if (r != 0) {
+			msg[sizeof(msg) - 1] = '\0';
+			buf_printf(err, "cannot count the passes on %s: %s", chip,
+				   *msg ? msg : "the collector gave no reason");
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	free(hw);
+	return rc;
+}
+
+/* ---- suggestions -------------------------------------------------------- */
+
+struct cand {
+	char *name;
+	size_t d;
+	size_t order;           /* ties: the order made (.sum first) */
+};
+
+static int cmp_cand(const void *pa, const void *pb)
+{
+	const struct cand *a = pa, *b = pb;
+
+	if (a->d != b->d)
+		return a->d < b->d ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+static void cand_add(struct cand **v, size_t *n, size_t *cap, char *name, size_t d)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp((*v)[i].name, name)) {
+			free(name);
+			return;
+		}
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 32;
+		*v = xrealloc(*v, *cap * sizeof(**v));
+	}
+	(*v)[*n] = (struct cand){ name, d, *n };
+	(*n)++;
+}
+
+int metricinfo_suggest(const char *chip, const char *metric, char **out, size_t max,
+		       struct kg_buf *err)
+{
+	struct chip_cache *c = chip_get(chip, err);
+	struct cand *v = NULL;
+	size_t nv = 0, cap = 0, got = 0;
+	size_t bl = base_len(metric), limit = strlen(metric) / 3 + 2;
+	const char *suf = metric + bl;
+	char *base = xstrndup(metric, bl);
+
+	if (!c) {
+		free(base);
 		return -1;
 	}
-	return 0;
+	const char *key = base;
+	int known = c->n && bsearch(&key, c->names, c->n, sizeof(*c->names), cmp_str) != NULL;
+	if (known) {
+		/* the base is right: the nearest rollups and submetrics */
+		for (size_t r = 0; r < COUNT(rollups); r++) {
+			char *n = xasprintf("%s.%s", base, rollups[r]);
+			cand_add(&v, &nv, &cap, n, kg_levenshtein(metric, n));
+			for (size_t s = 0; s < COUNT(counter_subs); s++) {
+				n = xasprintf("%s.%s.%s", base, rollups[r], counter_subs[s]);
+				cand_add(&v, &nv, &cap, n, kg_levenshtein(metric, n));
+			}
+		}
+		for (size_t s = 0; s < COUNT(ratio_subs); s++) {
+			char *n = xasprintf("%s.%s", base, ratio_subs[s]);
+			cand_add(&v, &nv, &cap, n, kg_levenshtein(metric, n));
+		}
+	} else {
+		/* the nearest base names, with the suffix given (or .sum) */
+		size_t blimit = bl / 3 + 2;
+		const char *tail = *suf && suffix_ok(suf + 1) ? suf : ".sum";
+		for (size_t i = 0; i < c->n; i++) {
+			size_t d = kg_levenshtein(base, c->names[i]);
+			if (d <= blimit)
+				cand_add(&v, &nv, &cap, xasprintf("%s%s", c->names[i], tail), d);
+		}
+	}
+	for (size_t i = 0; metricinfo_derived[i]; i++) {
+		size_t d = kg_levenshtein(metric, metricinfo_derived[i]);
+		if (d <= limit)
+			cand_add(&v, &nv, &cap, xstrdup(metricinfo_derived[i]), d);
+	}
+	if (nv)
+		qsort(v, nv, sizeof(*v), cmp_cand);
+	for (size_t i = 0; i < nv; i++) {
+		struct kg_buf why = KG_BUF_INIT;
+		if (got < max && strcmp(v[i].name, metric) &&
+		    metricinfo_valid(chip, v[i].name, &why) == 1) {
+			out[got++] = v[i].name;
+			v[i].name = NULL;
+		}
+		buf_free(&why);
+		free(v[i].name);
+	}
+	free(v);
+	free(base);
+	return (int)got;
 }

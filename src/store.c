@@ -1082,3 +1082,147 @@ int store_verdicts_put(struct kg_store *st, int64_t head_run, const char *baseli
 	}
 	return KG_EXIT_PASS;
 }
+
+/* ------------------------------------------------------------------ */
+/* Summaries (kgate stats)                                             */
+
+int store_run_get(struct kg_store *st, int64_t id, struct kg_run_info *out)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (sqlite3_prepare_v2(st->db, "SELECT " RUN_COLS " FROM runs WHERE id = ?", -1, &s,
+			       NULL) != SQLITE_OK)
+		return db_fail(st, "prepare");
+	sqlite3_bind_int64(s, 1, id);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		run_from_row(s, out);
+		sqlite3_finalize(s);
+		return KG_EXIT_PASS;
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		return db_fail(st, "cannot read runs");
+	kg_error("database '%s' has no run %lld", st->path, (long long)id);
+	return KG_EXIT_USAGE;
+}
+
+int store_summary_values(struct kg_store *st, int64_t run, const char *metric,
+			 enum kg_summary_by by, struct kg_summary_group **groups, size_t *n)
+{
+	/* Grouping by the kernel's demangled name: two mangled names that
+	 * demangle alike are one row, as in nsys stats. */
+	static const char *const sql[] = {
+		[KG_SUMMARY_KERNEL] =
+			"SELECT b.name, k.demangled, m.unit, s.value"
+			" FROM samples s JOIN benchmarks b ON b.id = s.benchmark"
+			" JOIN kernels k ON k.id = s.kernel JOIN metrics m ON m.id = s.metric"
+			" WHERE s.run = ?1 AND m.name = ?2"
+			" ORDER BY b.name, k.demangled, s.value",
+		[KG_SUMMARY_NVTX] =
+			"SELECT b.name, n.path, m.unit, s.value"
+			" FROM samples s JOIN benchmarks b ON b.id = s.benchmark"
+			" JOIN nvtx n ON n.id = s.nvtx JOIN metrics m ON m.id = s.metric"
+			" WHERE s.run = ?1 AND m.name = ?2"
+			" ORDER BY b.name, n.path, s.value",
+	};
+	struct kg_summary_group *cur = NULL;
+	sqlite3_stmt *s;
+	size_t cap = 0, vcap = 0;
+	int rc;
+
+	*groups = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(st->db, sql[by == KG_SUMMARY_NVTX], -1, &s, NULL) != SQLITE_OK)
+		return db_fail(st, "prepare");
+	sqlite3_bind_int64(s, 1, run);
+	sqlite3_bind_text(s, 2, metric, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const unsigned char *bn = sqlite3_column_text(s, 0), *gn = sqlite3_column_text(s, 1);
+		if (!cur || !same_text(cur->benchmark, bn) || !same_text(cur->name, gn)) {
+			if (*n == cap) {
+				cap = cap ? cap * 2 : 16;
+				*groups = xrealloc(*groups, cap * sizeof(**groups));
+			}
+			cur = &(*groups)[(*n)++];
+			memset(cur, 0, sizeof(*cur));
+			cur->benchmark = col_dup(s, 0);
+			cur->name = col_dup(s, 1);
+			cur->unit = col_dup(s, 2);
+			if (!cur->benchmark)
+				cur->benchmark = xstrdup("");
+			if (!cur->name)
+				cur->name = xstrdup("");
+			if (!cur->unit)
+				cur->unit = xstrdup("");
+			vcap = 0;
+		}
+		if (cur->n == vcap) {
+			vcap = vcap ? vcap * 2 : 16;
+			cur->v = xrealloc(cur->v, vcap * sizeof(*cur->v));
+		}
+		cur->v[cur->n++] = sqlite3_column_double(s, 3);
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) {
+		store_summary_free(*groups, *n);
+		*groups = NULL;
+		*n = 0;
+		return db_fail(st, "cannot read samples");
+	}
+	return KG_EXIT_PASS;
+}
+
+void store_summary_free(struct kg_summary_group *groups, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(groups[i].benchmark);
+		free(groups[i].name);
+		free(groups[i].unit);
+		free(groups[i].v);
+	}
+	free(groups);
+}
+
+int store_run_metrics(struct kg_store *st, int64_t run, char ***names, size_t *n)
+{
+	sqlite3_stmt *s;
+	size_t cap = 0;
+	int rc;
+
+	*names = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(st->db,
+			       "SELECT DISTINCT m.name FROM samples s JOIN metrics m ON m.id = s.metric"
+			       " WHERE s.run = ?1 ORDER BY m.name",
+			       -1, &s, NULL) != SQLITE_OK)
+		return db_fail(st, "prepare");
+	sqlite3_bind_int64(s, 1, run);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (*n + 1 >= cap) {
+			cap = cap ? cap * 2 : 16;
+			*names = xrealloc(*names, cap * sizeof(**names));
+		}
+		(*names)[(*n)++] = col_dup(s, 0);
+		(*names)[*n] = NULL;
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) {
+		store_names_free(*names, *n);
+		*names = NULL;
+		*n = 0;
+		return db_fail(st, "cannot read metrics");
+	}
+	if (!*names)
+		*names = xcalloc(1, sizeof(**names));
+	return KG_EXIT_PASS;
+}
+
+void store_names_free(char **names, size_t n)
+{
+	for (size_t i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
+}

@@ -28,6 +28,12 @@ int metricinfo_valid(const char *chip, const char *metric, struct kg_buf *err);
 int metricinfo_passes(const char *chip, const char *const *metrics, size_t n,
 		      int *passes, struct kg_buf *err);
 
+/* Up to max valid names near an invalid one, nearest first (the base name
+ * corrected, or the rollup/submetric; derived names too); each malloc'd
+ * into out.  Returns how many, or -1 when the collector cannot tell. */
+int metricinfo_suggest(const char *chip, const char *metric, char **out, size_t max,
+		       struct kg_buf *err);
+
 /* Metrics kgate derives itself from activity records (launch__grid_size,
  * gpu__time_duration.sum in trace mode, ...): always valid, deterministic
  * unless noted.  NULL-terminated. */

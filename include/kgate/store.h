@@ -136,4 +136,33 @@ const char *store_metric_unit_guess(const char *metric);
 /* Number of runs stored (0 on error). */
 int64_t store_run_count(struct kg_store *st);
 
+/* ---- additions (stats) ---- */
+
+/* One run by id: 0 and *out filled, KG_EXIT_USAGE when no such run (said
+ * on stderr), KG_EXIT_RUNTIME on a database error. */
+int store_run_get(struct kg_store *st, int64_t id, struct kg_run_info *out);
+
+/*
+ * The values of one metric in one run, grouped for a summary table (kgate
+ * stats): by (benchmark, demangled kernel name) or by (benchmark, NVTX
+ * path; "" outside any range).  Groups are sorted by benchmark and name,
+ * each group's values ascending.  *groups is an array of *n.
+ */
+enum kg_summary_by { KG_SUMMARY_KERNEL = 0, KG_SUMMARY_NVTX };
+struct kg_summary_group {
+	char *benchmark;
+	char *name;             /* demangled kernel name, or NVTX path */
+	char *unit;             /* the metric's unit ("" when unknown) */
+	double *v;              /* ascending */
+	size_t n;
+};
+int store_summary_values(struct kg_store *st, int64_t run, const char *metric,
+			 enum kg_summary_by by, struct kg_summary_group **groups, size_t *n);
+void store_summary_free(struct kg_summary_group *groups, size_t n);
+
+/* Names of the metrics that have samples in a run, sorted; NULL-terminated
+ * array in *names (free with store_names_free). */
+int store_run_metrics(struct kg_store *st, int64_t run, char ***names, size_t *n);
+void store_names_free(char **names, size_t n);
+
 #endif

@@ -28,6 +28,7 @@ struct coll_cfg {
 	int app_replay;      /* KGATE_REPLAY=application */
 	int pass;            /* application replay: this pass */
 	int passes;          /* number of passes of the metric set (1 if unknown) */
+	int duration_asked;  /* metrics mode: gpu__time_duration.sum was requested */
 	unsigned flush_ms;
 };
 

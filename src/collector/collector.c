@@ -159,7 +159,17 @@ static long coll_env_long(const char *name, long dflt, long min)
 	return v;
 }
 
-/* Split a comma list (spaces around names are dropped). */
+/* Is s[0..n) a launch__* metric the trace gives anyway? */
+static int metrics_derived_n(const char *s, size_t n)
+{
+	char buf[128];
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	return metrics_derived(buf);
+}
+
+/* Split a comma list (spaces around names are dropped; the launch__*
+ * metrics derived from activity records are not the profiler's). */
 static void coll_split_metrics(const char *s)
 {
 	const char *p = s;
@@ -173,7 +183,7 @@ static void coll_split_metrics(const char *s)
 		const char *e = q;
 		while (e > p && e[-1] == ' ')
 			e--;
-		if (e > p) {
+		if (e > p && !(e - p < 128 && metrics_derived_n(p, (size_t)(e - p)))) {
 			char **m = realloc(coll_cfg.metrics,
 					   (coll_cfg.n_metrics + 1) * sizeof(*m));
 			char *name = strndup(p, (size_t)(e - p));
@@ -222,12 +232,17 @@ static void coll_read_env(void)
 	coll_cfg.flush_ms = (unsigned)coll_env_long(KG_ENV_FLUSH_MS, 500, 0);
 	coll_cfg.passes = 1;
 	if (coll_cfg.mode == COLL_METRICS) {
-		if (metrics && *metrics)
+		if (metrics && *metrics) {
 			coll_split_metrics(metrics);
-		if (!coll_cfg.n_metrics) {
+			if (!coll_cfg.n_metrics)
+				coll_cfg.mode = COLL_TRACE; /* only launch__*: the trace has them */
+		} else {
 			for (size_t i = 0; metrics_default[i]; i++)
 				coll_split_metrics(metrics_default[i]);
 		}
+		for (size_t i = 0; i < coll_cfg.n_metrics; i++)
+			if (strcmp(coll_cfg.metrics[i], KG_M_DURATION) == 0)
+				coll_cfg.duration_asked = 1;
 	}
 }
 
@@ -344,15 +359,16 @@ static void coll_header_devices(struct jw *w)
 
 static void coll_header_argv(struct jw *w)
 {
-	char buf[65536];
+	const size_t cap = 1 << 16; /* longer command lines are cut */
+	char *buf = malloc(cap);
 	size_t n = 0;
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	int fd = buf ? open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC) : -1;
 
 	jw_key(w, "argv");
 	jw_arr_open(w);
 	if (fd >= 0) {
 		ssize_t r;
-		while (n < sizeof(buf) && (r = read(fd, buf + n, sizeof(buf) - n)) > 0)
+		while (n < cap && (r = read(fd, buf + n, cap - n)) > 0)
 			n += (size_t)r;
 		close(fd);
 	}
@@ -361,6 +377,7 @@ static void coll_header_argv(struct jw *w)
 		jw_vstrn(w, buf + i, len);
 		i += len + 1;
 	}
+	free(buf);
 	jw_arr_close(w);
 }
 
@@ -429,9 +446,18 @@ void coll_first_launch(CUcontext ctx)
 		/* the profiler first: it may split the metric set or find metrics
 		 * impossible, which the header then says */
 		if (coll_cfg.mode == COLL_METRICS) {
-			profiler_prepare(ctx);
-			if (!profiler_usable())
+			/* Not in InitializeInjection: there the driver is still inside
+			 * cuInit and cuptiProfilerInitialize fails (CUPTI_ERROR_UNKNOWN,
+			 * seen on an H200 with CUDA 13.0). */
+			if (profiler_start() != 0) {
+				coll_error("metrics_unavailable", -1,
+					   "metrics mode is not available; collecting a trace instead");
 				coll_cfg.mode = COLL_TRACE;
+			} else {
+				profiler_prepare(ctx);
+				if (!profiler_usable())
+					coll_cfg.mode = COLL_TRACE;
+			}
 		}
 		coll_header();
 		atomic_store(&done, 1);
@@ -579,6 +605,28 @@ static int coll_subscribe(void)
 	return 0;
 }
 
+/* NVTX ranges reach this CUPTI only when NVTX_INJECTION64_PATH names the
+ * libcupti this process uses (PyTorch may load its own copy first). */
+static void coll_check_nvtx_path(void)
+{
+	const char *nv = getenv("NVTX_INJECTION64_PATH");
+	Dl_info info;
+	char *a, *b;
+
+	if (!nv || !*nv)
+		return; /* a program without NVTX ranges needs none */
+	if (!dladdr((void *)cuptiGetVersion, &info) || !info.dli_fname)
+		return;
+	a = realpath(nv, NULL);
+	b = realpath(info.dli_fname, NULL);
+	if (a && b && strcmp(a, b) != 0)
+		coll_error("nvtx_mismatch", -1,
+			   "NVTX_INJECTION64_PATH names %s but this process uses %s; NVTX ranges "
+			   "may not reach the collector", a, b);
+	free(a);
+	free(b);
+}
+
 static void coll_atexit(void)
 {
 	coll_finish();
@@ -586,8 +634,12 @@ static void coll_atexit(void)
 
 static pthread_once_t coll_finish_once = PTHREAD_ONCE_INIT;
 
+static pid_t coll_pid;
+
 static void coll_finish_run(void)
 {
+	if (getpid() != coll_pid)
+		return; /* a forked child: the parent finishes its file */
 	if (coll_sub)
 		profiler_finish();
 	trace_finish();
@@ -601,6 +653,32 @@ static void coll_finish_run(void)
 static void coll_finish(void)
 {
 	pthread_once(&coll_finish_once, coll_finish_run);
+}
+
+/*
+ * fork() without exec: the child must not write into the parent's file
+ * (nor flush a copy of its stdio buffer there, nor add a footer at its
+ * exit).  The buffer is flushed before the fork and the child lets go.
+ */
+static void coll_fork_prepare(void)
+{
+	pthread_mutex_lock(&coll_mu);
+	if (coll_out)
+		fflush(coll_out);
+}
+
+static void coll_fork_parent(void)
+{
+	pthread_mutex_unlock(&coll_mu);
+}
+
+static void coll_fork_child(void)
+{
+	if (coll_out)
+		fclose(coll_out);
+	coll_out = NULL;
+	coll_closed = 1;
+	pthread_mutex_unlock(&coll_mu);
 }
 
 static pthread_mutex_t coll_init_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -621,6 +699,7 @@ int InitializeInjection(void)
 	pthread_mutex_unlock(&coll_init_mu);
 
 	coll_start_time = time(NULL);
+	coll_pid = getpid();
 	path = coll_records_path();
 	if (path) {
 		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -641,6 +720,7 @@ int InitializeInjection(void)
 		return 1;
 	}
 	coll_read_env();
+	pthread_atfork(coll_fork_prepare, coll_fork_parent, coll_fork_child);
 	if (atexit(coll_atexit) != 0)
 		fprintf(stderr, "kgate-collector: atexit failed; the records file may lack its footer\n");
 
@@ -651,6 +731,7 @@ int InitializeInjection(void)
 			coll_cfg.mode = COLL_TRACE;
 		return 1;
 	}
+	coll_check_nvtx_path();
 	if (coll_cfg.mode == COLL_METRICS && profiler_init() != 0) {
 		coll_error("metrics_unavailable", -1,
 			   "metrics mode is not available; collecting a trace instead");

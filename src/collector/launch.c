@@ -34,7 +34,7 @@
 
 struct corr_slot {
 	uint32_t corr;
-	uint8_t used, graph, profiled, done;
+	uint8_t used, graph, done;
 	int64_t ordinal;
 	const char *path;
 };
@@ -53,7 +53,7 @@ static void corr_init(void)
 	corr_tab = calloc(CORR_N, sizeof(*corr_tab));
 }
 
-static void corr_put(uint32_t corr, int64_t ordinal, const char *path, int graph, int profiled)
+static void corr_put(uint32_t corr, int64_t ordinal, const char *path, int graph)
 {
 	pthread_once(&corr_once, corr_init);
 	if (!corr_tab)
@@ -61,7 +61,7 @@ static void corr_put(uint32_t corr, int64_t ordinal, const char *path, int graph
 	struct corr_slot *s = &corr_tab[corr & (CORR_N - 1)];
 	pthread_mutex_t *mu = &corr_mu[corr % CORR_LOCKS];
 	pthread_mutex_lock(mu);
-	*s = (struct corr_slot){ corr, 1, (uint8_t)graph, (uint8_t)profiled, 0, ordinal, path };
+	*s = (struct corr_slot){ corr, 1, (uint8_t)graph, 0, ordinal, path };
 	pthread_mutex_unlock(mu);
 }
 
@@ -157,9 +157,27 @@ static void launch_emit(const struct coll_kernel *k, const char *name, int64_t o
 			}
 		}
 	}
-	if (k) {
-		if (have_ts && k->end >= k->start && !dur_from_profiler)
+	/*
+	 * Application replay: the reader adds every pass's "metrics" and takes
+	 * the launch configuration (and end - start when "metrics" lacks the
+	 * duration) from pass 0 only.  So later passes carry only their profiler
+	 * values, and when another pass measures the duration pass 0 says null
+	 * for it instead of the trace's value.
+	 */
+	int later_pass = coll_cfg.app_replay && coll_cfg.pass > 0;
+	int dur_here = 0;
+	for (size_t i = 0; i < coll_cfg.n_metrics; i++)
+		dur_here |= strcmp(coll_cfg.metrics[i], KG_M_DURATION) == 0;
+	int dur_elsewhere = coll_cfg.app_replay && coll_cfg.duration_asked && profiled &&
+			    !dur_here;
+	if (k && !later_pass) {
+		if (dur_elsewhere) {
+			jw_key(&w, KG_M_DURATION);
+			jw_raw(&w, "null", 4);
+			w.need_comma = 1;
+		} else if (have_ts && k->end >= k->start && !dur_from_profiler) {
 			jw_kdbl(&w, KG_M_DURATION, (double)(k->end - k->start));
+		}
 		jw_kint(&w, KG_M_GRID, (int64_t)k->grid[0] * k->grid[1] * k->grid[2]);
 		jw_kint(&w, KG_M_BLOCK, (int64_t)k->block[0] * k->block[1] * k->block[2]);
 		jw_kint(&w, KG_M_REGS, k->regs);
@@ -256,7 +274,6 @@ void launch_on_kernel(const struct coll_kernel *k)
 			if (!s->graph) {
 				if (!s->done) {
 					ordinal = s->ordinal;
-					profiled = s->profiled;
 					s->done = 1;
 				} else if (coll_cfg.mode == COLL_METRICS) {
 					found = 2; /* a replay pass of a launch already seen */
@@ -273,9 +290,13 @@ void launch_on_kernel(const struct coll_kernel *k)
 		atomic_fetch_add(&launch_unmatched, 1);
 	if (ordinal < 0)
 		ordinal = atomic_fetch_add(&launch_next, 1);
-	if (profiled) {
+	/* a profiled launch has a slot (whichever of its correlation ids the
+	 * record carries: the range may have started in a nested call) */
+	if (coll_cfg.mode == COLL_METRICS && found) {
 		pthread_mutex_lock(&sel_mu);
 		struct sel_slot *s = sel_get_locked(ordinal, 0);
+		if (s)
+			profiled = 1;
 		if (s && s->have_values) {
 			launch_emit(k, k->name, ordinal, path, s->values, 1);
 			free(s->values);
@@ -304,6 +325,8 @@ static __thread int launch_depth;
 static __thread int64_t launch_ord;
 static __thread const char *launch_path;
 static __thread int launch_graph, launch_profiled;
+static __thread int launch_pending;    /* metrics mode: not yet offered to the profiler */
+static __thread int launch_prof_depth; /* the depth whose exit stops the range */
 
 /* 1 kernel launch, 2 graph launch, 0 other. */
 static int launch_kind(CUpti_CallbackDomain dom, CUpti_CallbackId cbid)
@@ -380,6 +403,33 @@ void launch_enable(CUpti_SubscriberHandle sub)
 			   "NVTX path");
 }
 
+/* Metrics mode, at the first enter of this launch that knows its context
+ * (a runtime launch before the runtime made its context current may not):
+ * ask the profiler; it starts a range when the filter selects the launch. */
+static void launch_try_profile(const CUpti_CallbackData *cb)
+{
+	launch_pending = 0;
+	/* the slot first, so that values always find it */
+	pthread_mutex_lock(&sel_mu);
+	struct sel_slot *s = sel_get_locked(launch_ord, 1);
+	s->path = launch_path;
+	s->name = cb->symbolName ? strdup(cb->symbolName) : NULL;
+	pthread_mutex_unlock(&sel_mu);
+	launch_profiled = profiler_launch_enter(cb->context, cb->symbolName, launch_ord);
+	if (launch_profiled) {
+		launch_prof_depth = launch_depth;
+		return;
+	}
+	pthread_mutex_lock(&sel_mu);
+	s = sel_get_locked(launch_ord, 0);
+	if (s) {
+		free(s->name);
+		memset(s, 0, sizeof(*s));
+		s->ordinal = -1;
+	}
+	pthread_mutex_unlock(&sel_mu);
+}
+
 void launch_on_callback(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
 			const CUpti_CallbackData *cb)
 {
@@ -394,32 +444,18 @@ void launch_on_callback(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
 			launch_path = nvtx_current();
 			launch_ord = launch_graph ? -1 : atomic_fetch_add(&launch_next, 1);
 			launch_profiled = 0;
-			if (!launch_graph && coll_cfg.mode == COLL_METRICS) {
-				/* the slot first, so that values always find it */
-				pthread_mutex_lock(&sel_mu);
-				struct sel_slot *s = sel_get_locked(launch_ord, 1);
-				s->path = launch_path;
-				s->name = cb->symbolName ? strdup(cb->symbolName) : NULL;
-				pthread_mutex_unlock(&sel_mu);
-				launch_profiled =
-					profiler_launch_enter(cb->context, cb->symbolName, launch_ord);
-				if (!launch_profiled) {
-					pthread_mutex_lock(&sel_mu);
-					s = sel_get_locked(launch_ord, 0);
-					if (s) {
-						free(s->name);
-						memset(s, 0, sizeof(*s));
-						s->ordinal = -1;
-					}
-					pthread_mutex_unlock(&sel_mu);
-				}
-			}
+			launch_pending = !launch_graph && coll_cfg.mode == COLL_METRICS;
 		}
-		corr_put(cb->correlationId, launch_ord, launch_path, launch_graph, launch_profiled);
-	} else if (launch_depth > 0 && --launch_depth == 0) {
-		if (launch_profiled)
+		if (launch_pending && cb->context)
+			launch_try_profile(cb);
+		corr_put(cb->correlationId, launch_ord, launch_path, launch_graph);
+	} else if (launch_depth > 0) {
+		if (launch_profiled && launch_depth == launch_prof_depth) {
 			profiler_launch_exit(cb->context, launch_ord);
-		launch_profiled = 0;
+			launch_profiled = 0;
+		}
+		if (--launch_depth == 0)
+			launch_pending = 0;
 	}
 }
 

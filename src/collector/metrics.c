@@ -42,6 +42,16 @@ const char *const *kgate_metrics_default(void)
 	return metrics_default;
 }
 
+int metrics_derived(const char *name)
+{
+	static const char *const derived[] = { KG_M_GRID, KG_M_BLOCK, KG_M_REGS, KG_M_SMEM_ST,
+					       KG_M_SMEM_DYN, KG_M_LOCAL };
+	for (size_t i = 0; i < sizeof(derived) / sizeof(derived[0]); i++)
+		if (name && strcmp(name, derived[i]) == 0)
+			return 1;
+	return 0;
+}
+
 static void metrics_err(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -363,14 +373,32 @@ int kgate_metrics_passes(const char *chip, const char *const *metrics, size_t n,
 	uint8_t *img = NULL;
 	size_t sz = 0;
 	int rc;
-	CUpti_Profiler_Host_Object *h = metrics_host_open(chip, NULL, err, errlen);
+	const char **keep = calloc(n ? n : 1, sizeof(*keep));
+	size_t k = 0;
 
-	if (!h)
+	if (!keep) {
+		metrics_err(err, errlen, "out of memory");
 		return -1;
+	}
+	/* the launch__* metrics come from activity records: no pass */
+	for (size_t i = 0; i < n; i++)
+		if (!metrics_derived(metrics[i]))
+			keep[k++] = metrics[i];
+	if (n && !k) {
+		free(keep);
+		*passes = 0;
+		return 0;
+	}
+	CUpti_Profiler_Host_Object *h = metrics_host_open(chip, NULL, err, errlen);
+	if (!h) {
+		free(keep);
+		return -1;
+	}
 	if (metrics_chip(chip, up, sizeof(up)))
 		up[0] = '\0';
-	rc = metrics_config(h, up, metrics, n, &img, &sz, passes, err, errlen);
+	rc = metrics_config(h, up, keep, k, &img, &sz, passes, err, errlen);
 	free(img);
+	free(keep);
 	metrics_host_close(h);
 	return rc;
 }

@@ -15,6 +15,10 @@
  * count is measured by tests/e2e/collector.t).  NULL-terminated. */
 extern const char *const metrics_default[];
 
+/* Is name one of the launch__* metrics the collector derives from activity
+ * records (collector.h)?  They are no CUPTI metrics and cost no pass. */
+int metrics_derived(const char *name);
+
 /* A host object for chip ("GH100", case-insensitive) and an optional
  * counter availability image; NULL on failure (why in err). */
 CUpti_Profiler_Host_Object *metrics_host_open(const char *chip, const uint8_t *avail,

@@ -46,6 +46,10 @@
 
 #define PROF_CTX_MAX 16
 #define PROF_ERR_MAX 8 /* error records per kind before going quiet */
+/* Room for more ranges than the one a start/stop pair holds, so that a
+ * launch that makes CUPTI count two does not fail the pass; the last range
+ * is the launch's. */
+#define PROF_RANGES 4
 
 struct prof_ctx {
 	CUcontext ctx;
@@ -160,12 +164,15 @@ static int prof_matches(const char *mangled)
 /* ------------------------------------------------------------------ */
 /* Setup                                                               */
 
-int profiler_init(void)
+int profiler_start(void)
 {
 	CUpti_Profiler_Initialize_Params ip = { .structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE };
 
-	if (coll_check(cuptiProfilerInitialize(&ip), "cuptiProfilerInitialize", NULL))
-		return -1;
+	return coll_check(cuptiProfilerInitialize(&ip), "cuptiProfilerInitialize", NULL) ? -1 : 0;
+}
+
+int profiler_init(void)
+{
 	prof_demangle = (prof_demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
 	if (coll_cfg.kernels && strncmp(coll_cfg.kernels, "regex:", 6) == 0) {
 		int rc = regcomp(&prof_regex, coll_cfg.kernels + 6, REG_EXTENDED | REG_NOSUB);
@@ -318,8 +325,8 @@ static int prof_ctx_enable_locked(struct prof_ctx *pc)
 	gs.pRangeProfilerObject = pc->obj;
 	gs.pMetricNames = (const char **)coll_cfg.metrics;
 	gs.numMetrics = coll_cfg.n_metrics;
-	gs.maxNumOfRanges = 1;
-	gs.maxNumRangeTreeNodes = 1;
+	gs.maxNumOfRanges = PROF_RANGES;
+	gs.maxNumRangeTreeNodes = PROF_RANGES;
 	if (coll_check(cuptiRangeProfilerGetCounterDataSize(&gs),
 		       "cuptiRangeProfilerGetCounterDataSize", "no metrics, trace only"))
 		return -1;
@@ -347,7 +354,7 @@ static int prof_set_config_locked(struct prof_ctx *pc)
 	sc.pCounterDataImage = pc->counter;
 	sc.range = CUPTI_AutoRange;
 	sc.replayMode = CUPTI_KernelReplay;
-	sc.maxRangesPerPass = 1;
+	sc.maxRangesPerPass = PROF_RANGES;
 	sc.numNestingLevels = 1;
 	sc.minNestingLevel = 1;
 	sc.passIndex = 0;

@@ -12,6 +12,9 @@
 
 /* Validate the metric set and prepare; 0 ok, -1 metrics mode unavailable
  * (the reason is already an error record). */
+/* cuptiProfilerInitialize, at the first launch: inside InitializeInjection
+ * the driver is still in cuInit and it fails (CUPTI_ERROR_UNKNOWN). */
+int profiler_start(void);
 int profiler_init(void);
 /* Host-side setup for a context (chip, counter availability, config image;
  * application replay picks this pass's metrics), on the first launch in it,

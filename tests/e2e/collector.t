@@ -111,8 +111,13 @@ is "$out" "rc=-1 passes=-1 err=unknown metric 'bogus__metric.sum' for chip GH100
 	"a bogus name: -1 and an error naming it"
 run "$T/drv" "$COLL" passes GH100 gpu__time_duration.sum dram__bytes_read
 like "$out" "^rc=-1 .*'dram__bytes_read' .*rollup" "a name without its rollup: -1, named, the fix said"
-run "$T/drv" "$COLL" passes GH100 launch__registers_per_thread
-like "$out" "^rc=-1 .*'launch__registers_per_thread'" "an ncu-only launch__ name is not a CUPTI metric"
+run "$T/drv" "$COLL" passes GH100 launch__registers_per_thread launch__grid_size
+is "$out" "rc=0 passes=0 err=" "the launch__ metrics derived from activity records cost no pass"
+# shellcheck disable=SC2086
+run "$T/drv" "$COLL" passes GH100 $default launch__block_size
+is "$out" "rc=0 passes=1 err=" "and add none to the default set"
+run "$T/drv" "$COLL" passes GH100 launch__waves_per_multiprocessor
+like "$out" "^rc=-1 .*'launch__waves_per_multiprocessor'" "an ncu-only launch__ name kgate does not derive is not a metric"
 run "$T/drv" "$COLL" passes GH100
 like "$out" "^rc=-1 .*no metrics" "an empty set is an error"
 run "$T/drv" "$COLL" passes XX999 gpu__time_duration.sum
@@ -167,5 +172,436 @@ like "$(tail -1 "$T/rec/b.jsonl")" '^\{"type":"footer","kernels":0,"dropped":0,"
 run env KGATE_RECORDS="$T/no/such/dir/r.jsonl" "$T/inj" "$COLL"
 is "$rc" 0 "an unwritable records path: the host program exits 0"
 like "$err" "^kgate-collector: cannot open '$T/no/such/dir/r.jsonl': No such file" "the path and the reason are printed"
+
+# --- the collector's logic through a stand-in libcupti --------------------
+# Without a GPU, CUPTI never calls back.  A stand-in libcupti.so.13 (found
+# first through LD_LIBRARY_PATH) delivers the callbacks and activity records
+# a real one would, so that NVTX paths per thread, the runtime/driver launch
+# join, graph launches, ordinals, escaping, dropped counts and the footer are
+# checked here; the same records against a real GPU are scripts/test-gpu.sh's.
+CUDA=${CUDA:-/usr/local/cuda}
+mkdir -p "$T/fake"
+cat >"$T/fake/fake_cupti.c" <<'CEOF'
+/* A stand-in libcupti.so.13 for testing the collector without a GPU: the
+ * callback and activity calls the collector makes, driven by fake_*(). */
+#include <cupti.h>
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_range_profiler.h>
+#include <cupti_target.h>
+#include <stdlib.h>
+#include <string.h>
+
+static CUpti_CallbackFunc cb;
+static CUpti_BuffersCallbackRequestFunc req;
+static CUpti_BuffersCallbackCompleteFunc done;
+static CUpti_ActivityKernel10 queue[64];
+static size_t nqueue;
+
+int fake_callback(CUpti_CallbackDomain d, CUpti_CallbackId id, const void *data);
+int fake_callback(CUpti_CallbackDomain d, CUpti_CallbackId id, const void *data)
+{
+	if (!cb)
+		return -1;
+	cb(NULL, d, id, data);
+	return 0;
+}
+
+void fake_kernel(const char *name, uint32_t corr, uint64_t start, uint64_t end, int gx, int bx);
+void fake_kernel(const char *name, uint32_t corr, uint64_t start, uint64_t end, int gx, int bx)
+{
+	CUpti_ActivityKernel10 *k = &queue[nqueue++];
+	memset(k, 0, sizeof(*k));
+	k->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+	k->name = name;
+	k->correlationId = corr;
+	k->start = start;
+	k->end = end;
+	k->gridX = gx; k->gridY = 2; k->gridZ = 1;
+	k->blockX = bx; k->blockY = 1; k->blockZ = 1;
+	k->registersPerThread = 16;
+	k->staticSharedMemory = 1024;
+	k->streamId = 7;
+	k->contextId = 1;
+}
+
+CUptiResult CUPTIAPI cuptiSubscribe_v2(CUpti_SubscriberHandle *s, CUpti_CallbackFunc f, void *u,
+				       CUpti_SubscriberParams *p)
+{
+	(void)u;
+	if (getenv("FAKE_BUSY")) {
+		if (p && p->oldSubscriberName)
+			strncpy(p->oldSubscriberName, "Nsight Compute", p->oldSubscriberSize - 1);
+		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+	}
+	cb = f;
+	*s = (CUpti_SubscriberHandle)&cb;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t e, CUpti_SubscriberHandle s, CUpti_CallbackDomain d, CUpti_CallbackId i) { (void)e; (void)s; (void)d; (void)i; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t e, CUpti_SubscriberHandle s, CUpti_CallbackDomain d) { (void)e; (void)s; (void)d; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc r, CUpti_BuffersCallbackCompleteFunc c) { req = r; done = c; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind k) { (void)k; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiActivityFlushPeriod(uint32_t t) { (void)t; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
+{
+	uint8_t *buf; size_t size, max;
+	(void)flag;
+	if (!nqueue || !req || !done)
+		return CUPTI_SUCCESS;
+	req(&buf, &size, &max);
+	if (!buf || size < nqueue * sizeof(queue[0]))
+		return CUPTI_ERROR_OUT_OF_MEMORY;
+	memcpy(buf, queue, nqueue * sizeof(queue[0]));
+	size_t valid = nqueue * sizeof(queue[0]);
+	nqueue = 0;
+	done(NULL, 0, buf, size, valid);
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t *b, size_t valid, CUpti_Activity **r)
+{
+	uint8_t *next = *r ? (uint8_t *)*r + sizeof(CUpti_ActivityKernel10) : b;
+	if (next + sizeof(CUpti_ActivityKernel10) > b + valid)
+		return CUPTI_ERROR_MAX_LIMIT_REACHED;
+	*r = (CUpti_Activity *)next;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiActivityGetNumDroppedRecords(CUcontext c, uint32_t s, size_t *d)
+{
+	(void)c; (void)s;
+	*d = getenv("FAKE_DROPPED") ? (size_t)atoi(getenv("FAKE_DROPPED")) : 0;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiGetResultString(CUptiResult r, const char **s) { *s = r == CUPTI_ERROR_NOT_SUPPORTED ? "CUPTI_ERROR_NOT_SUPPORTED" : "CUPTI_ERROR_FAKE"; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiGetVersion(uint32_t *v) { *v = 130001; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiGetDeviceId(CUcontext c, uint32_t *d) { (void)c; *d = 0; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiProfilerInitialize(CUpti_Profiler_Initialize_Params *p) { (void)p; return getenv("FAKE_NOPROF") ? CUPTI_ERROR_NOT_SUPPORTED : CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiDeviceGetChipName(CUpti_Device_GetChipName_Params *p) { p->pChipName = "FAKE1"; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiProfilerDeviceSupported(CUpti_Profiler_DeviceSupported_Params *p) { p->isSupported = CUPTI_PROFILER_CONFIGURATION_SUPPORTED; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiProfilerGetCounterAvailability(CUpti_Profiler_GetCounterAvailability_Params *p)
+{
+	if (getenv("FAKE_NOPRIV"))
+		return CUPTI_ERROR_INSUFFICIENT_PRIVILEGES;
+	if (p->pCounterAvailabilityImage)
+		memset(p->pCounterAvailabilityImage, 1, 16);
+	p->counterAvailabilityImageSize = 16;
+	return CUPTI_SUCCESS;
+}
+/* The host API: a metric is unknown when its name has "bogus"; a set with
+ * a name holding "multi" takes 2 passes. */
+static int host_obj, host_multi, stops;
+CUptiResult CUPTIAPI cuptiProfilerHostInitialize(CUpti_Profiler_Host_Initialize_Params *p) { p->pHostObject = (CUpti_Profiler_Host_Object *)&host_obj; host_multi = 0; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiProfilerHostDeinitialize(CUpti_Profiler_Host_Deinitialize_Params *p) { (void)p; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiProfilerHostGetMetricProperties(CUpti_Profiler_Host_GetMetricProperties_Params *p) { return strstr(p->pMetricName, "bogus") ? CUPTI_ERROR_INVALID_METRIC_NAME : CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiProfilerHostConfigAddMetrics(CUpti_Profiler_Host_ConfigAddMetrics_Params *p)
+{
+	for (size_t i = 0; i < p->numMetrics; i++)
+		if (strstr(p->ppMetricNames[i], "multi"))
+			host_multi = 1;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiProfilerHostGetConfigImageSize(CUpti_Profiler_Host_GetConfigImageSize_Params *p) { p->configImageSize = 8; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiProfilerHostGetConfigImage(CUpti_Profiler_Host_GetConfigImage_Params *p) { memset(p->pConfigImage, host_multi, p->configImageSize); return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiProfilerHostGetNumOfPasses(CUpti_Profiler_Host_GetNumOfPasses_Params *p) { p->numOfPasses = p->pConfigImage[0] ? 2 : 1; return CUPTI_SUCCESS; }
+/* value of metric i in the k-th profiled launch (from 1): 100 k + i */
+CUptiResult CUPTIAPI cuptiProfilerHostEvaluateToGpuValues(CUpti_Profiler_Host_EvaluateToGpuValues_Params *p)
+{
+	for (size_t i = 0; i < p->numMetrics; i++)
+		p->pMetricValues[i] = 100.0 * stops + (double)i;
+	return CUPTI_SUCCESS;
+}
+static int rp_obj;
+CUptiResult CUPTIAPI cuptiRangeProfilerEnable(CUpti_RangeProfiler_Enable_Params *p) { p->pRangeProfilerObject = (CUpti_RangeProfiler_Object *)&rp_obj; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiRangeProfilerDisable(CUpti_RangeProfiler_Disable_Params *p) { (void)p; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiRangeProfilerGetCounterDataSize(CUpti_RangeProfiler_GetCounterDataSize_Params *p) { p->counterDataSize = 64; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiRangeProfilerCounterDataImageInitialize(CUpti_RangeProfiler_CounterDataImage_Initialize_Params *p) { memset(p->pCounterData, 0, p->counterDataSize); return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiRangeProfilerSetConfig(CUpti_RangeProfiler_SetConfig_Params *p) { (void)p; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiRangeProfilerStart(CUpti_RangeProfiler_Start_Params *p) { (void)p; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiRangeProfilerStop(CUpti_RangeProfiler_Stop_Params *p)
+{
+	(void)p;
+	stops++;
+	if (getenv("FAKE_EARLY")) /* the activity record before the values */
+		cuptiActivityFlushAll(0);
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiRangeProfilerDecodeData(CUpti_RangeProfiler_DecodeData_Params *p) { p->numOfRangeDropped = 0; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiRangeProfilerGetCounterDataInfo(CUpti_RangeProfiler_GetCounterDataInfo_Params *p) { p->numTotalRanges = 1; return CUPTI_SUCCESS; }
+#define NS(f, t) CUptiResult CUPTIAPI f(t *p) { (void)p; return CUPTI_ERROR_NOT_SUPPORTED; }
+NS(cuptiProfilerHostGetBaseMetrics, CUpti_Profiler_Host_GetBaseMetrics_Params)
+CEOF
+cat >"$T/fake/fake_app.c" <<'CEOF'
+/* Drives the collector through the fake libcupti: NVTX ranges on two
+ * threads, runtime and nested driver launches, a graph launch, then kernel
+ * activity records delivered at exit. */
+#include <cupti.h>
+#include <dlfcn.h>
+#include <generated_nvtx_meta.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <stdio.h>
+#include <wchar.h>
+
+typedef int (*cb_fn)(CUpti_CallbackDomain, CUpti_CallbackId, const void *);
+typedef void (*kern_fn)(const char *, uint32_t, uint64_t, uint64_t, int, int);
+static cb_fn fire;
+
+static void push(const char *m)
+{
+	nvtxRangePushA_params p = { m };
+	CUpti_NvtxData d = { "nvtxRangePushA", &p, NULL };
+	fire(CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxRangePushA, &d);
+}
+static void pop(void)
+{
+	nvtxRangePop_params p;
+	CUpti_NvtxData d = { "nvtxRangePop", &p, NULL };
+	fire(CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxRangePop, &d);
+}
+static void api(CUpti_CallbackDomain dom, CUpti_CallbackId id, CUpti_ApiCallbackSite site,
+		uint32_t corr, const char *sym)
+{
+	/* FAKE_LATECTX: no context is current yet at the runtime call */
+	int late = getenv("FAKE_LATECTX") && dom == CUPTI_CB_DOMAIN_RUNTIME_API;
+	CUpti_CallbackData d = { .callbackSite = site, .functionName = "launch",
+				 .symbolName = sym, .context = late ? NULL : (CUcontext)&fire,
+				 .correlationId = corr };
+	fire(dom, id, &d);
+}
+/* a runtime launch with a nested driver launch */
+static void launch(uint32_t corr, const char *sym)
+{
+	api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_API_ENTER, corr, sym);
+	api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_API_ENTER, corr + 1, sym);
+	api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_API_EXIT, corr + 1, sym);
+	api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_API_EXIT, corr, sym);
+}
+static void *worker(void *u)
+{
+	(void)u;
+	push("worker");
+	launch(30, "_Z5scaleifPf");
+	pop();
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	void *h = dlopen(argv[1], RTLD_NOW);
+	if (!h) { fprintf(stderr, "dlopen: %s\n", dlerror()); return 3; }
+	void *c = dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
+	fire = (cb_fn)dlsym(c, "fake_callback");
+	kern_fn kernel = (kern_fn)dlsym(c, "fake_kernel");
+	int (*init)(void) = (int (*)(void))dlsym(h, "InitializeInjection");
+	if (!fire || !kernel || !init) { fprintf(stderr, "fake_app: symbols missing\n"); return 3; }
+	printf("init=%d\n", init());
+	if (argc > 2)
+		return 0; /* only the injection */
+
+	push("step");
+	push("forward");
+	launch(10, "_Z5saxpyifPKfPf");
+	pop();
+	/* a domain range named by a registered string */
+	void *dom = (void *)0x77, *handle = (void *)0x1234;
+	nvtxDomainRegisterStringA_params rp = { dom, "backward" };
+	CUpti_NvtxData rd = { "nvtxDomainRegisterStringA", &rp, &handle };
+	fire(CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxDomainRegisterStringA, &rd);
+	nvtxEventAttributes_t ea = { 0 };
+	ea.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+	ea.message.registered = handle;
+	nvtxDomainRangePushEx_params dp = { dom, { &ea } };
+	CUpti_NvtxData dd = { "nvtxDomainRangePushEx", &dp, NULL };
+	fire(CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxDomainRangePushEx, &dd);
+	if (getenv("FAKE_EARLY")) /* strided's record is already there */
+		kernel("_Z7stridediPKfPfi", 21, 5000, 9000, 2, 128);
+	launch(20, "_Z7stridediPKfPfi");
+	nvtxDomainRangePop_params pp = { dom };
+	CUpti_NvtxData pd = { "nvtxDomainRangePop", &pp, NULL };
+	fire(CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxDomainRangePop, &pd);
+	pop();
+
+	pthread_t t;
+	pthread_create(&t, NULL, worker, NULL);
+	pthread_join(t, NULL);
+
+	push("graph");
+	api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, CUPTI_API_ENTER, 40, NULL);
+	api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, CUPTI_API_EXIT, 40, NULL);
+	pop();
+	pop(); /* a pop without its push is ignored */
+	launch(50, "_Z4tailiPf");
+	push("\001evil\"/x");
+	launch(60, "k\"\377");
+	pop();
+	nvtxRangePushW_params wp = { L"wide\u00e9" };
+	CUpti_NvtxData wd = { "nvtxRangePushW", &wp, NULL };
+	fire(CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxRangePushW, &wd);
+	launch(70, "_Z4widev");
+	pop();
+
+	if (getenv("FAKE_FORK")) { /* a child that exits through exit() */
+		pid_t pid = fork();
+		if (pid == 0)
+			exit(0);
+		waitpid(pid, NULL, 0);
+	}
+	/* the activity records, as CUPTI would deliver them later */
+	kernel("_Z5saxpyifPKfPf", 10, 1000, 4300, 4, 256);
+	if (!getenv("FAKE_EARLY"))
+		kernel("_Z7stridediPKfPfi", 21, 5000, 9000, 2, 128); /* the nested driver call's id */
+	if (getenv("FAKE_DUP")) /* kernel replay: the same launch again */
+		kernel("_Z7stridediPKfPfi", 21, 9100, 9200, 2, 128);
+	kernel("_Z5scaleifPf", 30, 9500, 9900, 1, 64);
+	kernel("_Z7graph_kiPKfPf", 40, 10000, 10100, 1, 32);
+	kernel("_Z7graph_kiPKfPf", 40, 10200, 10300, 1, 32);
+	kernel("_Z4tailiPf", 50, 0, 0, 1, 32); /* no timestamps */
+	kernel("k\"\377", 60, 11000, 11500, 1, 32);
+	kernel("_Z4widev", 70, 12000, 12100, 1, 32);
+	kernel("_Z7unknownv", 99, 13000, 13100, 1, 32); /* no launch callback */
+	return 0;
+}
+CEOF
+ok "the stand-in libcupti compiles" "$CC" -std=c11 -shared -fPIC -o "$T/fake/libcupti.so.13" \
+	-Wl,-soname,libcupti.so.13 -I"$CUDA/include" -I"$KGATE_SRC/src/collector/shim" "$T/fake/fake_cupti.c"
+ok "the scenario driver compiles" "$CC" -std=c11 -D_GNU_SOURCE -o "$T/fake/app" "$T/fake/fake_app.c" \
+	-I"$CUDA/include" -ldl -lpthread -Wl,--no-as-needed -lstdc++
+fake() { run env LD_LIBRARY_PATH="$T/fake" KGATE_RECORDS="$T/fake/r.%p.jsonl" "$@"; }
+
+rm -f "$T"/fake/r.*.jsonl
+fake FAKE_DROPPED=3 "$T/fake/app" "$COLL"
+is "$rc" 0 "trace through the stand-in: the program exits 0"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+ok "it wrote a records file" test -n "$f"
+check=$(python3 - "$f" <<'PYEOF'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
+print("first", recs[0]["type"], recs[0]["mode"], "last", recs[-1]["type"])
+ks = [r for r in recs if r["type"] == "kernel"]
+for k in sorted(ks, key=lambda k: (k["ordinal"])):
+    m = k["metrics"]
+    print("K", k["ordinal"], ascii(k["name"]), ascii(k.get("nvtx", "-")),
+          m.get("gpu__time_duration.sum", "-"), m["launch__grid_size"], m["launch__block_size"])
+f = recs[-1]
+print("footer", f["kernels"], f["dropped"], f["errors"], f["unmatched"], f["no_timestamp"])
+PYEOF
+)
+like "$check" "^first header trace last footer$" "header first, footer last"
+like "$check" "^K 0 '_Z5saxpyifPKfPf' 'step/forward' 3300.0 8 256$" "runtime launch: ordinal 0, nested path, duration, grid product"
+like "$check" "^K 1 '_Z7stridediPKfPfi' 'step/backward' 4000.0 4 128$" "a record carrying the nested driver call's id joins the same launch; a registered-string domain range names it"
+like "$check" "^K 2 '_Z5scaleifPf' 'worker' 400.0 2 64$" "a second thread has its own NVTX stack"
+is "$(printf '%s\n' "$check" | grep -c "^K [0-9]* '_Z7graph_kiPKfPf' 'graph' 100.0 2 32$")" 2 "both kernels of a graph launch carry the graph launch's path"
+like "$check" "^K 3 '_Z4tailiPf' '-' - 2 32$" "outside any range: no nvtx; no timestamps: no duration"
+like "$check" "^K 4 'k\"\\\\ufffd' '\\\\x01evil\"/x' 500.0 2 32$" "hostile kernel and range names arrive escaped and repaired"
+like "$check" "^K 5 '_Z4widev' 'wide\\\\xe9' 100.0 2 32$" "nvtxRangePushW: wide strings become UTF-8"
+like "$check" "^K 8 '_Z7unknownv' '-' 100.0 2 32$" "a kernel without a launch callback takes a fresh ordinal"
+is "$(printf '%s\n' "$check" | grep '^K' | awk '{print $2}' | sort -n | uniq | wc -l | tr -d ' ')" 9 "nine records, nine distinct ordinals"
+like "$check" "^footer 9 3 0 1 1$" "footer: 9 kernels, 3 dropped, 0 errors, 1 unmatched, 1 without timestamps"
+run "$KGATE" ingest --db "$T/fake.db" --commit fake1 --records "$f"
+is "$rc" 0 "kgate ingest stores it"
+like "$err" "dropped" "ingest warns about the dropped records"
+is "$(sqlite3 "$T/fake.db" "SELECT nvtx FROM samples_named WHERE base = 'saxpy' AND metric = 'gpu__time_duration.sum'")" \
+	"step/forward" "the NVTX path reaches the store"
+
+rm -f "$T"/fake/r.*.jsonl
+fake FAKE_BUSY=1 "$T/fake/app" "$COLL" only-init
+is "$rc" 0 "subscription taken: the program exits 0"
+like "$err" "kgate-collector: another profiler holds the CUPTI subscription \(Nsight Compute\)" "stderr names the holder"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+like "$(sed -n 2p "$f")" '"code":"subscriber_busy","cupti":39' "an error record subscriber_busy with CUPTI's code"
+like "$(tail -1 "$f")" '^\{"type":"footer","kernels":0,"dropped":0,"errors":1' "and the footer"
+
+rm -f "$T"/fake/r.*.jsonl
+fake FAKE_NOPROF=1 KGATE_MODE=metrics "$T/fake/app" "$COLL"
+is "$rc" 0 "metrics mode without the profiler: the program exits 0"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+like "$(cat "$f")" '"code":"metrics_unavailable"' "an error record says metrics mode is unavailable"
+like "$(head -1 "$f")" '"mode":"trace"' "the header says the run degraded to trace"
+is "$(grep -c '"type":"kernel"' "$f")" 9 "and every kernel is still recorded"
+
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics "KGATE_KERNELS=regex:([" "$T/fake/app" "$COLL" only-init
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+like "$(cat "$f")" "\"code\":\"bad_config\",\"message\":\"KGATE_KERNELS='regex:\(\[': bad regular expression" "a bad kernel regex is reported"
+
+rm -f "$T"/fake/r.*.jsonl
+fake FAKE_FORK=1 "$T/fake/app" "$COLL"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+is "$(grep -c '"type":"header"' "$f") $(grep -c '"type":"kernel"' "$f") $(grep -c '"type":"footer"' "$f")" "1 9 1" \
+	"a forked child that exits writes nothing into the parent's file"
+
+# NVTX_INJECTION64_PATH must name the libcupti the process uses
+rm -f "$T"/fake/r.*.jsonl
+fake NVTX_INJECTION64_PATH=/bin/sh "$T/fake/app" "$COLL" only-init
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+like "$(cat "$f")" "\"code\":\"nvtx_mismatch\",\"message\":\"NVTX_INJECTION64_PATH names $(realpath /bin/sh) but this process uses $(realpath "$T/fake/libcupti.so.13")" \
+	"an NVTX path naming another file than the loaded libcupti is reported"
+rm -f "$T"/fake/r.*.jsonl
+fake NVTX_INJECTION64_PATH="$T/fake/libcupti.so.13" "$T/fake/app" "$COLL" only-init
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+unlike "$(cat "$f")" '"type":"error"' "the same file: no error"
+
+# metrics mode: the stand-in's profiler gives metric i of the k-th profiled
+# launch the value 100 k + i.  The filter is a regex on the demangled name
+# (the driver links libstdc++, so __cxa_demangle is there), skip 1, count 1:
+# of saxpy, strided, scale only strided is profiled.
+M="KGATE_METRICS=m__a.sum,gpu__time_duration.sum,m__b.sum"
+F="KGATE_KERNELS=regex:^(saxpy|scale|strided)\("
+for order in FAKE_DUP FAKE_EARLY FAKE_LATECTX; do
+	rm -f "$T"/fake/r.*.jsonl
+	fake "$order=1" KGATE_MODE=metrics "$M" "$F" KGATE_LAUNCH_SKIP=1 KGATE_LAUNCH_COUNT=1 "$T/fake/app" "$COLL"
+	f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+	is "$rc" 0 "metrics mode ($order): the program exits 0"
+	like "$(head -1 "$f")" '"mode":"metrics".*"metrics":\["m__a.sum","gpu__time_duration.sum","m__b.sum"\]' "metrics ($order): the header lists the metrics"
+	like "$(grep strided "$f")" '"ordinal":1,.*"nvtx":"step/backward","metrics":\{"m__a.sum":100.0,"gpu__time_duration.sum":101.0,"m__b.sum":102.0,"launch__grid_size":4,' \
+		"metrics ($order): the selected launch has the profiler's values, duration included, and its launch configuration"
+	unlike "$(grep -v strided "$f")" 'm__a.sum"?:' "metrics ($order): the skipped and the uncounted launches are not profiled"
+	like "$(grep saxpy "$f")" '"metrics":\{"gpu__time_duration.sum":3300.0,' "metrics ($order): an unprofiled launch keeps its trace duration"
+done
+like "$(tail -1 "$f")" '"kernels":9,.*"replayed":0' "values before or after the activity record: one record each"
+# the range starts in the nested driver call, the record carries the runtime call's id
+rm -f "$T"/fake/r.*.jsonl
+fake FAKE_LATECTX=1 KGATE_MODE=metrics "$M" "$F" KGATE_LAUNCH_COUNT=1 "$T/fake/app" "$COLL"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+like "$(grep saxpy "$f")" '"corr":10,.*"metrics":\{"m__a.sum":100.0,"gpu__time_duration.sum":101.0,' "a range started in the nested call joins the record of the outer one"
+is "$(grep -c '"type":"kernel"' "$f")" 9 "and makes one record, not two"
+rm -f "$T"/fake/r.*.jsonl
+fake FAKE_DUP=1 KGATE_MODE=metrics "$M" "$F" KGATE_LAUNCH_SKIP=1 KGATE_LAUNCH_COUNT=1 "$T/fake/app" "$COLL"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+like "$(tail -1 "$f")" '"kernels":9,.*"replayed":1' "a replay pass's second activity record is dropped and counted"
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics "KGATE_METRICS=m__a.sum, launch__grid_size ,m__b.sum" "$T/fake/app" "$COLL" only-init
+like "$(head -1 "$(ls "$T"/fake/r.*.jsonl)")" '"metrics":\["m__a.sum","m__b.sum"\]' "launch__ names are left to the trace, spaces trimmed"
+
+# application replay: "multi" names cost 2 passes in the stand-in, so
+# m__a | m__multi | gpu__time_duration are three single-pass groups
+rm -f "$T"/fake/a*.jsonl
+for p in 0 1 2; do
+	run env LD_LIBRARY_PATH="$T/fake" KGATE_RECORDS="$T/fake/a$p.%p.jsonl" KGATE_MODE=metrics \
+		KGATE_REPLAY=application KGATE_PASS=$p KGATE_METRICS=m__a.sum,m__multi.sum,gpu__time_duration.sum \
+		"$T/fake/app" "$COLL"
+done
+a0=$(ls "$T"/fake/a0.*.jsonl) a1=$(ls "$T"/fake/a1.*.jsonl) a2=$(ls "$T"/fake/a2.*.jsonl)
+like "$(head -1 "$a1")" '"pass":1,"passes":3,"replay":"application".*"metrics":\["m__multi.sum"\]' "application replay: pass 1 of 3 collects its group only"
+like "$(grep saxpy "$a0")" '"metrics":\{"m__a.sum":100.0,"gpu__time_duration.sum":null,"launch__grid_size":8' "pass 0: its values, the launch configuration, and null for a duration another pass measures"
+like "$(grep saxpy "$a1")" '"metrics":\{"m__multi.sum":100.0\}' "a later pass: only its own values"
+run "$KGATE" ingest --db "$T/app.db" --commit app1 --benchmark b --records "$a0" --records "$a1" --records "$a2"
+is "$rc" 0 "kgate ingest joins the three passes"
+is "$(sqlite3 "$T/app.db" "SELECT group_concat(metric || '=' || value, ' ') FROM (SELECT metric, value FROM samples_named WHERE base = 'saxpy' ORDER BY metric)")" \
+	"gpu__time_duration.sum=100.0 launch__block_size=256.0 launch__grid_size=8.0 launch__local_mem_per_thread=0.0 launch__registers_per_thread=16.0 launch__shared_mem_per_block_dynamic=0.0 launch__shared_mem_per_block_static=1024.0 m__a.sum=100.0 m__multi.sum=100.0" \
+	"one sample per metric and launch, none twice"
+
+for case in "FAKE_NOPRIV=1|insufficient_privileges\",\"cupti\":35" \
+	"KGATE_METRICS=m__a.sum,bogus.sum|invalid_metric\",\"message\":\"unknown metric 'bogus.sum' for chip FAKE1" \
+	"KGATE_PASS=5|bad_config\",\"message\":\"KGATE_PASS=5 but the metric set has"; do
+	rm -f "$T"/fake/r.*.jsonl
+	fake KGATE_MODE=metrics KGATE_REPLAY=application "${case%%|*}" "$T/fake/app" "$COLL"
+	f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+	like "$(cat "$f")" "\"code\":\"${case#*|}" "${case%%|*}: the error record says why"
+	like "$(head -1 "$f")" '"mode":"trace"' "${case%%|*}: the header says trace"
+	is "$(grep -c '"type":"kernel"' "$f")" 9 "${case%%|*}: every kernel is still recorded"
+done
 
 done_testing

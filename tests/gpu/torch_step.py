@@ -20,8 +20,10 @@ def main():
         torch.nn.Linear(512, 1024), torch.nn.GELU(), torch.nn.Linear(1024, 512)
     ).to(dev)
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    nvtx.range_push("setup")  # randn launches kernels too
     x = torch.randn(256, 512, device=dev)
     target = torch.randn(256, 512, device=dev)
+    nvtx.range_pop()
     with torch.autograd.profiler.emit_nvtx():
         for _ in range(steps):
             nvtx.range_push("step")

@@ -1,0 +1,66 @@
+#!/bin/bash
+# overhead.sh: what the collector costs a CUDA program, against the program
+# alone and against Nsight Compute, measured side by side in one run on a GPU.
+#
+#   benchmarks/self/gpu/overhead.sh OUTDIR
+#
+# Needs build/libkgate-collector.so, build/gpu/launch_overhead (nvcc -O2
+# -arch=sm_90 benchmarks/self/gpu/launch_overhead.cu), ncu, and for the
+# PyTorch rows python3 with torch.  Prints one line per measurement; the
+# figures go to docs/PERFORMANCE.md by hand.
+set -u
+OUT=${1:?give an output directory}
+mkdir -p "$OUT"
+ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
+COLL=$ROOT/build/libkgate-collector.so
+LO=$ROOT/build/gpu/launch_overhead
+LIBDIR=/usr/local/cuda/targets/x86_64-linux/lib
+CUPTI=$(find "$LIBDIR" -maxdepth 1 -name 'libcupti.so.*' | sort | tail -1)
+NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+N=${N:-20000}
+DEFAULT_SET=gpu__time_duration.sum,sm__cycles_elapsed.max,smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__inst_executed.avg.pct_of_peak_sustained_elapsed,smsp__issue_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed
+MULTI_SET=$DEFAULT_SET,sm__throughput.avg.pct_of_peak_sustained_elapsed
+
+now() { date +%s.%N; }
+sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+coll() { # mode records-name cmd...
+	local mode=$1 name=$2
+	shift 2
+	env CUDA_INJECTION64_PATH="$COLL" NVTX_INJECTION64_PATH="$CUPTI" KGATE_MODE="$mode" \
+		KGATE_RECORDS="$OUT/$name.%p.jsonl" "$@"
+}
+us() { sed -n 's/.*us_per_launch \([0-9.]*\).*/\1/p'; }
+
+echo "== launch overhead: $N launches of a 1-block kernel (us per launch, 3 runs each, interleaved)"
+for r in 1 2 3; do
+	p=$("$LO" "$N" | us)
+	t=$(coll trace lo_trace "$LO" "$N" | us)
+	echo "run $r: plain $p us, trace $t us, added $(awk -v p="$p" -v t="$t" 'BEGIN { printf "%.3f", t - p }') us"
+done
+
+echo "== metrics mode, default single-pass set, per profiled launch"
+for n in 100 1000; do
+	a=$(now); coll metrics lo_metrics_$n env KGATE_METRICS="$DEFAULT_SET" "$LO" "$n" >/dev/null; b=$(now)
+	echo "kgate metrics, $n launches: $(sub "$a" "$b") s wall"
+done
+echo "== ncu, one metric (gpu__time_duration.sum)"
+for n in 1 100; do
+	a=$(now); "$NCU" --clock-control none --metrics gpu__time_duration.sum "$LO" "$n" >"$OUT/ncu_$n.txt" 2>&1; b=$(now)
+	echo "ncu, $n launches: $(sub "$a" "$b") s wall"
+done
+echo "== the same 9-pass metric set, 100 launches: kgate (kernel replay) vs ncu"
+a=$(now); coll metrics lo_multi env KGATE_METRICS="$MULTI_SET" "$LO" 100 >/dev/null; b=$(now)
+echo "kgate metrics, 9 passes, 100 launches: $(sub "$a" "$b") s wall"
+a=$(now); "$NCU" --clock-control none --metrics "$MULTI_SET" "$LO" 100 >"$OUT/ncu_multi.txt" 2>&1; b=$(now)
+echo "ncu, 9 passes, 100 launches: $(sub "$a" "$b") s wall"
+
+if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+	echo "== PyTorch training step (benchmarks/torch_step.py, mean ms per step from CUDA events)"
+	TS="$ROOT/benchmarks/torch_step.py"
+	for r in 1 2; do
+		p=$(python3 "$TS" --iters 20 2>&1 | sed -n 's/.*mean_ms=\([0-9.]*\).*/\1/p')
+		t=$(coll trace torch_trace python3 "$TS" --iters 20 2>&1 | sed -n 's/.*mean_ms=\([0-9.]*\).*/\1/p')
+		a=$(now); m=$(coll metrics torch_metrics env KGATE_METRICS="$DEFAULT_SET" python3 "$TS" --iters 3 2>&1 | sed -n 's/.*mean_ms=\([0-9.]*\).*/\1/p'); b=$(now)
+		echo "run $r: plain $p ms, trace $t ms, metrics (every kernel, 3 steps + 2 warm-up) $m ms per step, $(sub "$a" "$b") s wall"
+	done
+fi
