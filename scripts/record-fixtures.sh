@@ -50,7 +50,7 @@ SUITE=(
 	"transpose_naive|$B/transpose --variant naive --n 8192"
 	"transpose_tiled|$B/transpose --variant tiled --n 8192"
 	"reduction_atomic|$B/reduction --variant atomic --n 16777216"
-	"reduction_tree|$B/reduction --variant tree --n 16777216"
+	"reduction_tree|$B/reduction --variant tree --n 67108864"
 	"tail_wave|$B/tail --variant wave"
 	"tail_over_one_wave|$B/tail --variant tail"
 )
