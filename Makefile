@@ -157,12 +157,12 @@ FUZZ_BIN    = $(FUZZ_NAMES:%=$(FUZZ_BUILD)/fuzz_%)
 FUZZ_OBJ    = $(LIB_SRC:src/%.c=$(FUZZ_BUILD)/obj/%.o)
 FUZZ_FLAGS ?=
 
-# Seeds per harness: the real fixtures of the parser's format.
+# Seeds per harness: the real fixtures of the parser's format, and one
+# seed per line of tests/fuzz/NAME.seeds where there is one.
 fuzz_seeds_suite      = tests/fixtures/config/suite-*.yaml $(wildcard kgate.yaml)
 fuzz_seeds_thresholds = tests/fixtures/config/th-*.yaml thresholds/*.yaml
 fuzz_seeds_records    = tests/fixtures/records/*.jsonl
 fuzz_seeds_ncu_csv    = tests/fixtures/h200/*.csv
-fuzz_seeds_values     = tests/fuzz/values.seeds
 
 .PHONY: fuzz fuzz-smoke fuzz-build fuzz-run
 fuzz-build: $(FUZZ_BIN)
@@ -190,7 +190,7 @@ fuzz-run: $(FUZZ_BIN)
 	  case $$n in \
 	  suite) seeds="$(fuzz_seeds_suite)";; thresholds) seeds="$(fuzz_seeds_thresholds)";; \
 	  records) seeds="$(fuzz_seeds_records)";; ncu_csv) seeds="$(fuzz_seeds_ncu_csv)";; \
-	  values) seeds="";; *) seeds="";; esac; \
+	  *) seeds="";; esac; \
 	  for f in $$seeds; do cp "$$f" $(FUZZ_BUILD)/seeds/$$n/; done; \
 	  if [ -f tests/fuzz/$$n.seeds ]; then i=0; while IFS= read -r line; do \
 	    i=$$((i + 1)); printf '%s' "$$line" > $(FUZZ_BUILD)/seeds/$$n/seed$$i; \
