@@ -9,6 +9,8 @@
 #   make install         PREFIX=/usr/local DESTDIR=
 #   V=1                  show full commands
 #   SAN=address,undefined  sanitizer build (in build-san/)
+#   make fuzz            every parser under libFuzzer, FUZZ_TIME=60 s each (clang, build-fuzz/)
+#   make fuzz-smoke      the same, a few seconds each
 
 CC      ?= cc
 CUDA    ?= /usr/local/cuda
@@ -130,12 +132,85 @@ install: all
 	install -m 755 scripts/pre-push $(DESTDIR)$(PREFIX)/share/kgate/pre-push
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz
 
 help:
-	@sed -n '2,12p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,14p' Makefile | sed 's/^# \{0,1\}//'
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(COLL_OBJ:.o=.d)
+
+# ---- fuzzing: tests/fuzz/fuzz_NAME.c, one libFuzzer harness per parser ----
+# The library is rebuilt with clang and coverage instrumentation in
+# build-fuzz/; each harness runs FUZZ_TIME seconds on build-fuzz/corpus/NAME,
+# seeded from the test fixtures (build-fuzz/seeds/NAME) and, when present,
+# tests/fuzz/NAME.dict.  Crashes, leaks and hangs are written to
+# build-fuzz/artifacts/ and fail the target.
+FUZZ_CC    ?= clang
+FUZZ_TIME  ?= 60
+FUZZ_SMOKE_TIME ?= 4
+FUZZ_BUILD  = build-fuzz
+FUZZ_SAN    = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -O1 -g $(FUZZ_SAN) -Iinclude -MMD -MP
+FUZZ_SRC    = $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_NAMES  = $(FUZZ_SRC:tests/fuzz/fuzz_%.c=%)
+FUZZ_BIN    = $(FUZZ_NAMES:%=$(FUZZ_BUILD)/fuzz_%)
+FUZZ_OBJ    = $(LIB_SRC:src/%.c=$(FUZZ_BUILD)/obj/%.o)
+FUZZ_FLAGS ?=
+
+# Seeds per harness: the real fixtures of the parser's format, and one
+# seed per line of tests/fuzz/NAME.seeds where there is one.
+fuzz_seeds_suite      = tests/fixtures/config/suite-*.yaml $(wildcard kgate.yaml)
+fuzz_seeds_thresholds = tests/fixtures/config/th-*.yaml thresholds/*.yaml
+fuzz_seeds_records    = tests/fixtures/records/*.jsonl
+fuzz_seeds_ncu_csv    = tests/fixtures/h200/*.csv
+
+.PHONY: fuzz fuzz-smoke fuzz-build fuzz-run
+fuzz-build: $(FUZZ_BIN)
+
+$(FUZZ_BUILD)/obj/config.o: thresholds/default.yaml
+
+$(FUZZ_BUILD)/obj/%.o: src/%.c
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  FUZZCC  $<")
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(FUZZ_BUILD)/libkgate.a: $(FUZZ_OBJ)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_BUILD)/libkgate.a
+	$(if $(Q),@echo "  FUZZLD  $@")
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -Itests/fuzz -fsanitize=fuzzer -o $@ $< \
+	  $(FUZZ_BUILD)/libkgate.a $(LDLIBS)
+
+# One harness after another, each a single process.
+fuzz-run: $(FUZZ_BIN)
+	$(Q)set -e; for n in $(FUZZ_NAMES); do \
+	  rm -rf $(FUZZ_BUILD)/seeds/$$n; \
+	  mkdir -p $(FUZZ_BUILD)/seeds/$$n $(FUZZ_BUILD)/corpus/$$n $(FUZZ_BUILD)/artifacts/$$n; \
+	  case $$n in \
+	  suite) seeds="$(fuzz_seeds_suite)";; thresholds) seeds="$(fuzz_seeds_thresholds)";; \
+	  records) seeds="$(fuzz_seeds_records)";; ncu_csv) seeds="$(fuzz_seeds_ncu_csv)";; \
+	  *) seeds="";; esac; \
+	  for f in $$seeds; do cp "$$f" $(FUZZ_BUILD)/seeds/$$n/; done; \
+	  if [ -f tests/fuzz/$$n.seeds ]; then i=0; while IFS= read -r line; do \
+	    i=$$((i + 1)); printf '%s' "$$line" > $(FUZZ_BUILD)/seeds/$$n/seed$$i; \
+	  done < tests/fuzz/$$n.seeds; fi; \
+	  dict=; [ -f tests/fuzz/$$n.dict ] && dict=-dict=tests/fuzz/$$n.dict; \
+	  echo "== fuzz_$$n: $(FUZZ_TIME) s =="; \
+	  $(FUZZ_BUILD)/fuzz_$$n -max_total_time=$(FUZZ_TIME) -timeout=10 -print_final_stats=1 \
+	    -artifact_prefix=$(FUZZ_BUILD)/artifacts/$$n/ $$dict $(FUZZ_FLAGS) \
+	    $(FUZZ_BUILD)/corpus/$$n $(FUZZ_BUILD)/seeds/$$n \
+	    > $(FUZZ_BUILD)/fuzz_$$n.log 2>&1 || { tail -n 40 $(FUZZ_BUILD)/fuzz_$$n.log; exit 1; }; \
+	  grep -E '^(Done|#[0-9]+.*DONE)|stat::number_of_executed_units' $(FUZZ_BUILD)/fuzz_$$n.log; \
+	done
+
+fuzz:
+	$(Q)$(MAKE) --no-print-directory fuzz-run
+
+fuzz-smoke:
+	$(Q)$(MAKE) --no-print-directory fuzz-run FUZZ_TIME=$(FUZZ_SMOKE_TIME)
+
+-include $(FUZZ_OBJ:.o=.d)
 
 # The README's two commands (make demo, make test) install what is missing
 # first; set NODEPS=1 to skip that.

@@ -691,6 +691,82 @@ static int get_string(struct ctx *c, const struct ynode *key, const struct ynode
 	return 0;
 }
 
+/*
+ * An upper bound on the atoms of an extended regular expression once its
+ * intervals are expanded: regcomp(3) copies a repeated atom once per count,
+ * so nested intervals multiply, and "((a{1,100}){1,100}){1,100}" (a million
+ * copies) takes seconds and a gigabyte to compile.  Alternatives and groups
+ * add up, brackets and escapes count one.
+ */
+#define REGEX_MAX_ATOMS 10000.0
+
+static double regex_atoms(const char *s)
+{
+	double saved[KG_CONFIG_MAX_DEPTH], seq = 0, last = 0;
+	size_t depth = 0;
+
+	while (*s) {
+		double atom = 1;
+		if (*s == '\\') {
+			s += s[1] ? 2 : 1;
+		} else if (*s == '[') {
+			s++;
+			if (*s == '^')
+				s++;
+			if (*s == ']')
+				s++;
+			while (*s && *s != ']') {
+				if (*s == '[' && (s[1] == ':' || s[1] == '.' || s[1] == '=')) {
+					const char *e = strchr(s + 2, s[1]);
+					while (e && e[1] != ']')
+						e = strchr(e + 1, s[1]);
+					if (e)
+						s = e + 1;
+				}
+				s++;
+			}
+			if (*s)
+				s++;
+		} else if (*s == '(') {
+			if (depth == KG_CONFIG_MAX_DEPTH)
+				return INFINITY;
+			saved[depth++] = seq;
+			seq = last = 0;
+			s++;
+			continue;
+		} else if (*s == ')' && depth) {
+			atom = seq > 1 ? seq : 1;
+			seq = saved[--depth];
+			s++;
+		} else if (*s == '{' && s[1] >= '0' && s[1] <= '9') {
+			char *e;
+			double lo = (double)strtoul(s + 1, &e, 10), hi = lo;
+			if (*e == ',')
+				hi = e[1] == '}' ? lo + 1 : (double)strtoul(e + 1, &e, 10);
+			if (*e == ',')
+				e++;
+			s = *e == '}' ? e + 1 : s + 1;
+			seq += last * ((hi > 1 ? hi : 1) - 1);
+			last *= hi > 1 ? hi : 1;
+			continue;
+		} else if (*s == '+') {
+			seq += last;
+			s++;
+			continue;
+		} else if (*s == '*' || *s == '?' || *s == '|' || *s == '^' || *s == '$') {
+			s++;
+			continue;
+		} else {
+			s++;
+		}
+		seq += atom;
+		last = atom;
+	}
+	while (depth)
+		seq += saved[--depth];
+	return seq;
+}
+
 /* "regex:..." must compile; report regcomp's message when it does not. */
 static int check_regex(struct ctx *c, const struct ynode *val, regex_t *re)
 {
@@ -699,6 +775,12 @@ static int check_regex(struct ctx *c, const struct ynode *val, regex_t *re)
 
 	if (!val->str[6]) {
 		problem(c, val->line, val->col, "empty regular expression after 'regex:'");
+		return -1;
+	}
+	if (regex_atoms(val->str + 6) > REGEX_MAX_ATOMS) {
+		problem(c, val->line, val->col,
+			"regular expression '%s' is too large: its repetitions expand it to "
+			"more than %.0f atoms", val->str + 6, REGEX_MAX_ATOMS);
 		return -1;
 	}
 	if (!re)

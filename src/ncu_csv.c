@@ -466,8 +466,10 @@ static int import_file(struct importer *im)
 	while ((n = ncu_csv_read_record(fp, &rd)) > 0) {
 		if (!rd.quoted_first)
 			continue;       /* program output, ==PROF== lines */
-		enum page hp = header_page(&rd, &c);
+		struct cols hc;
+		enum page hp = header_page(&rd, &hc);
 		if (hp != PAGE_NONE) {
+			c = hc;     /* a row that only looks like a header changes nothing */
 			if ((rc = launch_finish(im, &l)))
 				break;
 			page = hp;

@@ -543,7 +543,10 @@ static int ingest_kernel(struct ingest_ctx *c, json_t *k)
 				 c->r->lineno);
 			return KG_EXIT_USAGE;
 		}
-		if ((rc = add(c, nvtx, &kn, KG_M_DURATION, ordinal, (double)(end - start))))
+		/* end >= start, so the unsigned difference is exact where the
+		 * signed one would overflow */
+		double d = (double)((uint64_t)end - (uint64_t)start);
+		if ((rc = add(c, nvtx, &kn, KG_M_DURATION, ordinal, d)))
 			return rc;
 	}
 	return KG_EXIT_PASS;

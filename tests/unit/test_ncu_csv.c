@@ -245,6 +245,15 @@ static void test_rejects(void **state)
 	assert_true(value(st, "SELECT value FROM samples_named") == 1500);
 	assert_true(value(st, "SELECT count(*) FROM metrics WHERE unit = 'ns'") == 1);
 	free(p);
+	/* a row starting with "ID" that is no header (no "Kernel Name") is
+	 * skipped and leaves the page's columns as they were */
+	p = write_tmp("id_row.csv", DETAILS_HDR "\"ID\",\"note\"\n"
+		      "\"0\",\"1\",\"app\",\"h\",\"k()\",\"1\",\"7\",\"(1, 1, 1)\",\"(1, 1, 1)\","
+		      "\"0\",\"9.0\",\"GPU Speed Of Light Throughput\",\"Duration\",\"nsecond\",\"7\"\n");
+	assert_int_equal(import(st, p, &k, &n), KG_EXIT_PASS);
+	assert_int_equal(k, 1);
+	assert_int_equal(n, 3);
+	free(p);
 	store_close(st);
 }
 

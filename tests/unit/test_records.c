@@ -255,6 +255,29 @@ static void test_long_line(void **state)
 	free(p);
 }
 
+/* end - start over the whole int64 range: the duration is exact, not an
+ * overflow (found by tests/fuzz/fuzz_records.c). */
+static void test_duration_range(void **state)
+{
+	struct kg_store *st = fresh_store("range.db");
+	char *p = xasprintf("%s/range.jsonl", dir);
+	struct kg_run_info run = { 0 };
+	(void)state;
+
+	write_file(p, "{\"type\":\"header\",\"format\":1}\n"
+		      "{\"type\":\"kernel\",\"ordinal\":0,\"name\":\"k\","
+		      "\"start\":-9223372036854775808,\"end\":9223372036854775807}\n"
+		      "{\"type\":\"footer\"}\n");
+	run.commit = (char *)"c";
+	assert_int_equal(store_run_begin(st, &run), KG_EXIT_PASS);
+	assert_int_equal(records_ingest(st, p, "b", 0, NULL), KG_EXIT_PASS);
+	assert_int_equal(store_run_commit(st), KG_EXIT_PASS);
+	assert_int_equal(count(st, "SELECT value = 18446744073709551615.0 FROM samples_named"
+				   " WHERE metric = 'gpu__time_duration.sum'"), 1);
+	store_close(st);
+	free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -267,6 +290,7 @@ int main(void)
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_structure),
 		cmocka_unit_test(test_long_line),
+		cmocka_unit_test(test_duration_range),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
