@@ -15,6 +15,7 @@
 
 #include "kgate/check.h"
 #include "kgate/gate.h"
+#include "kgate/git.h"
 #include "kgate/util.h"
 
 int check_find_baseline(struct kg_store *st, const struct kg_run_info *head,
@@ -41,6 +42,92 @@ int check_find_baseline(struct kg_store *st, const struct kg_run_info *head,
 		(*runs)[k++] = (*runs)[i];
 	}
 	*n = k;
+	return KG_EXIT_PASS;
+}
+
+/* Newest commit of branch with runs on head's GPU, other than head's commit. */
+static char *newest_branch_commit(struct kg_store *st, const struct kg_run_info *head,
+				  const char *branch)
+{
+	struct kg_run_filter f = { 0 };
+	struct kg_run_info *runs;
+	size_t n;
+	char *sha = NULL;
+
+	f.branch = branch;
+	f.gpu_name = head->gpu_name;
+	f.driver = head->driver;
+	if (store_find_runs(st, &f, &runs, &n) != KG_EXIT_PASS)
+		return NULL;
+	for (size_t i = 0; i < n && !sha; i++)
+		if (runs[i].commit && (!head->commit || strcmp(runs[i].commit, head->commit)))
+			sha = xstrdup(runs[i].commit);
+	store_runs_free(runs, n);
+	return sha;
+}
+
+/* Does the store hold a run of commit c (exact or unique prefix)? */
+static int stored_commit(struct kg_store *st, const char *c)
+{
+	struct kg_run_filter f = { 0 };
+	struct kg_run_info *runs;
+	size_t n = 0;
+
+	f.commit = c;
+	f.limit = 1;
+	if (store_find_runs(st, &f, &runs, &n) != KG_EXIT_PASS)
+		return -1;
+	store_runs_free(runs, n);
+	return n > 0;
+}
+
+/*
+ * The baseline commit: *sha (malloc'd) and a label for headings.  NULL sha
+ * with KG_EXIT_PASS when there is none at all (everything is then NEW).
+ */
+int check_pick_baseline(struct kg_store *st, const struct kg_run_info *head, const char *ref,
+			 char **sha, char **label)
+{
+	*sha = *label = NULL;
+	if (ref) {
+		int s = stored_commit(st, ref);
+		if (s < 0)
+			return KG_EXIT_USAGE;
+		if (s) {
+			*sha = xstrdup(ref);
+		} else if (!(*sha = git_rev_parse(ref))) {
+			kg_error("baseline '%s' is neither a stored commit nor a ref git knows", ref);
+			return KG_EXIT_USAGE;
+		}
+		*label = xstrdup(ref);
+		return KG_EXIT_PASS;
+	}
+	char *def = git_default_branch();
+	if (def && head->commit) {
+		*sha = git_merge_base(head->commit, def);
+		if (*sha && strcmp(*sha, head->commit) == 0) {
+			/* HEAD is on the default branch: compare with its parent. */
+			free(*sha);
+			*sha = git_parent(head->commit);
+		}
+		if (*sha && stored_commit(st, *sha) == 1) {
+			*label = xasprintf("merge base with %s", def);
+			free(def);
+			return KG_EXIT_PASS;
+		}
+		if (*sha)
+			kg_note("no run stored for the merge base %.12s; using the newest stored run of the default branch",
+				*sha);
+		free(*sha);
+		*sha = NULL;
+	}
+	const char *br = def ? def : "main";
+	if (!strncmp(br, "origin/", 7))
+		br += 7;
+	*sha = newest_branch_commit(st, head, br);
+	if (*sha)
+		*label = xasprintf("newest run of %s", br);
+	free(def);
 	return KG_EXIT_PASS;
 }
 
