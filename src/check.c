@@ -8,12 +8,14 @@
  * summary, and writing the verdicts table.
  */
 #include <errno.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kgate/check.h"
+#include "kgate/explain.h"
 #include "kgate/gate.h"
 #include "kgate/git.h"
 #include "kgate/util.h"
@@ -168,6 +170,79 @@ static int store_results(struct kg_store *st, const struct kg_run_info *head,
 	return rc;
 }
 
+/* The explanation of every FAIL (explain.c), after the verdicts or, in
+ * json, as a "why" field of each result of an explained kernel. */
+static void add_explanations(const struct kg_run_info *head, const struct kg_gate *g,
+			     const struct kg_sampleset *bs, const struct kg_sampleset *hs,
+			     enum kg_format f, struct kg_buf *b)
+{
+	struct kg_explain_item *it;
+	size_t n;
+	explain_pick(g, bs, hs, NULL, 0, NULL, 0, &it, &n);
+	if (!n || (f != KG_FMT_TEXT && f != KG_FMT_MARKDOWN && f != KG_FMT_JSON)) {
+		free(it);
+		return;
+	}
+	const struct kg_chip *chip = explain_chip(head->gpu_chip, head->gpu_name);
+	int md = f == KG_FMT_MARKDOWN;
+	char **why = xcalloc(n, sizeof *why);
+	struct kg_buf x = KG_BUF_INIT;
+	for (size_t i = 0; i < n; i++) {
+		struct kg_metricmap mb, mh;
+		struct kg_buf s = KG_BUF_INIT, d = KG_BUF_INIT;
+		explain_map_from_set(bs, it[i].bench, it[i].nvtx, it[i].bk, &mb);
+		explain_map_from_set(hs, it[i].bench, it[i].nvtx, it[i].hk, &mh);
+		char *name = strcmp(it[i].bk, it[i].hk) ? xasprintf("%s -> %s", it[i].bk, it[i].hk)
+							 : xstrdup(it[i].bk);
+		explain_kernel(name, &mb, &mh, chip, md ? KG_EXPLAIN_MARKDOWN : KG_EXPLAIN_TEXT, &s, &d);
+		if (md) {
+			buf_adds(&x, "\n**Why:** ");
+			output_escape_markdown(&x, s.s);
+			buf_adds(&x, "\n\n");
+			buf_adds(&x, d.s);
+		} else {
+			buf_printf(&x, "\nwhy: %s\n%s", s.s, d.s);
+		}
+		why[i] = buf_detach(&s);
+		free(name);
+		buf_free(&d);
+		explain_map_free(&mb);
+		explain_map_free(&mh);
+	}
+	if (f != KG_FMT_JSON) {
+		buf_add(b, x.s, x.len);
+	} else {
+		json_t *root = json_loadb(b->s, b->len, 0, NULL);
+		json_t *res = root ? json_object_get(root, "results") : NULL;
+		size_t k;
+		json_t *r;
+		json_array_foreach(res, k, r) {
+			const char *bn = json_string_value(json_object_get(r, "benchmark"));
+			const char *nv = json_string_value(json_object_get(r, "nvtx"));
+			const char *kn = json_string_value(json_object_get(r, "kernel"));
+			for (size_t i = 0; bn && nv && kn && i < n; i++)
+				if (!strcmp(bn, it[i].bench) && !strcmp(nv, it[i].nvtx) &&
+				    (!strcmp(kn, it[i].bk) || !strcmp(kn, it[i].hk))) {
+					json_object_set_new(r, "why", json_string(why[i]));
+					break;
+				}
+		}
+		char *js = root ? json_dumps(root, JSON_INDENT(2)) : NULL;
+		if (js) {
+			buf_reset(b);
+			buf_adds(b, js);
+			buf_adds(b, "\n");
+			free(js);
+		}
+		json_decref(root);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(why[i]);
+	free(why);
+	buf_free(&x);
+	free(it);
+}
+
 int check_runs(struct kg_store *st, const struct kg_thresholds *t,
 	       const struct kg_run_info *head, const struct kg_run_info *base,
 	       size_t n_base, const char *baseline, const struct kg_check_opts *o)
@@ -198,6 +273,8 @@ int check_runs(struct kg_store *st, const struct kg_thresholds *t,
 	};
 	struct kg_buf b = KG_BUF_INIT;
 	output_render(o->format, &info, &g, o->color, &b);
+	if (o->explain)
+		add_explanations(head, &g, &bs, &hs, o->format, &b);
 	FILE *out = o->out ? o->out : stdout;
 	fwrite(b.s, 1, b.len, out);
 	buf_free(&b);

@@ -26,7 +26,7 @@
 
 static const char usage_text[] =
 	"usage: kgate check [--db PATH] [-t thresholds.yaml] [-c kgate.yaml]\n"
-	"                   [--commit SHA] [--baseline REF] [--all] [--no-store]\n"
+	"                   [--commit SHA] [--baseline REF] [--all] [--no-store] [--explain]\n"
 	"                   [--format text|markdown|json|junit|github]\n"
 	"\n"
 	"Compare the newest stored run of a commit against the stored runs of its\n"
@@ -47,6 +47,8 @@ static const char usage_text[] =
 	"                     (workflow-command annotations)\n"
 	"  --all              list passing comparisons too (text, markdown)\n"
 	"  --no-store         do not store the verdicts\n"
+	"  --explain          say why each FAILed kernel regressed, from the stored\n"
+	"                     counters (as 'kgate explain'; a \"why\" field in json)\n"
 	"\n"
 	"With $GITHUB_STEP_SUMMARY set, the markdown table is appended to that file.\n"
 	"Exit status: 0 no regression; 1 regression; 2 bad usage, input or no head\n"
@@ -55,7 +57,7 @@ static const char usage_text[] =
 struct check_args {
 	const char *db, *thresholds, *suite, *commit, *baseline;
 	enum kg_format format;
-	int all, no_store, suite_given;
+	int all, no_store, suite_given, explain;
 };
 
 static int parse_args(int argc, char **argv, struct check_args *a)
@@ -69,6 +71,7 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 		{ "format", required_argument, NULL, 'f' },
 		{ "all", no_argument, NULL, 'a' },
 		{ "no-store", no_argument, NULL, 'n' },
+		{ "explain", no_argument, NULL, 'x' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -85,6 +88,7 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 		case 'b': a->baseline = optarg; break;
 		case 'a': a->all = 1; break;
 		case 'n': a->no_store = 1; break;
+		case 'x': a->explain = 1; break;
 		case 'f':
 			if (output_format_parse(optarg, &a->format) < 0) {
 				kg_error("unknown format '%s' (choose from %s)", optarg,
@@ -198,6 +202,7 @@ int cmd_check(int argc, char **argv)
 		.store_verdicts = !a.no_store,
 		.summary = 1,
 		.all = a.all,
+		.explain = a.explain,
 	};
 	rc = check_runs(st, t, head, base, n_base, label, &o);
 	free(label);

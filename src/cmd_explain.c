@@ -51,10 +51,6 @@ static const char usage_text[] =
 	"suite setting that collects them.  Exit status: 0 done; 2 bad usage or no\n"
 	"head run; 3 database error.\n";
 
-struct item {
-	const char *bench, *nvtx, *bk, *hk;   /* base and head kernel names */
-};
-
 struct ex_args {
 	const char *db, *commit, *baseline;
 	enum kg_format format;
@@ -109,68 +105,6 @@ static int parse(int argc, char **argv, struct ex_args *a)
 	a->kernels = argv + optind;
 	a->n_kernels = (size_t)(argc - optind);
 	return KG_EXIT_PASS;
-}
-
-static const struct kg_series *find_kernel(const struct kg_sampleset *s, const char *k)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (!strcmp(s->s[i].kernel, k) || !strcmp(s->s[i].demangled, k) ||
-		    (s->s[i].base && !strcmp(s->s[i].base, k)))
-			return &s->s[i];
-	return NULL;
-}
-
-static int wanted(const struct ex_args *a, const struct kg_result *r)
-{
-	if (!a->n_kernels)
-		return 1;
-	for (size_t i = 0; i < a->n_kernels; i++)
-		if (!strcmp(a->kernels[i], r->kernel) || (r->demangled && !strcmp(a->kernels[i], r->demangled)))
-			return 1;
-	return 0;
-}
-
-static void add_item(struct item **it, size_t *n, struct item x)
-{
-	for (size_t i = 0; i < *n; i++)
-		if (!strcmp((*it)[i].bench, x.bench) && !strcmp((*it)[i].nvtx, x.nvtx) &&
-		    !strcmp((*it)[i].bk, x.bk) && !strcmp((*it)[i].hk, x.hk))
-			return;
-	*it = xrealloc(*it, (*n + 1) * sizeof **it);
-	(*it)[(*n)++] = x;
-}
-
-/* The items to explain: FAILs, replaced kernels, named kernels, pairs. */
-static void choose(const struct ex_args *a, const struct kg_gate *g, const struct kg_sampleset *bs,
-		   const struct kg_sampleset *hs, struct item **it, size_t *n)
-{
-	for (size_t i = 0; i < a->n_pairs; i++) {
-		char *eq = strchr(a->pairs[i], '=');
-		char *b = xstrndup(a->pairs[i], (size_t)(eq - a->pairs[i]));
-		const struct kg_series *sb = find_kernel(bs, b), *sh = find_kernel(hs, eq + 1);
-		if (!sb)
-			kg_warn("no kernel '%s' in the baseline runs", b);
-		else if (!sh)
-			kg_warn("no kernel '%s' in the head run", eq + 1);
-		else
-			add_item(it, n, (struct item){ sb->benchmark, sb->nvtx, sb->kernel, sh->kernel });
-		free(b);
-	}
-	if (a->n_pairs && !a->n_kernels)
-		return;
-	for (size_t i = 0; i < g->n; i++) {
-		const struct kg_result *r = &g->r[i];
-		if (r->verdict == KG_VERDICT_FAIL && r->fails && wanted(a, r))
-			add_item(it, n, (struct item){ r->benchmark, r->nvtx, r->kernel, r->kernel });
-		if (r->verdict != KG_VERDICT_MISSING)
-			continue;
-		for (size_t j = 0; j < g->n; j++) {
-			const struct kg_result *q = &g->r[j];
-			if (q->verdict == KG_VERDICT_NEW && !strcmp(q->benchmark, r->benchmark) &&
-			    !strcmp(q->nvtx, r->nvtx) && (wanted(a, r) || wanted(a, q)))
-				add_item(it, n, (struct item){ r->benchmark, r->nvtx, r->kernel, q->kernel });
-		}
-	}
 }
 
 static void advice(struct kg_buf *b, int md)
@@ -248,9 +182,10 @@ int cmd_explain(int argc, char **argv)
 
 	struct kg_gate g;
 	gate_compare(t, &bs, &hs, &g);
-	struct item *it = NULL;
+	struct kg_explain_item *it = NULL;
 	size_t n = 0;
-	choose(&a, &g, &bs, &hs, &it, &n);
+	explain_pick(&g, &bs, &hs, (const char *const *)a.pairs, a.n_pairs,
+		     (const char *const *)a.kernels, a.n_kernels, &it, &n);
 	const struct kg_chip *chip = explain_chip(head->gpu_chip, head->gpu_name);
 	int md = a.format == KG_FMT_MARKDOWN, need_advice = 0;
 	struct kg_buf out = KG_BUF_INIT;

@@ -16,6 +16,7 @@
 #include <strings.h>
 
 #include "kgate/explain.h"
+#include "kgate/gate.h"
 #include "kgate/output.h"
 
 const char *const explain_diagnostic_metrics[] = {
@@ -644,3 +645,72 @@ int explain_kernel(const char *name, const struct kg_metricmap *base,
 	buf_free(&t);
 	return diag > 0;
 }
+
+/* ---- what to explain ---- */
+
+static const struct kg_series *find_kernel(const struct kg_sampleset *s, const char *k)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->s[i].kernel, k) || !strcmp(s->s[i].demangled, k) ||
+		    (s->s[i].base && !strcmp(s->s[i].base, k)))
+			return &s->s[i];
+	return NULL;
+}
+
+static int wanted(const char *const *kernels, size_t n_kernels, const struct kg_result *r)
+{
+	if (!n_kernels)
+		return 1;
+	for (size_t i = 0; i < n_kernels; i++)
+		if (!strcmp(kernels[i], r->kernel) || (r->demangled && !strcmp(kernels[i], r->demangled)))
+			return 1;
+	return 0;
+}
+
+static void add_item(struct kg_explain_item **it, size_t *n, struct kg_explain_item x)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp((*it)[i].bench, x.bench) && !strcmp((*it)[i].nvtx, x.nvtx) &&
+		    !strcmp((*it)[i].bk, x.bk) && !strcmp((*it)[i].hk, x.hk))
+			return;
+	*it = xrealloc(*it, (*n + 1) * sizeof **it);
+	(*it)[(*n)++] = x;
+}
+
+void explain_pick(const struct kg_gate *g, const struct kg_sampleset *bs,
+		  const struct kg_sampleset *hs, const char *const *pairs, size_t n_pairs,
+		  const char *const *kernels, size_t n_kernels, struct kg_explain_item **it, size_t *n)
+{
+	*it = NULL;
+	*n = 0;
+	for (size_t i = 0; i < n_pairs; i++) {
+		const char *eq = strchr(pairs[i], '=');
+		if (!eq)
+			continue;
+		char *b = xstrndup(pairs[i], (size_t)(eq - pairs[i]));
+		const struct kg_series *sb = find_kernel(bs, b), *sh = find_kernel(hs, eq + 1);
+		if (!sb)
+			kg_warn("no kernel '%s' in the baseline runs", b);
+		else if (!sh)
+			kg_warn("no kernel '%s' in the head run", eq + 1);
+		else
+			add_item(it, n, (struct kg_explain_item){ sb->benchmark, sb->nvtx, sb->kernel, sh->kernel });
+		free(b);
+	}
+	if (n_pairs && !n_kernels)
+		return;
+	for (size_t i = 0; i < g->n; i++) {
+		const struct kg_result *r = &g->r[i];
+		if (r->verdict == KG_VERDICT_FAIL && r->fails && wanted(kernels, n_kernels, r))
+			add_item(it, n, (struct kg_explain_item){ r->benchmark, r->nvtx, r->kernel, r->kernel });
+		if (r->verdict != KG_VERDICT_MISSING)
+			continue;
+		for (size_t j = 0; j < g->n; j++) {
+			const struct kg_result *q = &g->r[j];
+			if (q->verdict == KG_VERDICT_NEW && !strcmp(q->benchmark, r->benchmark) &&
+			    !strcmp(q->nvtx, r->nvtx) && (wanted(kernels, n_kernels, r) || wanted(kernels, n_kernels, q)))
+				add_item(it, n, (struct kg_explain_item){ r->benchmark, r->nvtx, r->kernel, q->kernel });
+		}
+	}
+}
+

@@ -24,6 +24,8 @@ struct kg_check_opts {
 	int store_verdicts;     /* 1: write them to the verdicts table */
 	int summary;            /* 1: append markdown to $GITHUB_STEP_SUMMARY if set */
 	int all;                /* 1: list passing comparisons too */
+	int explain;            /* 1: explain each FAIL (explain.c): text and markdown
+	                           after the verdicts, a "why" field in json */
 };
 
 /*

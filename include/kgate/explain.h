@@ -80,6 +80,23 @@ int explain_kernel(const char *name, const struct kg_metricmap *base,
 		   const struct kg_metricmap *head, const struct kg_chip *chip,
 		   enum kg_explain_fmt f, struct kg_buf *sentence, struct kg_buf *details);
 
+/* One kernel to explain: base kernel bk against head kernel hk (equal
+ * unless one replaced the other).  Strings point into the sample sets. */
+struct kg_explain_item {
+	const char *bench, *nvtx, *bk, *hk;
+};
+struct kg_gate;
+/*
+ * What to explain after a gate run: each pair "BASE=HEAD" of pairs (found
+ * by any of the kernel's names), then, unless only pairs are given, every
+ * FAILed kernel and each MISSING base kernel paired with the NEW head
+ * kernels of the same benchmark and NVTX path; kernels (if any) restricts
+ * these to the named ones.  *it is malloc'd (array of *n).
+ */
+void explain_pick(const struct kg_gate *g, const struct kg_sampleset *bs,
+		  const struct kg_sampleset *hs, const char *const *pairs, size_t n_pairs,
+		  const char *const *kernels, size_t n_kernels, struct kg_explain_item **it, size_t *n);
+
 /* The diagnostic metric set (docs/EXPLAIN.md), NULL-terminated. */
 extern const char *const explain_diagnostic_metrics[];
 
