@@ -8,13 +8,16 @@
  * summary, and writing the verdicts table.
  */
 #include <errno.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kgate/check.h"
+#include "kgate/explain.h"
 #include "kgate/gate.h"
+#include "kgate/git.h"
 #include "kgate/util.h"
 
 int check_find_baseline(struct kg_store *st, const struct kg_run_info *head,
@@ -41,6 +44,92 @@ int check_find_baseline(struct kg_store *st, const struct kg_run_info *head,
 		(*runs)[k++] = (*runs)[i];
 	}
 	*n = k;
+	return KG_EXIT_PASS;
+}
+
+/* Newest commit of branch with runs on head's GPU, other than head's commit. */
+static char *newest_branch_commit(struct kg_store *st, const struct kg_run_info *head,
+				  const char *branch)
+{
+	struct kg_run_filter f = { 0 };
+	struct kg_run_info *runs;
+	size_t n;
+	char *sha = NULL;
+
+	f.branch = branch;
+	f.gpu_name = head->gpu_name;
+	f.driver = head->driver;
+	if (store_find_runs(st, &f, &runs, &n) != KG_EXIT_PASS)
+		return NULL;
+	for (size_t i = 0; i < n && !sha; i++)
+		if (runs[i].commit && (!head->commit || strcmp(runs[i].commit, head->commit)))
+			sha = xstrdup(runs[i].commit);
+	store_runs_free(runs, n);
+	return sha;
+}
+
+/* Does the store hold a run of commit c (exact or unique prefix)? */
+static int stored_commit(struct kg_store *st, const char *c)
+{
+	struct kg_run_filter f = { 0 };
+	struct kg_run_info *runs;
+	size_t n = 0;
+
+	f.commit = c;
+	f.limit = 1;
+	if (store_find_runs(st, &f, &runs, &n) != KG_EXIT_PASS)
+		return -1;
+	store_runs_free(runs, n);
+	return n > 0;
+}
+
+/*
+ * The baseline commit: *sha (malloc'd) and a label for headings.  NULL sha
+ * with KG_EXIT_PASS when there is none at all (everything is then NEW).
+ */
+int check_pick_baseline(struct kg_store *st, const struct kg_run_info *head, const char *ref,
+			 char **sha, char **label)
+{
+	*sha = *label = NULL;
+	if (ref) {
+		int s = stored_commit(st, ref);
+		if (s < 0)
+			return KG_EXIT_USAGE;
+		if (s) {
+			*sha = xstrdup(ref);
+		} else if (!(*sha = git_rev_parse(ref))) {
+			kg_error("baseline '%s' is neither a stored commit nor a ref git knows", ref);
+			return KG_EXIT_USAGE;
+		}
+		*label = xstrdup(ref);
+		return KG_EXIT_PASS;
+	}
+	char *def = git_default_branch();
+	if (def && head->commit) {
+		*sha = git_merge_base(head->commit, def);
+		if (*sha && strcmp(*sha, head->commit) == 0) {
+			/* HEAD is on the default branch: compare with its parent. */
+			free(*sha);
+			*sha = git_parent(head->commit);
+		}
+		if (*sha && stored_commit(st, *sha) == 1) {
+			*label = xasprintf("merge base with %s", def);
+			free(def);
+			return KG_EXIT_PASS;
+		}
+		if (*sha)
+			kg_note("no run stored for the merge base %.12s; using the newest stored run of the default branch",
+				*sha);
+		free(*sha);
+		*sha = NULL;
+	}
+	const char *br = def ? def : "main";
+	if (!strncmp(br, "origin/", 7))
+		br += 7;
+	*sha = newest_branch_commit(st, head, br);
+	if (*sha)
+		*label = xasprintf("newest run of %s", br);
+	free(def);
 	return KG_EXIT_PASS;
 }
 
@@ -81,6 +170,79 @@ static int store_results(struct kg_store *st, const struct kg_run_info *head,
 	return rc;
 }
 
+/* The explanation of every FAIL (explain.c), after the verdicts or, in
+ * json, as a "why" field of each result of an explained kernel. */
+static void add_explanations(const struct kg_run_info *head, const struct kg_gate *g,
+			     const struct kg_sampleset *bs, const struct kg_sampleset *hs,
+			     enum kg_format f, struct kg_buf *b)
+{
+	struct kg_explain_item *it;
+	size_t n;
+	explain_pick(g, bs, hs, NULL, 0, NULL, 0, &it, &n);
+	if (!n || (f != KG_FMT_TEXT && f != KG_FMT_MARKDOWN && f != KG_FMT_JSON)) {
+		free(it);
+		return;
+	}
+	const struct kg_chip *chip = explain_chip(head->gpu_chip, head->gpu_name);
+	int md = f == KG_FMT_MARKDOWN;
+	char **why = xcalloc(n, sizeof *why);
+	struct kg_buf x = KG_BUF_INIT;
+	for (size_t i = 0; i < n; i++) {
+		struct kg_metricmap mb, mh;
+		struct kg_buf s = KG_BUF_INIT, d = KG_BUF_INIT;
+		explain_map_from_set(bs, it[i].bench, it[i].nvtx, it[i].bk, &mb);
+		explain_map_from_set(hs, it[i].bench, it[i].nvtx, it[i].hk, &mh);
+		char *name = strcmp(it[i].bk, it[i].hk) ? xasprintf("%s -> %s", it[i].bk, it[i].hk)
+							 : xstrdup(it[i].bk);
+		explain_kernel(name, &mb, &mh, chip, md ? KG_EXPLAIN_MARKDOWN : KG_EXPLAIN_TEXT, &s, &d);
+		if (md) {
+			buf_adds(&x, "\n**Why:** ");
+			output_escape_markdown(&x, s.s);
+			buf_adds(&x, "\n\n");
+			buf_adds(&x, d.s);
+		} else {
+			buf_printf(&x, "\nwhy: %s\n%s", s.s, d.s);
+		}
+		why[i] = buf_detach(&s);
+		free(name);
+		buf_free(&d);
+		explain_map_free(&mb);
+		explain_map_free(&mh);
+	}
+	if (f != KG_FMT_JSON) {
+		buf_add(b, x.s, x.len);
+	} else {
+		json_t *root = json_loadb(b->s, b->len, 0, NULL);
+		json_t *res = root ? json_object_get(root, "results") : NULL;
+		size_t k;
+		json_t *r;
+		json_array_foreach(res, k, r) {
+			const char *bn = json_string_value(json_object_get(r, "benchmark"));
+			const char *nv = json_string_value(json_object_get(r, "nvtx"));
+			const char *kn = json_string_value(json_object_get(r, "kernel"));
+			for (size_t i = 0; bn && nv && kn && i < n; i++)
+				if (!strcmp(bn, it[i].bench) && !strcmp(nv, it[i].nvtx) &&
+				    (!strcmp(kn, it[i].bk) || !strcmp(kn, it[i].hk))) {
+					json_object_set_new(r, "why", json_string(why[i]));
+					break;
+				}
+		}
+		char *js = root ? json_dumps(root, JSON_INDENT(2)) : NULL;
+		if (js) {
+			buf_reset(b);
+			buf_adds(b, js);
+			buf_adds(b, "\n");
+			free(js);
+		}
+		json_decref(root);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(why[i]);
+	free(why);
+	buf_free(&x);
+	free(it);
+}
+
 int check_runs(struct kg_store *st, const struct kg_thresholds *t,
 	       const struct kg_run_info *head, const struct kg_run_info *base,
 	       size_t n_base, const char *baseline, const struct kg_check_opts *o)
@@ -111,6 +273,8 @@ int check_runs(struct kg_store *st, const struct kg_thresholds *t,
 	};
 	struct kg_buf b = KG_BUF_INIT;
 	output_render(o->format, &info, &g, o->color, &b);
+	if (o->explain)
+		add_explanations(head, &g, &bs, &hs, o->format, &b);
 	FILE *out = o->out ? o->out : stdout;
 	fwrite(b.s, 1, b.len, out);
 	buf_free(&b);

@@ -7,7 +7,8 @@
  * --baseline (a stored commit, or a ref git resolves), by default the merge
  * base of HEAD with the default branch, falling back to the newest stored
  * commit of the default branch; only runs on the head's GPU model and
- * driver count, at most baseline_runs of them.  check.c does the rest.
+ * driver count, at most baseline_runs of them (check_pick_baseline in
+ * check.c, shared with kgate explain).  check.c does the rest.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -25,7 +26,7 @@
 
 static const char usage_text[] =
 	"usage: kgate check [--db PATH] [-t thresholds.yaml] [-c kgate.yaml]\n"
-	"                   [--commit SHA] [--baseline REF] [--all] [--no-store]\n"
+	"                   [--commit SHA] [--baseline REF] [--all] [--no-store] [--explain]\n"
 	"                   [--format text|markdown|json|junit|github]\n"
 	"\n"
 	"Compare the newest stored run of a commit against the stored runs of its\n"
@@ -46,6 +47,8 @@ static const char usage_text[] =
 	"                     (workflow-command annotations)\n"
 	"  --all              list passing comparisons too (text, markdown)\n"
 	"  --no-store         do not store the verdicts\n"
+	"  --explain          say why each FAILed kernel regressed, from the stored\n"
+	"                     counters (as 'kgate explain'; a \"why\" field in json)\n"
 	"\n"
 	"With $GITHUB_STEP_SUMMARY set, the markdown table is appended to that file.\n"
 	"Exit status: 0 no regression; 1 regression; 2 bad usage, input or no head\n"
@@ -54,7 +57,7 @@ static const char usage_text[] =
 struct check_args {
 	const char *db, *thresholds, *suite, *commit, *baseline;
 	enum kg_format format;
-	int all, no_store, suite_given;
+	int all, no_store, suite_given, explain;
 };
 
 static int parse_args(int argc, char **argv, struct check_args *a)
@@ -68,6 +71,7 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 		{ "format", required_argument, NULL, 'f' },
 		{ "all", no_argument, NULL, 'a' },
 		{ "no-store", no_argument, NULL, 'n' },
+		{ "explain", no_argument, NULL, 'x' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -84,6 +88,7 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 		case 'b': a->baseline = optarg; break;
 		case 'a': a->all = 1; break;
 		case 'n': a->no_store = 1; break;
+		case 'x': a->explain = 1; break;
 		case 'f':
 			if (output_format_parse(optarg, &a->format) < 0) {
 				kg_error("unknown format '%s' (choose from %s)", optarg,
@@ -124,92 +129,6 @@ static int load_thresholds(const struct check_args *a, struct kg_thresholds **t)
 		config_free_suite(s);
 	}
 	*t = config_default_thresholds();
-	return KG_EXIT_PASS;
-}
-
-/* Newest commit of branch with runs on head's GPU, other than head's commit. */
-static char *newest_branch_commit(struct kg_store *st, const struct kg_run_info *head,
-				  const char *branch)
-{
-	struct kg_run_filter f = { 0 };
-	struct kg_run_info *runs;
-	size_t n;
-	char *sha = NULL;
-
-	f.branch = branch;
-	f.gpu_name = head->gpu_name;
-	f.driver = head->driver;
-	if (store_find_runs(st, &f, &runs, &n) != KG_EXIT_PASS)
-		return NULL;
-	for (size_t i = 0; i < n && !sha; i++)
-		if (runs[i].commit && (!head->commit || strcmp(runs[i].commit, head->commit)))
-			sha = xstrdup(runs[i].commit);
-	store_runs_free(runs, n);
-	return sha;
-}
-
-/* Does the store hold a run of commit c (exact or unique prefix)? */
-static int stored_commit(struct kg_store *st, const char *c)
-{
-	struct kg_run_filter f = { 0 };
-	struct kg_run_info *runs;
-	size_t n = 0;
-
-	f.commit = c;
-	f.limit = 1;
-	if (store_find_runs(st, &f, &runs, &n) != KG_EXIT_PASS)
-		return -1;
-	store_runs_free(runs, n);
-	return n > 0;
-}
-
-/*
- * The baseline commit: *sha (malloc'd) and a label for headings.  NULL sha
- * with KG_EXIT_PASS when there is none at all (everything is then NEW).
- */
-static int pick_baseline(struct kg_store *st, const struct kg_run_info *head, const char *ref,
-			 char **sha, char **label)
-{
-	*sha = *label = NULL;
-	if (ref) {
-		int s = stored_commit(st, ref);
-		if (s < 0)
-			return KG_EXIT_USAGE;
-		if (s) {
-			*sha = xstrdup(ref);
-		} else if (!(*sha = git_rev_parse(ref))) {
-			kg_error("baseline '%s' is neither a stored commit nor a ref git knows", ref);
-			return KG_EXIT_USAGE;
-		}
-		*label = xstrdup(ref);
-		return KG_EXIT_PASS;
-	}
-	char *def = git_default_branch();
-	if (def && head->commit) {
-		*sha = git_merge_base(head->commit, def);
-		if (*sha && strcmp(*sha, head->commit) == 0) {
-			/* HEAD is on the default branch: compare with its parent. */
-			free(*sha);
-			*sha = git_parent(head->commit);
-		}
-		if (*sha && stored_commit(st, *sha) == 1) {
-			*label = xasprintf("merge base with %s", def);
-			free(def);
-			return KG_EXIT_PASS;
-		}
-		if (*sha)
-			kg_note("no run stored for the merge base %.12s; using the newest stored run of the default branch",
-				*sha);
-		free(*sha);
-		*sha = NULL;
-	}
-	const char *br = def ? def : "main";
-	if (!strncmp(br, "origin/", 7))
-		br += 7;
-	*sha = newest_branch_commit(st, head, br);
-	if (*sha)
-		*label = xasprintf("newest run of %s", br);
-	free(def);
 	return KG_EXIT_PASS;
 }
 
@@ -261,7 +180,7 @@ int cmd_check(int argc, char **argv)
 		rc = KG_EXIT_USAGE;
 		goto out;
 	}
-	if ((rc = pick_baseline(st, head, a.baseline, &bsha, &blabel)) != KG_EXIT_PASS)
+	if ((rc = check_pick_baseline(st, head, a.baseline, &bsha, &blabel)) != KG_EXIT_PASS)
 		goto out;
 	if (bsha) {
 		if ((rc = check_find_baseline(st, head, bsha, (size_t)t->baseline_runs, &base, &n_base)))
@@ -283,6 +202,7 @@ int cmd_check(int argc, char **argv)
 		.store_verdicts = !a.no_store,
 		.summary = 1,
 		.all = a.all,
+		.explain = a.explain,
 	};
 	rc = check_runs(st, t, head, base, n_base, label, &o);
 	free(label);

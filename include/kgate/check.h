@@ -24,6 +24,8 @@ struct kg_check_opts {
 	int store_verdicts;     /* 1: write them to the verdicts table */
 	int summary;            /* 1: append markdown to $GITHUB_STEP_SUMMARY if set */
 	int all;                /* 1: list passing comparisons too */
+	int explain;            /* 1: explain each FAIL (explain.c): text and markdown
+	                           after the verdicts, a "why" field in json */
 };
 
 /*
@@ -44,5 +46,15 @@ int check_runs(struct kg_store *st, const struct kg_thresholds *t,
 int check_find_baseline(struct kg_store *st, const struct kg_run_info *head,
 			const char *ref_sha, size_t limit,
 			struct kg_run_info **runs, size_t *n);
+
+/*
+ * The baseline commit of head for "kgate check" and "kgate explain": ref
+ * when given (a stored commit, or a ref git resolves), else the merge base
+ * with the default branch (its parent when head is on it), else the newest
+ * stored commit of the default branch.  *sha and *label are malloc'd; sha
+ * is NULL with KG_EXIT_PASS when there is none.
+ */
+int check_pick_baseline(struct kg_store *st, const struct kg_run_info *head, const char *ref,
+			char **sha, char **label);
 
 #endif

@@ -1,0 +1,716 @@
+/*
+ * explain.c: why a kernel regressed, from counter deltas.
+ *
+ * Owns a small copy of Nsight Compute's guided-analysis rules (ncu
+ * 2025.3.1: LaunchConfiguration, SOLBottleneck, TheoreticalOccupancy,
+ * AchievedOccupancy, IssueSlotUtilization, CPIStall, the hardware-counter
+ * form of UncoalescedGlobalAccess, SharedMemoryConflicts), the CUDA
+ * occupancy calculator for one chip table, and the diff of a kernel's base
+ * and head medians.  docs/EXPLAIN.md documents each rule and where kgate's
+ * estimate differs from ncu's.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "kgate/explain.h"
+#include "kgate/gate.h"
+#include "kgate/output.h"
+
+const char *const explain_diagnostic_metrics[] = {
+	"gpu__time_duration.sum",
+	"sm__throughput.avg.pct_of_peak_sustained_elapsed",
+	"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+	"dram__bytes_read.sum",
+	"dram__bytes_write.sum",
+	"lts__t_sectors.sum",
+	"lts__cycles_active.sum",
+	"lts__cycles_elapsed.sum",
+	"l1tex__throughput.avg.pct_of_peak_sustained_active",
+	"smsp__inst_executed.sum",
+	"smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
+	"smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
+	"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+	"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+	"l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+	"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+	"l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+	"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+	"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+	"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+	"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+	"sm__warps_active.avg.pct_of_peak_sustained_active",
+	"smsp__issue_active.avg.per_cycle_active",
+	"smsp__average_warp_latency_per_inst_issued.ratio",
+	"smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio",
+	"smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio",
+	"smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio",
+	"smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio",
+	"smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio",
+	"smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio",
+	"smsp__average_warps_issue_stalled_wait_per_issue_active.ratio",
+	"smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio",
+	NULL
+};
+
+static const struct kg_chip chips[] = {
+	/* GH100 (H100, H200): CC 9.0; 132 SMs on H200 SXM, 228 KiB shared memory. */
+	{ "GH100", 132, 64, 65536, 233472, 32, 256, 128 },
+};
+
+const struct kg_chip *explain_chip(const char *gpu_chip, const char *gpu_name)
+{
+	for (size_t i = 0; i < sizeof chips / sizeof chips[0]; i++)
+		if (gpu_chip && !strcasecmp(gpu_chip, chips[i].name))
+			return &chips[i];
+	if (gpu_name && (strstr(gpu_name, "H100") || strstr(gpu_name, "H200") ||
+			 strstr(gpu_name, "GH200")))
+		return &chips[0];
+	return NULL;
+}
+
+/* ---- the metric map ---- */
+
+static int name_matches(const struct kg_series *s, const char *kernel)
+{
+	return !strcmp(s->kernel, kernel) || (s->demangled && !strcmp(s->demangled, kernel)) ||
+	       (s->base && !strcmp(s->base, kernel));
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median_of(const double *v, size_t n)
+{
+	double *c = xmalloc(n * sizeof *c);
+	memcpy(c, v, n * sizeof *c);
+	qsort(c, n, sizeof *c, cmp_double);
+	double m = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
+	free(c);
+	return m;
+}
+
+size_t explain_map_from_set(const struct kg_sampleset *set, const char *benchmark,
+			    const char *nvtx, const char *kernel, struct kg_metricmap *m)
+{
+	memset(m, 0, sizeof *m);
+	size_t cap = 0;
+	for (size_t i = 0; i < set->n; i++) {
+		const struct kg_series *s = &set->s[i];
+		if (!s->n || (benchmark && strcmp(s->benchmark, benchmark)) ||
+		    (nvtx && strcmp(s->nvtx, nvtx)) || !name_matches(s, kernel))
+			continue;
+		if (m->n && !strcmp(m->name[m->n - 1], s->metric))
+			continue;       /* one identity only: the first NVTX path */
+		if (m->n == cap) {
+			cap = cap ? 2 * cap : 64;
+			m->name = xrealloc(m->name, cap * sizeof *m->name);
+			m->v = xrealloc(m->v, cap * sizeof *m->v);
+			m->det = xrealloc(m->det, cap * sizeof *m->det);
+		}
+		m->name[m->n] = xstrdup(s->metric);
+		m->v[m->n] = median_of(s->v, s->n);
+		m->det[m->n] = s->deterministic;
+		m->n++;
+	}
+	return m->n;
+}
+
+void explain_map_free(struct kg_metricmap *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free(m->name[i]);
+	free(m->name);
+	free(m->v);
+	free(m->det);
+	memset(m, 0, sizeof *m);
+}
+
+double explain_map_get(const struct kg_metricmap *m, const char *metric)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (!strcmp(m->name[i], metric))
+			return m->v[i];
+	return NAN;
+}
+
+#define G(x) explain_map_get(m, x)
+
+/* ---- the occupancy calculator ---- */
+
+static int round_up(int v, int unit)
+{
+	return unit > 0 ? (v + unit - 1) / unit * unit : v;
+}
+
+int explain_blocks_per_sm(const struct kg_chip *c, int block, int regs, int smem,
+			  const char **limiter)
+{
+	if (!c || block <= 0)
+		return 0;
+	int warps = (block + 31) / 32;
+	int lim_warps = c->max_warps_sm / warps;
+	int lim_blocks = c->max_blocks_sm;
+	int lim_regs = lim_blocks;
+	if (regs > 0) {
+		int per_warp = round_up(regs * 32, c->reg_alloc_unit);
+		int warps_regs = c->regs_sm / per_warp / 4 * 4; /* 4 schedulers */
+		lim_regs = warps_regs / warps;
+	}
+	int lim_smem = lim_blocks;
+	if (smem > 0)
+		lim_smem = c->smem_sm / round_up(smem, c->smem_alloc_unit);
+	int best = lim_blocks;
+	const char *why = "blocks per SM";
+	if (lim_warps < best) best = lim_warps, why = "warps per SM";
+	if (lim_regs < best) best = lim_regs, why = "registers";
+	if (lim_smem < best) best = lim_smem, why = "shared memory";
+	if (limiter)
+		*limiter = why;
+	return best;
+}
+
+/* ---- the rules ---- */
+
+static void set(struct kg_xrule *r, const char *id)
+{
+	memset(r, 0, sizeof *r);
+	r->id = id;
+	r->speedup = NAN;
+}
+
+static void na(struct kg_xrule *r, const char *why)
+{
+	r->applicable = 0;
+	snprintf(r->text, sizeof r->text, "not applied: %s", why);
+}
+
+static const char *const stall_names[] = {
+	"barrier", "branch_resolving", "dispatch_stall", "drain", "gmma", "imc_miss",
+	"lg_throttle", "long_scoreboard", "math_pipe_throttle", "membar", "mio_throttle",
+	"misc", "no_instruction", "not_selected", "selected", "short_scoreboard",
+	"sleeping", "tex_throttle", "wait",
+};
+
+/* Uncoalesced global access for one op ("ld" or "st"): sectors, ideal sectors. */
+static int coalescing(const struct kg_metricmap *m, const char *op, double *sectors,
+		      double *requests, double *ideal)
+{
+	char a[128], b[128], c[128];
+	snprintf(a, sizeof a, "l1tex__t_sectors_pipe_lsu_mem_global_op_%s.sum", op);
+	snprintf(b, sizeof b, "l1tex__t_requests_pipe_lsu_mem_global_op_%s.sum", op);
+	snprintf(c, sizeof c, "smsp__sass_average_data_bytes_per_sector_mem_global_op_%s.ratio", op);
+	*sectors = G(a);
+	*requests = G(b);
+	if (isnan(*sectors) || isnan(*requests))
+		return 0;
+	double bps = G(c);
+	/* Without the bytes-per-sector ratio, assume 32-bit accesses: 4 sectors per request. */
+	*ideal = !isnan(bps) && bps > 0 ? *sectors * bps / 32 : *requests * 4;
+	if (*ideal > *sectors)
+		*ideal = *sectors;
+	return 1;
+}
+
+void explain_rules(const struct kg_metricmap *m, const struct kg_chip *chip,
+		   struct kg_xrule out[KG_RULE_COUNT])
+{
+	double sm = G("sm__throughput.avg.pct_of_peak_sustained_elapsed");
+	double mem = G("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed");
+	if (isnan(mem))
+		mem = G("dram__throughput.avg.pct_of_peak_sustained_elapsed");
+	double grid = G("launch__grid_size"), block = G("launch__block_size");
+	double regs = G("launch__registers_per_thread");
+	double sms = G("launch__sm_count");
+	if (isnan(sms))
+		sms = G("device__attribute_multiprocessor_count");
+	if (isnan(sms) && chip)
+		sms = chip->sms;
+	double ia = G("smsp__issue_active.avg.per_cycle_active");
+	double issue_speedup = NAN; /* normalized, for the children */
+	struct kg_xrule *r;
+
+	/* SOLBottleneck */
+	r = &out[KG_RULE_BOTTLENECK];
+	set(r, "SOLBottleneck");
+	if (isnan(sm) || isnan(mem)) {
+		na(r, "needs sm__throughput and gpu__compute_memory_throughput (pct_of_peak)");
+	} else {
+		r->applicable = 1;
+		const char *cls;
+		if (sm >= 80 || mem >= 80)
+			cls = "high throughput";
+		else if (sm < 60 && mem < 60)
+			cls = "latency bound";
+		else if (fabs(sm - mem) >= 10)
+			cls = sm > mem ? "compute heavy" : "memory heavy";
+		else
+			cls = "balanced";
+		r->fires = strcmp(cls, "high throughput") && strcmp(cls, "balanced");
+		snprintf(r->text, sizeof r->text, "%s: SM %.1f%%, memory %.1f%% of peak", cls, sm, mem);
+	}
+
+	/* LaunchConfiguration: small grid */
+	r = &out[KG_RULE_SMALL_GRID];
+	set(r, "SmallGrid");
+	if (isnan(grid) || isnan(sms)) {
+		na(r, "needs launch__grid_size and the SM count");
+	} else {
+		r->applicable = 1;
+		r->fires = grid < sms;
+		if (r->fires)
+			r->speedup = (sms - grid) / sms * 100;
+		snprintf(r->text, sizeof r->text, "grid %.0f blocks on %.0f SMs", grid, sms);
+	}
+
+	/* LaunchConfiguration: block size */
+	r = &out[KG_RULE_BLOCK_SIZE];
+	set(r, "BlockSize");
+	if (isnan(block)) {
+		na(r, "needs launch__block_size");
+	} else {
+		int bs = (int)block;
+		r->applicable = 1;
+		r->fires = bs % 32 != 0;
+		if (r->fires)
+			r->speedup = (1.0 / ((bs + 31) / 32)) * (1 - (bs % 32) / 32.0) * 100;
+		snprintf(r->text, sizeof r->text, "block of %d threads%s", bs,
+			 r->fires ? ", not a multiple of 32" : "");
+	}
+
+	/* Occupancy calculator: theoretical occupancy and waves. */
+	int bpsm = 0;
+	const char *limiter = NULL;
+	double smem = NAN;
+	if (chip && !isnan(block)) {
+		double st = G("launch__shared_mem_per_block_static");
+		double dy = G("launch__shared_mem_per_block_dynamic");
+		double dr = G("launch__shared_mem_per_block_driver");
+		smem = (isnan(st) ? 0 : st) + (isnan(dy) ? 0 : dy) + (isnan(dr) ? 0 : dr);
+		struct kg_chip c = *chip;
+		double cfg = G("launch__shared_mem_config_size");
+		if (!isnan(cfg) && cfg > 0)
+			c.smem_sm = (int)cfg;
+		bpsm = explain_blocks_per_sm(&c, (int)block, isnan(regs) ? 0 : (int)regs, (int)smem,
+					     &limiter);
+	}
+	r = &out[KG_RULE_THEORETICAL_OCC];
+	set(r, "TheoreticalOccupancy");
+	if (!chip) {
+		na(r, "unknown chip: no occupancy table");
+	} else if (!bpsm) {
+		na(r, "needs launch__block_size");
+	} else {
+		int warps = ((int)block + 31) / 32;
+		double theo = (double)bpsm * warps / chip->max_warps_sm * 100;
+		if (theo > 100)
+			theo = 100;
+		r->applicable = 1;
+		r->fires = theo < 80;
+		if (r->fires)
+			r->speedup = 100 - theo;
+		snprintf(r->text, sizeof r->text,
+			 "theoretical occupancy %.1f%% (%d blocks/SM of %d warps, limited by %s; %.0f registers/thread, %.0f B shared/block)",
+			 theo, bpsm, warps, limiter, isnan(regs) ? 0 : regs, smem);
+	}
+
+	r = &out[KG_RULE_TAIL_EFFECT];
+	set(r, "TailEffect");
+	if (!bpsm || isnan(grid) || isnan(sms)) {
+		na(r, chip ? "needs grid, block size and the SM count" : "unknown chip: no occupancy table");
+	} else {
+		double waves = grid / (bpsm * sms), whole;
+		double part = modf(waves, &whole);
+		r->applicable = 1;
+		double sp = whole >= 1 && part > 0 ? 100 / (1 + whole) : 0;
+		r->fires = sp >= 20;
+		if (r->fires)
+			r->speedup = sp;
+		snprintf(r->text, sizeof r->text, "%.2f waves of %d blocks/SM x %.0f SMs", waves, bpsm, sms);
+	}
+
+	/* IssueSlotUtilization */
+	r = &out[KG_RULE_ISSUE_SLOTS];
+	set(r, "IssueSlotUtilization");
+	if (isnan(ia)) {
+		na(r, "needs smsp__issue_active.avg.per_cycle_active");
+	} else {
+		r->applicable = 1;
+		r->fires = ia < 0.6;
+		if (r->fires) {
+			double mx = fmax(isnan(sm) ? 0 : sm, isnan(mem) ? 0 : mem) / 100;
+			issue_speedup = fmin(1 - ia, 1 - mx);
+			r->speedup = issue_speedup * 100;
+		}
+		snprintf(r->text, sizeof r->text, "a scheduler issues %.2f instructions per cycle (one every %.1f cycles)",
+			 ia, ia > 0 ? 1 / ia : INFINITY);
+	}
+
+	/* AchievedOccupancy */
+	r = &out[KG_RULE_ACHIEVED_OCC];
+	set(r, "AchievedOccupancy");
+	double theo_pct = G("sm__maximum_warps_per_active_cycle_pct");
+	double ach = G("sm__warps_active.avg.pct_of_peak_sustained_active");
+	if (isnan(theo_pct) && out[KG_RULE_THEORETICAL_OCC].applicable && bpsm)
+		theo_pct = fmin(100, (double)bpsm * (((int)block + 31) / 32) / chip->max_warps_sm * 100);
+	if (isnan(ach) || isnan(theo_pct)) {
+		na(r, "needs sm__warps_active.avg.pct_of_peak_sustained_active and the theoretical occupancy");
+	} else {
+		r->applicable = 1;
+		r->fires = theo_pct - ach > 10;
+		if (r->fires) {
+			double local = (theo_pct - ach) / theo_pct;
+			r->speedup = (isnan(issue_speedup) ? local : fmin(local, issue_speedup)) * 100;
+		}
+		snprintf(r->text, sizeof r->text, "achieved occupancy %.1f%% of theoretical %.1f%%", ach, theo_pct);
+	}
+
+	/* CPIStall: the dominant stall reason */
+	r = &out[KG_RULE_STALL];
+	set(r, "CPIStall");
+	double cpi = G("smsp__average_warp_latency_per_inst_issued.ratio");
+	const char *top = NULL;
+	double topv = -1;
+	for (size_t i = 0; i < sizeof stall_names / sizeof stall_names[0]; i++) {
+		char n[128];
+		snprintf(n, sizeof n, "smsp__average_warps_issue_stalled_%s_per_issue_active.ratio", stall_names[i]);
+		double v = G(n);
+		if (!isnan(v) && v > topv && strcmp(stall_names[i], "selected"))
+			topv = v, top = stall_names[i];
+	}
+	if (!top || isnan(cpi) || isnan(ia) || cpi <= 0) {
+		na(r, "needs the smsp__average_warps_issue_stalled_*_per_issue_active.ratio metrics, the CPI and issue_active");
+	} else {
+		r->applicable = 1;
+		double ratio = topv / cpi;
+		r->fires = ia < 0.8 && ratio > 0.3;
+		if (r->fires)
+			r->speedup = (isnan(issue_speedup) ? ratio : fmin(ratio, issue_speedup)) * 100;
+		snprintf(r->text, sizeof r->text, "%s stalls %.1f of %.1f cycles between instructions (%.0f%%)",
+			 top, topv, cpi, ratio * 100);
+	}
+
+	/* UncoalescedGlobalAccess (from hardware counters) */
+	r = &out[KG_RULE_UNCOALESCED];
+	set(r, "UncoalescedGlobalAccess");
+	double ls, lr, li, ss, sr, si;
+	int hl = coalescing(m, "ld", &ls, &lr, &li), hs = coalescing(m, "st", &ss, &sr, &si);
+	if (!hl && !hs) {
+		na(r, "needs l1tex__t_{sectors,requests}_pipe_lsu_mem_global_op_{ld,st}.sum");
+	} else {
+		double tot = (hl ? ls : 0) + (hs ? ss : 0), ideal = (hl ? li : 0) + (hs ? si : 0);
+		double exc = tot - ideal;
+		double la = G("lts__cycles_active.sum"), le = G("lts__cycles_elapsed.sum");
+		double w = !isnan(la) && !isnan(le) && le > 0 ? la / le : 1;
+		r->applicable = 1;
+		r->fires = tot > 0 && exc / tot > 0.001;
+		if (r->fires)
+			r->speedup = w * exc / tot * 100;
+		char l[96] = "", s[96] = "";
+		if (hl && lr > 0)
+			snprintf(l, sizeof l, "load %.1f sectors/request (ideal %.1f)", ls / lr, li / lr);
+		if (hs && sr > 0)
+			snprintf(s, sizeof s, "store %.1f sectors/request (ideal %.1f)", ss / sr, si / sr);
+		snprintf(r->text, sizeof r->text, "global %s%s%s; %.1f%% of %.0f sectors excessive", l,
+			 *l && *s ? ", " : "", s, tot > 0 ? exc / tot * 100 : 0, tot);
+	}
+
+	/* SharedMemoryConflicts */
+	r = &out[KG_RULE_BANK_CONFLICTS];
+	set(r, "SharedMemoryConflicts");
+	double cl = G("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum");
+	double cs = G("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum");
+	double wl = G("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum");
+	double ws = G("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum");
+	if (isnan(cl) || isnan(wl) || isnan(cs) || isnan(ws)) {
+		na(r, "needs l1tex__data_bank_conflicts_* and l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}.sum");
+	} else {
+		double pl = wl > 0 ? cl * 100 / wl : 0, ps = ws > 0 ? cs * 100 / ws : 0;
+		double p = fmax(pl, ps);
+		double l1 = G("l1tex__throughput.avg.pct_of_peak_sustained_active");
+		r->applicable = 1;
+		r->fires = p >= 10;
+		if (r->fires)
+			r->speedup = isnan(l1) ? p : p * l1 / 100;
+		snprintf(r->text, sizeof r->text, "shared loads %.1f%% bank-conflict wavefronts, stores %.1f%%", pl, ps);
+	}
+
+	/* Roofline position */
+	r = &out[KG_RULE_ROOFLINE];
+	set(r, "Roofline");
+	double fa = G("smsp__sass_thread_inst_executed_op_fadd_pred_on.sum");
+	double fm = G("smsp__sass_thread_inst_executed_op_fmul_pred_on.sum");
+	double ff = G("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum");
+	double br = G("dram__bytes_read.sum"), bw = G("dram__bytes_write.sum");
+	if (isnan(fa) || isnan(fm) || isnan(ff) || isnan(br) || isnan(bw)) {
+		na(r, "needs the fadd/fmul/ffma thread-instruction counts and DRAM bytes");
+	} else {
+		double flop = fa + fm + 2 * ff, bytes = br + bw;
+		r->applicable = 1;
+		snprintf(r->text, sizeof r->text, "%.3g FP32 FLOP over %.3g DRAM bytes: %.3f FLOP/byte", flop,
+			 bytes, bytes > 0 ? flop / bytes : 0);
+	}
+}
+
+/* ---- the diff ---- */
+
+struct move {
+	const char *name;
+	double b, h, rel;
+	int det;
+};
+
+static int cmp_move(const void *a, const void *b)
+{
+	const struct move *x = a, *y = b;
+	if (x->det != y->det)
+		return y->det - x->det;
+	double ax = fabs(x->rel), ay = fabs(y->rel);
+	if (ax != ay)
+		return ax < ay ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+static int ignored_metric(const char *n)
+{
+	return !strncmp(n, "device__", 8) || !strncmp(n, "profiler__", 10) || !strncmp(n, "numa__", 6) ||
+	       !strncmp(n, "nvlink__", 8) || strstr(n, ".peak_sustained") || strstr(n, "per_second") ||
+	       !strncmp(n, "launch__occupancy_per_", 22) || strstr(n, "cycles_elapsed");
+}
+
+static void pct(struct kg_buf *b, double base, double head)
+{
+	if (base > 0 && head / base >= 2)
+		buf_printf(b, "x%.1f", head / base);
+	else if (base != 0)
+		buf_printf(b, "%+.1f%%", (head - base) / fabs(base) * 100);
+	else
+		buf_printf(b, "%g -> %g", base, head);
+}
+
+static void frag(struct kg_buf *s, int *nf, const char *text)
+{
+	buf_adds(s, *nf ? ", " : ": ");
+	buf_adds(s, text);
+	(*nf)++;
+}
+
+int explain_kernel(const char *name, const struct kg_metricmap *base,
+		   const struct kg_metricmap *head, const struct kg_chip *chip,
+		   enum kg_explain_fmt f, struct kg_buf *sentence, struct kg_buf *details)
+{
+	struct kg_xrule rb[KG_RULE_COUNT], rh[KG_RULE_COUNT];
+	struct kg_buf t = KG_BUF_INIT;
+	int nf = 0, diag = 0;
+	explain_rules(base, chip, rb);
+	explain_rules(head, chip, rh);
+	/* The counter-based rules; launch attributes and SOL alone say little. */
+	static const int counter_rules[] = { KG_RULE_ISSUE_SLOTS, KG_RULE_STALL, KG_RULE_UNCOALESCED,
+					     KG_RULE_BANK_CONFLICTS, KG_RULE_ACHIEVED_OCC };
+	for (size_t i = 0; i < sizeof counter_rules / sizeof counter_rules[0]; i++)
+		diag += rh[counter_rules[i]].applicable;
+
+	double tb = explain_map_get(base, "gpu__time_duration.sum");
+	double th = explain_map_get(head, "gpu__time_duration.sum");
+	buf_adds(sentence, name);
+	if (!isnan(tb) && !isnan(th) && tb > 0)
+		buf_printf(sentence, " %+.0f%% time", (th - tb) / tb * 100);
+
+	/* Launch configuration, registers, spills. */
+	static const char *const launch[] = { "launch__grid_size", "launch__block_size",
+					      "launch__registers_per_thread", "launch__local_mem_per_thread",
+					      "launch__shared_mem_per_block_static",
+					      "launch__shared_mem_per_block_dynamic" };
+	static const char *const label[] = { "grid", "block", "registers/thread", "local memory/thread (spills)",
+					     "static shared memory/block", "dynamic shared memory/block" };
+	for (size_t i = 0; i < sizeof launch / sizeof launch[0]; i++) {
+		double b = explain_map_get(base, launch[i]), h = explain_map_get(head, launch[i]);
+		if (isnan(b) || isnan(h) || b == h)
+			continue;
+		if (i == 2 && h < b)
+			continue;       /* fewer registers is not a cause */
+		buf_reset(&t);
+		buf_printf(&t, "%s %.0f -> %.0f", label[i], b, h);
+		if (b > 0) {
+			buf_adds(&t, " (");
+			pct(&t, b, h);
+			buf_adds(&t, ")");
+		}
+		if (i == 3 && b == 0)
+			buf_adds(&t, " (new spills)");
+		frag(sentence, &nf, t.s);
+	}
+	double ib = explain_map_get(base, "smsp__inst_executed.sum");
+	double ih = explain_map_get(head, "smsp__inst_executed.sum");
+	if (!isnan(ib) && !isnan(ih) && ib > 0 && fabs(ih - ib) / ib > 0.01) {
+		buf_reset(&t);
+		buf_adds(&t, "instructions ");
+		pct(&t, ib, ih);
+		if (ih > ib)
+			buf_adds(&t, " (more work)");
+		frag(sentence, &nf, t.s);
+	}
+
+	/* Rules that newly fire in head, the one with the largest estimate last. */
+	int best = -1;
+	for (int i = 0; i < KG_RULE_COUNT; i++) {
+		if (!rh[i].fires || rb[i].fires)
+			continue;
+		buf_reset(&t);
+		if (i == KG_RULE_UNCOALESCED) {
+			double bs, br, bi, hs, hr, hi;
+			for (int op = 0; op < 2; op++) {
+				const char *o = op ? "st" : "ld";
+				if (coalescing(base, o, &bs, &br, &bi) && coalescing(head, o, &hs, &hr, &hi) &&
+				    br > 0 && hr > 0 && fabs(hs / hr - bs / br) > 0.05)
+					buf_printf(&t, "%sglobal %s sectors/request %.1f -> %.1f", t.len ? ", " : "",
+						   op ? "store" : "load", bs / br, hs / hr);
+			}
+			if (!t.len)
+				buf_adds(&t, rh[i].text);
+			buf_adds(&t, " (uncoalesced)");
+		} else {
+			buf_printf(&t, "%s", rh[i].text);
+		}
+		frag(sentence, &nf, t.s);
+		if (!isnan(rh[i].speedup) && (best < 0 || rh[i].speedup > rh[best].speedup))
+			best = i;
+	}
+	double db = explain_map_get(base, "dram__bytes_read.sum"), dh = explain_map_get(head, "dram__bytes_read.sum");
+	if (!isnan(db) && !isnan(dh) && db > 0 && fabs(dh - db) / db > 0.1) {
+		buf_reset(&t);
+		buf_adds(&t, "DRAM bytes read ");
+		pct(&t, db, dh);
+		frag(sentence, &nf, t.s);
+	}
+	if (best >= 0)
+		buf_printf(sentence, "; ncu rule %s, est. speed-up %.0f%%", rh[best].id, rh[best].speedup);
+	if (!nf && best < 0)
+		buf_adds(sentence, diag ? ": no counter or rule explains the change" : ": the diagnostic counters were not collected");
+
+	/* Details: every rule on both sides, then the counters that moved most. */
+	int md = f == KG_EXPLAIN_MARKDOWN;
+	if (md)
+		buf_adds(details, "| rule | base | head | est. speed-up (head) |\n|---|---|---|---|\n");
+	for (int i = 0; i < KG_RULE_COUNT; i++) {
+		const char *fb = !rb[i].applicable ? "n/a" : rb[i].fires ? "fires" : "ok";
+		const char *fh = !rh[i].applicable ? "n/a" : rh[i].fires ? "fires" : "ok";
+		char sp[32] = "-";
+		if (!isnan(rh[i].speedup))
+			snprintf(sp, sizeof sp, "%.1f%%", rh[i].speedup);
+		if (md) {
+			buf_printf(details, "| %s | %s | %s: ", rh[i].id, fb, fh);
+			output_escape_markdown(details, rh[i].text);
+			buf_printf(details, " | %s |\n", sp);
+		} else {
+			buf_printf(details, "  %-24s base %-5s head %-5s %-7s %s\n", rh[i].id, fb, fh, sp, rh[i].text);
+		}
+	}
+	struct move *mv = xcalloc(head->n ? head->n : 1, sizeof *mv);
+	size_t n = 0;
+	for (size_t i = 0; i < head->n; i++) {
+		if (ignored_metric(head->name[i]))
+			continue;
+		double b = explain_map_get(base, head->name[i]), h = head->v[i];
+		if (isnan(b) || b == h || b == 0)
+			continue;
+		mv[n++] = (struct move){ head->name[i], b, h, (h - b) / fabs(b), head->det[i] };
+	}
+	qsort(mv, n, sizeof *mv, cmp_move);
+	if (n)
+		buf_adds(details, md ? "\nCounters that moved most:\n\n" : "  counters that moved most:\n");
+	for (size_t i = 0, k = 0; i < n && k < 5; i++, k++) {
+		buf_printf(details, md ? "- `%s` %.6g -> %.6g (" : "    %s %.6g -> %.6g (", mv[i].name, mv[i].b, mv[i].h);
+		pct(details, mv[i].b, mv[i].h);
+		buf_adds(details, mv[i].det ? ", deterministic)\n" : ")\n");
+	}
+	/* then the noisy ones that moved most */
+	size_t shown = 0;
+	for (size_t i = 0; i < n && shown < 3; i++) {
+		if (mv[i].det)
+			continue;
+		if (i < 5)
+			continue;
+		buf_printf(details, md ? "- `%s` %.6g -> %.6g (" : "    %s %.6g -> %.6g (", mv[i].name, mv[i].b, mv[i].h);
+		pct(details, mv[i].b, mv[i].h);
+		buf_adds(details, ")\n");
+		shown++;
+	}
+	free(mv);
+	buf_free(&t);
+	return diag > 0;
+}
+
+/* ---- what to explain ---- */
+
+static const struct kg_series *find_kernel(const struct kg_sampleset *s, const char *k)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->s[i].kernel, k) || !strcmp(s->s[i].demangled, k) ||
+		    (s->s[i].base && !strcmp(s->s[i].base, k)))
+			return &s->s[i];
+	return NULL;
+}
+
+static int wanted(const char *const *kernels, size_t n_kernels, const struct kg_result *r)
+{
+	if (!n_kernels)
+		return 1;
+	for (size_t i = 0; i < n_kernels; i++)
+		if (!strcmp(kernels[i], r->kernel) || (r->demangled && !strcmp(kernels[i], r->demangled)))
+			return 1;
+	return 0;
+}
+
+static void add_item(struct kg_explain_item **it, size_t *n, struct kg_explain_item x)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp((*it)[i].bench, x.bench) && !strcmp((*it)[i].nvtx, x.nvtx) &&
+		    !strcmp((*it)[i].bk, x.bk) && !strcmp((*it)[i].hk, x.hk))
+			return;
+	*it = xrealloc(*it, (*n + 1) * sizeof **it);
+	(*it)[(*n)++] = x;
+}
+
+void explain_pick(const struct kg_gate *g, const struct kg_sampleset *bs,
+		  const struct kg_sampleset *hs, const char *const *pairs, size_t n_pairs,
+		  const char *const *kernels, size_t n_kernels, struct kg_explain_item **it, size_t *n)
+{
+	*it = NULL;
+	*n = 0;
+	for (size_t i = 0; i < n_pairs; i++) {
+		const char *eq = strchr(pairs[i], '=');
+		if (!eq)
+			continue;
+		char *b = xstrndup(pairs[i], (size_t)(eq - pairs[i]));
+		const struct kg_series *sb = find_kernel(bs, b), *sh = find_kernel(hs, eq + 1);
+		if (!sb)
+			kg_warn("no kernel '%s' in the baseline runs", b);
+		else if (!sh)
+			kg_warn("no kernel '%s' in the head run", eq + 1);
+		else
+			add_item(it, n, (struct kg_explain_item){ sb->benchmark, sb->nvtx, sb->kernel, sh->kernel });
+		free(b);
+	}
+	if (n_pairs && !n_kernels)
+		return;
+	for (size_t i = 0; i < g->n; i++) {
+		const struct kg_result *r = &g->r[i];
+		if (r->verdict == KG_VERDICT_FAIL && r->fails && wanted(kernels, n_kernels, r))
+			add_item(it, n, (struct kg_explain_item){ r->benchmark, r->nvtx, r->kernel, r->kernel });
+		if (r->verdict != KG_VERDICT_MISSING)
+			continue;
+		for (size_t j = 0; j < g->n; j++) {
+			const struct kg_result *q = &g->r[j];
+			if (q->verdict == KG_VERDICT_NEW && !strcmp(q->benchmark, r->benchmark) &&
+			    !strcmp(q->nvtx, r->nvtx) && (wanted(kernels, n_kernels, r) || wanted(kernels, n_kernels, q)))
+				add_item(it, n, (struct kg_explain_item){ r->benchmark, r->nvtx, r->kernel, q->kernel });
+		}
+	}
+}
+
