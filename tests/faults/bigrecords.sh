@@ -34,7 +34,7 @@ wait "$gen"
 read -r rss secs < "$W/time"
 got=$(sqlite3 "$W/big.db" "SELECT count(*) FROM samples" 2>/dev/null)
 dbkb=$(du -k "$W/big.db" | cut -f1)
-rate=$(awk -v m="$MB" -v s="$secs" 'BEGIN { printf "%.0f", s > 0 ? m / s : 0 }')
+rate=$(awk -v m="$MB" -v s="$secs" 'BEGIN { printf "%.0f", (s > 0 ? m / s : 0) }')
 echo "bigrecords: ${MB} MB, $n kernel records streamed from a FIFO: exit $rc, ${secs} s" \
 	"($rate MB/s)," \
 	"peak RSS $((rss / 1024)) MiB; $got samples stored; database ${dbkb} KiB"
