@@ -39,8 +39,8 @@ done
 is "$locked" 0 "concurrent ingests and check: no 'database is locked'"
 is "$lost" 0 "concurrent ingests and check: every command succeeded"
 is "$(sqlite3 "$DB" "SELECT count(*) FROM runs")" 11 "all 11 runs stored"
-is "$(sqlite3 "$DB" "SELECT count(DISTINCT run) FROM samples GROUP BY NULL HAVING count(*) = 11 * 140000")" 1 \
-	"every run whole (11 x 140000 samples)"
+is "$(sqlite3 "$DB" "SELECT count(*) FROM (SELECT run FROM samples GROUP BY run HAVING count(*) = 140000)")" 11 \
+	"every run whole (140000 samples each)"
 
 # --- a FIFO records file (regression: it was opened once per header read) ---
 mkfifo "$T/r.fifo"
@@ -110,3 +110,83 @@ is "$rc" 0 "a benchmark printing 2 GB: the run finishes and is stored"
 rss=$(rss_of "$T/loud.rss")
 ok "kgate's peak RSS stays under 64 MiB (${rss} KiB)" test "$rss" -lt 65536
 diag "2 GB of benchmark stdout: kgate peak RSS ${rss} KiB"
+
+# --- hostile names: quotes, SQL, HTML, script, control characters, 100 kB ---
+EVIL_K="x'); DROP TABLE runs; --\"<img src=x onerror=document.title='pwned'><script>document.title='pwned'</script>"
+EVIL_B="b'); DROP TABLE samples; --<img src=x onerror=document.title='pwned'>"
+python3 - "$T" "$EVIL_K" "$EVIL_B" <<'EOP'
+import json, sys
+t, k, b = sys.argv[1:4]
+names = [k, k + "\x01\x1b[31m\t", "A" * 100000]
+for side, dur in (("base", 1000), ("head", 1000)):
+    with open(f"{t}/evil-{side}.jsonl", "w") as f:
+        f.write(json.dumps({"type": "header", "format": 1, "collector": "0.1.0", "pid": 1,
+                            "pass": 0, "argv": [b], "time": 1764720000,
+                            "devices": [{"id": 0, "name": "Synthetic GPU", "driver": 99999}]}) + "\n")
+        o = 0
+        for n in names:
+            for i in range(5):
+                f.write(json.dumps({"type": "kernel", "ordinal": o, "name": n, "nvtx": n[:200],
+                                    "start": 0, "end": dur + i}) + "\n")
+                o += 1
+        f.write(json.dumps({"type": "footer", "kernels": o}) + "\n")
+EOP
+HDB="$T/evil.db"
+run "$KGATE" ingest --db "$HDB" --records "$T/evil-base.jsonl" --commit evilbase --branch main
+is "$rc" 0 "hostile names: ingest stores them"
+run "$KGATE" ingest --db "$HDB" --records "$T/evil-head.jsonl" --commit evilhead
+is "$(sqlite3 "$HDB" "SELECT count(*) FROM runs")" 2 "hostile names: no table dropped, both runs there"
+is "$(sqlite3 "$HDB" "SELECT count(*) FROM kernels WHERE mangled = '$(printf '%s' "$EVIL_K" | sed "s/'/''/g")'")" 1 \
+	"hostile names: the kernel name stored byte for byte"
+is "$(sqlite3 "$HDB" "SELECT max(length(mangled)) FROM kernels")" 100000 "a 100 kB name stored whole"
+for f in text markdown json junit github; do
+	run "$KGATE" check --db "$HDB" --commit evilhead --baseline evilbase --no-store --format "$f"
+	ok "check --format $f with hostile names exits 0 or 1 (rc $rc)" test "$rc" -le 1
+	unlike "$out" "$(printf '\033')" "check --format $f: no raw escape character printed"
+done
+run "$KGATE" check --db "$HDB" --commit evilhead --baseline evilbase --no-store --format json
+ok "check --format json with hostile names is valid JSON" sh -c "printf '%s' \"\$1\" | python3 -m json.tool" _ "$out"
+run "$KGATE" check --db "$HDB" --commit evilhead --baseline evilbase --no-store --format junit
+ok "check --format junit with hostile names is well-formed XML" sh -c "printf '%s' \"\$1\" | python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parseString(sys.stdin.buffer.read())'" _ "$out"
+run "$KGATE" stats --db "$HDB" --commit evilhead --report kernel_sum
+is "$rc" 0 "stats with hostile names"
+unlike "$out" "$(printf '\033')" "stats: no raw escape character printed"
+run "$KGATE" report --db "$HDB" --html "$T/evil.html"
+is "$rc" 0 "report --html with hostile names"
+unlike "$(cat "$T/evil.html")" "<img src=x|<script>document" "the HTML holds no injected element"
+CHROME=$(command -v chromium || command -v chromium-browser || true)
+if [ -n "$CHROME" ]; then
+	dom=$(timeout 60 "$CHROME" --headless --no-sandbox --disable-gpu --dump-dom "file://$T/evil.html" 2>/dev/null)
+	like "$dom" "<title>" "chromium dumped the report's DOM"
+	unlike "$(printf '%s' "$dom" | grep -o '<title>[^<]*</title>')" "pwned" "no script in a name ran (title not pwned)"
+	unlike "$dom" "<img src=\"x\"" "no injected img element in the DOM"
+else
+	diag "skip: no chromium"
+fi
+printf 'x\377\376y' > "$T/badname"
+run "$KGATE" ingest --db "$HDB" --records "$T/evil-base.jsonl" --commit bad8 --benchmark "$(cat "$T/badname")"
+ok "invalid UTF-8 in --benchmark: stored or refused cleanly (rc $rc)" test "$rc" -le 2
+is "$(sqlite3 "$HDB" "PRAGMA integrity_check")" ok "hostile names: integrity ok"
+printf '{"type":"header","format":1,"argv":["b"],"devices":[{"name":"Synthetic GPU"}]}\n{"type":"kernel","ordinal":0,"name":"k\377","start":0,"end":1}\n{"type":"footer"}\n' > "$T/bad8.jsonl"
+run "$KGATE" ingest --db "$HDB" --records "$T/bad8.jsonl" --commit bad8b
+is "$rc" 2 "invalid UTF-8 inside a records file: exit 2"
+like "$err" "bad8.jsonl:2" "names the line"
+
+# --- YAML bombs through kgate check -t: refused in bounded memory ---
+{
+	echo "a: &a [x, x, x, x, x, x, x, x, x, x]"
+	c=a
+	for n in b c d e f g h i j; do echo "$n: &$n [*$c, *$c, *$c, *$c, *$c, *$c, *$c, *$c, *$c, *$c]"; c=$n; done
+} > "$T/bomb.yaml"
+run /usr/bin/time -f '%M' -o "$T/bomb.rss" "$KGATE" check --db "$HDB" --commit evilhead -t "$T/bomb.yaml"
+is "$rc" 2 "a YAML alias bomb is refused (exit 2)"
+like "$err" "alias" "it says aliases are not supported"
+rss=$(rss_of "$T/bomb.rss")
+ok "alias bomb: peak RSS under 32 MiB (${rss} KiB)" test "$rss" -lt 32768
+python3 -c 'print("a: " + "[" * 100000 + "]" * 100000)' > "$T/deep.yaml"
+run /usr/bin/time -f '%M' -o "$T/deep.rss" "$KGATE" check --db "$HDB" --commit evilhead -t "$T/deep.yaml"
+is "$rc" 2 "100000-deep nesting is refused (exit 2)"
+like "$err" "nesting deeper" "it says the nesting is too deep"
+rss=$(rss_of "$T/deep.rss")
+ok "deep nesting: peak RSS under 32 MiB (${rss} KiB)" test "$rss" -lt 32768
+done_testing
