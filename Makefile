@@ -3,6 +3,7 @@
 #   make                 kgate and libkgate-collector.so in $(BUILD)/
 #   make test            unit (cmocka) and end-to-end (TAP) tests, through prove
 #   make bench           kgate's own speed against its anchors (benchmarks/self)
+#   make faults          slow fault injection: 200 SIGKILLs, 10 GB records (tests/faults)
 #   make benchmarks      the CUDA benchmark suite (needs nvcc)
 #   make demo            the main job once: a demo gate on an embedded SQLite file
 #   make test-gpu        collector against ncu on a real GPU
@@ -64,7 +65,7 @@ E2E      = $(wildcard tests/e2e/*.t)
 KGATE    = $(BUILD)/kgate
 COLLECTOR = $(if $(COLL_SRC),$(BUILD)/libkgate-collector.so)
 
-.PHONY: all test run-tests unit e2e bench benchmarks demo test-gpu install clean help
+.PHONY: all test run-tests unit e2e bench faults benchmarks demo test-gpu install clean help
 all: $(KGATE) $(COLLECTOR)
 
 # config.c assembles thresholds/default.yaml into the binary (.incbin).
@@ -111,6 +112,12 @@ run-tests: all $(UNIT_BIN)
 bench: all
 	$(Q)KGATE="$(abspath $(KGATE))" KGATE_BUILD="$(abspath $(BUILD))" KGATE_SRC="$(CURDIR)" \
 	  sh benchmarks/self/run.sh
+
+# Not part of "make test" or CI: minutes of SIGKILLs and a 10 GB stream.
+faults: all
+	$(Q)set -e; for f in tests/faults/*.sh; do \
+	  case $$f in */gen-records.sh) continue ;; esac; \
+	  echo "== $$f"; KGATE="$(abspath $(KGATE))" KGATE_SRC="$(CURDIR)" sh $$f; done
 
 benchmarks:
 	$(Q)$(MAKE) -C benchmarks BUILD="$(abspath $(BUILD))/benchmarks" NVCC="$(NVCC)" CUDA="$(CUDA)"

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define MAX_LINE (16u << 20)
 
@@ -108,7 +109,27 @@ struct reader {
 	ssize_t len;
 	size_t lineno;
 	int no_newline;     /* the last line read had no '\n' */
+	int borrowed;       /* the held stream's reader: reader_close leaves it */
 };
+
+/*
+ * A records file that is not a regular file (a FIFO, /dev/stdin) can be
+ * read only once, but ingest asks for its header several times before it
+ * reads the records.  The first read_header() of such a path keeps its
+ * reader open here, after the header line, with the parsed header; later
+ * header reads borrow it, and records_ingest() takes it over and reads on.
+ */
+static struct {
+	char *path;
+	struct reader r;
+	json_t *header;
+} held;
+
+static int is_stream(const char *path)
+{
+	struct stat sb;
+	return stat(path, &sb) == 0 && !S_ISREG(sb.st_mode);
+}
 
 static int reader_open(struct reader *r, const char *path)
 {
@@ -123,6 +144,8 @@ static int reader_open(struct reader *r, const char *path)
 
 static void reader_close(struct reader *r)
 {
+	if (r->borrowed)
+		return;
 	if (r->fp)
 		fclose(r->fp);
 	free(r->line);
@@ -225,12 +248,24 @@ static int check_header(struct reader *r, json_t *h)
 	return KG_EXIT_PASS;
 }
 
-/* Open path and parse its header line into *out. */
-static int read_header(struct reader *r, const char *path, json_t **out)
+/* Open path and parse its header line into *out.  take: the caller reads
+ * on after the header (records_ingest), and so takes over a held stream. */
+static int read_header(struct reader *r, const char *path, json_t **out, int take)
 {
 	int rc;
 
 	*out = NULL;
+	if (held.path && !strcmp(held.path, path)) {
+		*r = held.r;
+		*out = json_incref(held.header);
+		if (take) {
+			r->borrowed = 0;
+			free(held.path);
+			json_decref(held.header);
+			memset(&held, 0, sizeof(held));
+		}
+		return KG_EXIT_PASS;
+	}
 	if ((rc = reader_open(r, path)) != KG_EXIT_PASS)
 		return rc;
 	do {
@@ -247,6 +282,12 @@ static int read_header(struct reader *r, const char *path, json_t **out)
 	if ((rc = check_header(r, *out)) != KG_EXIT_PASS) {
 		json_decref(*out);
 		*out = NULL;
+	} else if (!take && !held.path && is_stream(path)) {
+		held.path = xstrdup(path);
+		held.r = *r;
+		held.r.borrowed = 1;
+		held.header = json_incref(*out);
+		r->borrowed = 1;
 	}
 	return rc;
 }
@@ -275,7 +316,7 @@ int records_read_header(const char *path, struct kg_run_info *run)
 {
 	struct reader r;
 	json_t *h;
-	int rc = read_header(&r, path, &h);
+	int rc = read_header(&r, path, &h, 0);
 
 	if (rc == KG_EXIT_PASS) {
 		json_t *devs = json_object_get(h, "devices");
@@ -315,7 +356,7 @@ char *records_benchmark_name(const char *path)
 	json_t *h;
 	char *name = NULL;
 
-	if (read_header(&r, path, &h) == KG_EXIT_PASS) {
+	if (read_header(&r, path, &h, 0) == KG_EXIT_PASS) {
 		json_t *a0 = json_array_get(json_object_get(h, "argv"), 0);
 		if (json_is_string(a0) && json_string_length(a0)) {
 			const char *s = json_string_value(a0), *slash = strrchr(s, '/');
@@ -333,7 +374,7 @@ int records_header_pass(const char *path)
 	json_t *h;
 	int pass = 0;
 
-	if (read_header(&r, path, &h) == KG_EXIT_PASS) {
+	if (read_header(&r, path, &h, 0) == KG_EXIT_PASS) {
 		json_t *p = json_object_get(h, "pass");
 		if (json_is_integer(p))
 			pass = (int)json_integer_value(p);
@@ -706,7 +747,7 @@ int records_ingest(struct kg_store *st, const char *path, const char *benchmark,
 	c.stats = stats;
 	c.names.kind = NAMES_KERNEL;
 	c.metrics.kind = NAMES_METRIC;
-	if ((rc = read_header(&r, path, &h)) != KG_EXIT_PASS) {
+	if ((rc = read_header(&r, path, &h, 1)) != KG_EXIT_PASS) {
 		reader_close(&r);
 		return rc;
 	}
