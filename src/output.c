@@ -162,32 +162,33 @@ static void escape_github(struct kg_buf *b, const char *s, int prop)
 
 /* ---- numbers ---- */
 
+/* v in steps of 1000: names[0] for 1e9 and up, ... names[3] below 1e3. */
+static void fmt_thousands(struct kg_buf *b, double v, const char *const names[4])
+{
+	double a = fabs(v), scale = 1e9;
+	int i = 0;
+	while (i < 3 && a < scale) {
+		scale /= 1e3;
+		i++;
+	}
+	buf_printf(b, "%.4g %s", v / scale, names[i]);
+}
+
 /* A value in its unit, scaled for people: 3.31 us, 1.20 GB, 45.2 %. */
 static void fmt_value(struct kg_buf *b, double v, const char *unit)
 {
+	static const char *const times[4] = { "s", "ms", "us", "ns" };
+	static const char *const bytes[4] = { "GB", "MB", "kB", "B" };
+
 	if (isnan(v)) {
 		buf_adds(b, "-");
 		return;
 	}
 	double a = fabs(v);
 	if (strcmp(unit, "ns") == 0 || strcmp(unit, "nsecond") == 0) {
-		if (a >= 1e9)
-			buf_printf(b, "%.4g s", v / 1e9);
-		else if (a >= 1e6)
-			buf_printf(b, "%.4g ms", v / 1e6);
-		else if (a >= 1e3)
-			buf_printf(b, "%.4g us", v / 1e3);
-		else
-			buf_printf(b, "%.4g ns", v);
+		fmt_thousands(b, v, times);
 	} else if (strcmp(unit, "byte") == 0) {
-		if (a >= 1e9)
-			buf_printf(b, "%.4g GB", v / 1e9);
-		else if (a >= 1e6)
-			buf_printf(b, "%.4g MB", v / 1e6);
-		else if (a >= 1e3)
-			buf_printf(b, "%.4g kB", v / 1e3);
-		else
-			buf_printf(b, "%.4g B", v);
+		fmt_thousands(b, v, bytes);
 	} else if (strcmp(unit, "%") == 0) {
 		buf_printf(b, "%.3g%%", v);
 	} else if (a == floor(a) && a < 1e15) {
