@@ -104,10 +104,15 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libkgate.a
 test: deps
 	$(Q)$(MAKE) --no-print-directory run-tests
 
+# After a failure, the end-to-end tests' log of what failed (with the
+# command's stderr) is printed last, where a CI log shows it.
+TEST_LOG = $(abspath $(BUILD))/test-failures.log
 run-tests: all $(UNIT_BIN)
-	$(Q)CMOCKA_MESSAGE_OUTPUT=TAP KGATE="$(abspath $(KGATE))" \
+	$(Q)rm -f "$(TEST_LOG)"; CMOCKA_MESSAGE_OUTPUT=TAP KGATE="$(abspath $(KGATE))" \
 	  KGATE_COLLECTOR="$(abspath $(COLLECTOR))" KGATE_BUILD="$(abspath $(BUILD))" \
-	  KGATE_SRC="$(CURDIR)" prove --exec '' $(PROVEFLAGS) $(UNIT_BIN) $(E2E)
+	  KGATE_SRC="$(CURDIR)" KGATE_TEST_LOG="$(TEST_LOG)" \
+	  prove --exec '' $(PROVEFLAGS) $(UNIT_BIN) $(E2E) || \
+	  { [ ! -s "$(TEST_LOG)" ] || { echo "== what failed:"; cat "$(TEST_LOG)"; }; exit 1; }
 
 bench: all
 	$(Q)KGATE="$(abspath $(KGATE))" KGATE_BUILD="$(abspath $(BUILD))" KGATE_SRC="$(CURDIR)" \

@@ -8,6 +8,13 @@ FIX="$KGATE_SRC/tests/fixtures"
 SHARED_FIX="$KGATE_SRC/tests/fixtures/h200"
 T=$(mktemp -d "${TMPDIR:-/tmp}/kgate-test.XXXXXX")
 trap 'rm -rf "$T"' EXIT
+# Tests run in their scratch directory, so that no kgate.yaml or kgate.db of
+# the source tree is picked up by a command that looks in its working
+# directory.
+cd "$T" || exit 2
+# Every failure is also appended, with the last command's stderr, to
+# $KGATE_TEST_LOG (when set), so a CI log can end with what failed and why.
+_log() { [ -n "${KGATE_TEST_LOG:-}" ] && printf '%s\n' "$@" >>"$KGATE_TEST_LOG"; return 0; }
 _n=0
 _failed=0
 export NO_COLOR=1
@@ -17,14 +24,18 @@ diag() { echo "# $*"; }
 _result() {
 	_n=$((_n + 1))
 	if [ "$1" -eq 0 ]; then echo "ok $_n - $2"
-	else echo "not ok $_n - $2"; _failed=$((_failed + 1)); fi
+	else
+		echo "not ok $_n - $2"; _failed=$((_failed + 1))
+		_log "$(basename "$0") $_n: $2" "  last command: ${_cmd:-?} (exit ${rc:-?})"
+		[ -s "$T/.err" ] && _log "$(head -c 2000 "$T/.err" | sed 's/^/  stderr: /')"
+	fi
 }
 # ok DESC CMD...: passes when CMD exits 0
 ok() { _d=$1; shift; if "$@" >/dev/null 2>&1; then _result 0 "$_d"; else _result 1 "$_d"; fi; }
 # is GOT WANT DESC
 is() {
 	if [ "$1" = "$2" ]; then _result 0 "$3"
-	else _result 1 "$3"; diag "got:  '$1'"; diag "want: '$2'"; fi
+	else _result 1 "$3"; diag "got:  '$1'"; diag "want: '$2'"; _log "  got '$1', want '$2'"; fi
 }
 # like TEXT PATTERN DESC (grep -E)
 like() {
@@ -37,6 +48,7 @@ unlike() {
 }
 # run CMD...: sets $out (stdout), $err (stderr), $rc
 run() {
+	_cmd="$*"
 	"$@" >"$T/.out" 2>"$T/.err"
 	rc=$?
 	out=$(cat "$T/.out")
