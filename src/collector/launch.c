@@ -328,6 +328,109 @@ static __thread int launch_graph, launch_profiled;
 static __thread int launch_pending;    /* metrics mode: not yet offered to the profiler */
 static __thread int launch_prof_depth; /* the depth whose exit stops the range */
 
+/* ------------------------------------------------------------------ */
+/* Stream capture                                                      */
+
+/*
+ * A launch made while a stream is being captured is not executed: it
+ * becomes a graph node, and its kernels run (and get trace records) when
+ * the graph is launched.  Such launches must not be profiled (a range
+ * around a captured launch makes the decode fail and invalidates the
+ * capture).  Capture is counted process-wide, since with the default
+ * global capture mode an unsafe call on any thread breaks the capture.
+ */
+static atomic_int launch_capturing;
+
+/* 1 begin capture, -1 end capture, 0 other. */
+static int launch_capture_kind(CUpti_CallbackDomain dom, CUpti_CallbackId cbid)
+{
+	if (dom == CUPTI_CB_DOMAIN_RUNTIME_API) {
+		switch (cbid) {
+		case CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_ptsz_v10000:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_v12030:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_ptsz_v12030:
+			return 1;
+		case CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_ptsz_v10000:
+			return -1;
+		default:
+			return 0;
+		}
+	}
+	if (dom != CUPTI_CB_DOMAIN_DRIVER_API)
+		return 0;
+	switch (cbid) {
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz:
+		return 1;
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz:
+		return -1;
+	default:
+		return 0;
+	}
+}
+
+/* Nesting: a runtime capture call and the driver call inside it are one. */
+static __thread int capture_depth;
+static __thread int capture_counted; /* this outermost call changed the count */
+
+static void launch_on_capture(int kind, const CUpti_CallbackData *cb)
+{
+	if (cb->callbackSite == CUPTI_API_ENTER) {
+		if (capture_depth++ == 0) {
+			capture_counted = 0;
+			/* count at the begin's entry, so that nothing inside it is
+			 * profiled; the end's exit uncounts */
+			if (kind > 0) {
+				atomic_fetch_add(&launch_capturing, 1);
+				capture_counted = 1;
+			}
+		}
+		return;
+	}
+	if (capture_depth == 0 || --capture_depth > 0)
+		return;
+	if (kind > 0) {
+		/* a failed begin starts no capture */
+		int failed = cb->functionReturnValue &&
+			     *(const int *)cb->functionReturnValue != 0;
+		if (failed && capture_counted)
+			atomic_fetch_sub(&launch_capturing, 1);
+	} else {
+		/* an end, failed or not, ends the capture (an invalidated capture
+		 * also ends there) */
+		int n = atomic_load(&launch_capturing);
+		while (n > 0 && !atomic_compare_exchange_weak(&launch_capturing, &n, n - 1))
+			;
+	}
+}
+
+/* A call that may destroy a context: decode the profiler's ranges first
+ * (an API entry, where driver calls are safe). */
+static int launch_is_teardown(CUpti_CallbackDomain dom, CUpti_CallbackId cbid)
+{
+	if (dom == CUPTI_CB_DOMAIN_RUNTIME_API)
+		return cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020;
+	return dom == CUPTI_CB_DOMAIN_DRIVER_API &&
+	       (cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy ||
+		cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy_v2 ||
+		cbid == CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxRelease ||
+		cbid == CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxRelease_v2 ||
+		cbid == CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxReset ||
+		cbid == CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxReset_v2);
+}
+
+int launch_capture_active(void)
+{
+	return atomic_load(&launch_capturing) > 0;
+}
+
 /* 1 kernel launch, 2 graph launch, 0 other. */
 static int launch_kind(CUpti_CallbackDomain dom, CUpti_CallbackId cbid)
 {
@@ -378,6 +481,13 @@ void launch_enable(CUpti_SubscriberHandle sub)
 		CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
 		CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
 		CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
+		CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000,
+		CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_ptsz_v10000,
+		CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_v12030,
+		CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_ptsz_v12030,
+		CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000,
+		CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_ptsz_v10000,
+		CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020,
 	};
 	static const CUpti_CallbackId drv[] = {
 		CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
@@ -388,6 +498,20 @@ void launch_enable(CUpti_SubscriberHandle sub)
 		CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
 		CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
 		CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+		CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture,
+		CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz,
+		CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2,
+		CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz,
+		CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph,
+		CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz,
+		CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture,
+		CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz,
+		CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy,
+		CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy_v2,
+		CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxRelease,
+		CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxRelease_v2,
+		CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxReset,
+		CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxReset_v2,
 	};
 	int bad = 0;
 
@@ -435,8 +559,19 @@ void launch_on_callback(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
 {
 	int kind = launch_kind(dom, cbid);
 
-	if (!kind || !cb)
+	if (!cb)
 		return;
+	if (!kind) {
+		if (coll_cfg.mode == COLL_METRICS && cb->callbackSite == CUPTI_API_ENTER &&
+		    launch_is_teardown(dom, cbid)) {
+			profiler_sync();
+			return;
+		}
+		int ck = launch_capture_kind(dom, cbid);
+		if (ck && coll_cfg.mode == COLL_METRICS)
+			launch_on_capture(ck, cb);
+		return;
+	}
 	if (cb->callbackSite == CUPTI_API_ENTER) {
 		if (launch_depth++ == 0) {
 			coll_first_launch(cb->context);
@@ -444,7 +579,10 @@ void launch_on_callback(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
 			launch_path = nvtx_current();
 			launch_ord = launch_graph ? -1 : atomic_fetch_add(&launch_next, 1);
 			launch_profiled = 0;
-			launch_pending = !launch_graph && coll_cfg.mode == COLL_METRICS;
+			/* a launch into a capturing stream is not executed now:
+			 * never profiled (its graph's launch is traced later) */
+			launch_pending = !launch_graph && coll_cfg.mode == COLL_METRICS &&
+					 !launch_capture_active();
 		}
 		if (launch_pending && cb->context)
 			launch_try_profile(cb);

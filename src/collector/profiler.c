@@ -46,10 +46,12 @@
 
 #define PROF_CTX_MAX 16
 #define PROF_ERR_MAX 8 /* error records per kind before going quiet */
-/* Room for more ranges than the one a start/stop pair holds, so that a
- * launch that makes CUPTI count two does not fail the pass; the last range
- * is the launch's. */
-#define PROF_RANGES 4
+/* Ranges decoded together (KGATE_PROFILE_BATCH, 1..PROF_BATCH_MAX); the
+ * counter data image holds PROF_SLACK more, so that a launch that makes
+ * CUPTI count an extra range is seen (then values cannot be matched). */
+#define PROF_BATCH_DEFAULT 128
+#define PROF_BATCH_MAX 1024
+#define PROF_SLACK 4
 
 struct prof_ctx {
 	CUcontext ctx;
@@ -63,6 +65,8 @@ struct prof_ctx {
 	uint8_t *counter;
 	size_t counter_size;
 	CUpti_RangeProfiler_Object *obj;
+	int64_t *pending;       /* launch ordinal of each range in the image */
+	size_t n_pending;
 };
 
 typedef char *(*prof_demangle_fn)(const char *, char *, size_t *, int *);
@@ -79,6 +83,10 @@ static struct prof_ctx *prof_active;
 static double *prof_values;
 static int prof_errs_launch;
 static int prof_split_done;
+static size_t prof_batch = PROF_BATCH_DEFAULT; /* ranges per decode */
+static size_t prof_cap = PROF_BATCH_DEFAULT + PROF_SLACK; /* ranges in the image */
+
+static void prof_fail_locked(CUptiResult r, const char *what);
 
 /* ------------------------------------------------------------------ */
 /* Selection                                                           */
@@ -185,6 +193,17 @@ int profiler_init(void)
 		}
 		prof_have_regex = 1;
 	}
+	const char *b = getenv("KGATE_PROFILE_BATCH");
+	if (b && *b) {
+		char *end;
+		long v = strtol(b, &end, 10);
+		if (*end || v < 1 || v > PROF_BATCH_MAX)
+			coll_error("bad_config", -1, "KGATE_PROFILE_BATCH='%s' is not 1..%d; using %d",
+				   b, PROF_BATCH_MAX, PROF_BATCH_DEFAULT);
+		else
+			prof_batch = (size_t)v;
+	}
+	prof_cap = prof_batch + PROF_SLACK;
 	prof_values = calloc(coll_cfg.n_metrics ? coll_cfg.n_metrics : 1, sizeof(double));
 	return prof_values ? 0 : -1;
 }
@@ -325,27 +344,32 @@ static int prof_ctx_enable_locked(struct prof_ctx *pc)
 	gs.pRangeProfilerObject = pc->obj;
 	gs.pMetricNames = (const char **)coll_cfg.metrics;
 	gs.numMetrics = coll_cfg.n_metrics;
-	gs.maxNumOfRanges = PROF_RANGES;
-	gs.maxNumRangeTreeNodes = PROF_RANGES;
+	gs.maxNumOfRanges = prof_cap;
+	gs.maxNumRangeTreeNodes = prof_cap;
 	if (coll_check(cuptiRangeProfilerGetCounterDataSize(&gs),
 		       "cuptiRangeProfilerGetCounterDataSize", "no metrics, trace only"))
 		return -1;
 	pc->counter_size = gs.counterDataSize;
 	pc->counter = calloc(1, pc->counter_size);
-	if (!pc->counter)
-		return -1;
-	CUpti_RangeProfiler_CounterDataImage_Initialize_Params ci = { .structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE };
-	ci.pRangeProfilerObject = pc->obj;
-	ci.counterDataSize = pc->counter_size;
-	ci.pCounterData = pc->counter;
-	if (coll_check(cuptiRangeProfilerCounterDataImageInitialize(&ci),
-		       "cuptiRangeProfilerCounterDataImageInitialize", "no metrics, trace only"))
+	pc->pending = calloc(prof_cap, sizeof(*pc->pending));
+	if (!pc->counter || !pc->pending)
 		return -1;
 	return 0;
 }
 
-static int prof_set_config_locked(struct prof_ctx *pc)
+/* A fresh counter data image and the configuration that points at it:
+ * once at enable and once after each decoded batch, never per launch. */
+static int prof_reset_locked(struct prof_ctx *pc)
 {
+	CUpti_RangeProfiler_CounterDataImage_Initialize_Params ci = { .structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE };
+	ci.pRangeProfilerObject = pc->obj;
+	ci.counterDataSize = pc->counter_size;
+	ci.pCounterData = pc->counter;
+	CUptiResult r = cuptiRangeProfilerCounterDataImageInitialize(&ci);
+	if (r != CUPTI_SUCCESS) {
+		prof_fail_locked(r, "cuptiRangeProfilerCounterDataImageInitialize");
+		return -1;
+	}
 	CUpti_RangeProfiler_SetConfig_Params sc = { .structSize = CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE };
 	sc.pRangeProfilerObject = pc->obj;
 	sc.configSize = pc->config_size;
@@ -354,13 +378,18 @@ static int prof_set_config_locked(struct prof_ctx *pc)
 	sc.pCounterDataImage = pc->counter;
 	sc.range = CUPTI_AutoRange;
 	sc.replayMode = CUPTI_KernelReplay;
-	sc.maxRangesPerPass = PROF_RANGES;
+	sc.maxRangesPerPass = prof_cap;
 	sc.numNestingLevels = 1;
 	sc.minNestingLevel = 1;
 	sc.passIndex = 0;
 	sc.targetNestingLevel = 1;
-	return coll_check(cuptiRangeProfilerSetConfig(&sc), "cuptiRangeProfilerSetConfig",
-			  "no metrics, trace only");
+	r = cuptiRangeProfilerSetConfig(&sc);
+	if (r != CUPTI_SUCCESS) {
+		prof_fail_locked(r, "cuptiRangeProfilerSetConfig");
+		return -1;
+	}
+	pc->n_pending = 0;
+	return 0;
 }
 
 static struct prof_ctx *prof_find_locked(CUcontext ctx, int create)
@@ -385,6 +414,10 @@ static struct prof_ctx *prof_find_locked(CUcontext ctx, int create)
 
 static void prof_ctx_release_locked(struct prof_ctx *pc)
 {
+	/* launches still waiting for values get none */
+	for (size_t i = 0; pc->pending && i < pc->n_pending; i++)
+		launch_set_values(pc->pending[i], NULL);
+	pc->n_pending = 0;
 	if (pc->enabled && pc->obj) {
 		CUpti_RangeProfiler_Disable_Params d = { .structSize = CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE };
 		d.pRangeProfilerObject = pc->obj;
@@ -394,11 +427,122 @@ static void prof_ctx_release_locked(struct prof_ctx *pc)
 	free(pc->avail);
 	free(pc->config);
 	free(pc->counter);
+	free(pc->pending);
 	pc->host = NULL;
 	pc->avail = pc->config = pc->counter = NULL;
+	pc->pending = NULL;
 	pc->obj = NULL;
 	pc->enabled = 0;
 	pc->failed = 1;
+}
+
+/*
+ * A profiler call failed: the range profiler may be in any state, and a
+ * later Start or Decode could break the program (a failed decode once
+ * invalidated a stream capture).  So metrics end for the whole process:
+ * one error record, every context's profiler disabled, the trace goes on.
+ */
+static void prof_fail_locked(CUptiResult r, const char *what)
+{
+	if (prof_off)
+		return;
+	prof_off = 1;
+	if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
+		coll_error("insufficient_privileges", (int)r,
+			   "%s: GPU performance counters are not permitted for this user; no "
+			   "metrics from here on, trace only", what);
+	else
+		coll_check(r, what, "no metrics for the rest of the process; the trace goes on");
+	for (size_t i = 0; i < prof_n_ctx; i++) {
+		if (!prof_ctxs[i].failed || prof_ctxs[i].enabled)
+			prof_ctx_release_locked(&prof_ctxs[i]);
+	}
+}
+
+typedef CUresult (*prof_ctx_fn)(CUcontext);
+typedef CUresult (*prof_pop_fn)(CUcontext *);
+
+/*
+ * Decode the ranges of the image and give each launch its values (the
+ * i-th range is the i-th profiled launch of the context: ranges are made
+ * one launch at a time under prof_mu).  push: make the context current
+ * around the decode (outside a launch callback of that context).
+ */
+static void prof_decode_locked(struct prof_ctx *pc, int push)
+{
+	CUptiResult r;
+	CUcontext popped = NULL;
+	int pushed = 0;
+
+	if (prof_off || !pc->enabled || pc->failed || !pc->n_pending)
+		return;
+	if (push) {
+		prof_ctx_fn push_fn = (prof_ctx_fn)dlsym(RTLD_DEFAULT, "cuCtxPushCurrent_v2");
+		if (push_fn && push_fn(pc->ctx) == CUDA_SUCCESS)
+			pushed = 1;
+	}
+	CUpti_RangeProfiler_DecodeData_Params dd = { .structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE };
+	dd.pRangeProfilerObject = pc->obj;
+	r = cuptiRangeProfilerDecodeData(&dd);
+	if (pushed) {
+		prof_pop_fn pop_fn = (prof_pop_fn)dlsym(RTLD_DEFAULT, "cuCtxPopCurrent_v2");
+		if (pop_fn)
+			pop_fn(&popped);
+	}
+	if (r != CUPTI_SUCCESS) {
+		prof_fail_locked(r, "cuptiRangeProfilerDecodeData");
+		return;
+	}
+	CUpti_RangeProfiler_GetCounterDataInfo_Params gi = { .structSize = CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE };
+	gi.pCounterDataImage = pc->counter;
+	gi.counterDataImageSize = pc->counter_size;
+	if ((r = cuptiRangeProfilerGetCounterDataInfo(&gi)) != CUPTI_SUCCESS) {
+		prof_fail_locked(r, "cuptiRangeProfilerGetCounterDataInfo");
+		return;
+	}
+	size_t n = pc->n_pending, base;
+	if (gi.numTotalRanges == n && !dd.numOfRangeDropped) {
+		base = 0;
+	} else if (n == 1 && gi.numTotalRanges >= 1) {
+		base = gi.numTotalRanges - 1; /* one launch: its range is the last */
+	} else {
+		if (prof_errs_launch++ < PROF_ERR_MAX)
+			coll_error("range_mismatch", -1,
+				   "the profiler returned %zu ranges (%zu dropped) for %zu launches; "
+				   "their values cannot be matched and are left out; decoding after "
+				   "every launch from here on", gi.numTotalRanges,
+				   dd.numOfRangeDropped, n);
+		for (size_t i = 0; i < n; i++)
+			launch_set_values(pc->pending[i], NULL);
+		pc->n_pending = 0;
+		prof_batch = 1;
+		prof_reset_locked(pc);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		for (size_t j = 0; j < coll_cfg.n_metrics; j++)
+			prof_values[j] = NAN;
+		CUpti_Profiler_Host_EvaluateToGpuValues_Params ev = { .structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE };
+		ev.pHostObject = pc->host;
+		ev.pCounterDataImage = pc->counter;
+		ev.counterDataImageSize = pc->counter_size;
+		ev.rangeIndex = base + i;
+		ev.ppMetricNames = (const char **)coll_cfg.metrics;
+		ev.numMetrics = coll_cfg.n_metrics;
+		ev.pMetricValues = prof_values;
+		r = cuptiProfilerHostEvaluateToGpuValues(&ev);
+		if (r != CUPTI_SUCCESS) {
+			/* host-side only: the profiler itself is fine */
+			if (prof_errs_launch++ < PROF_ERR_MAX)
+				coll_check(r, "cuptiProfilerHostEvaluateToGpuValues",
+					   "this launch has no metric values");
+			launch_set_values(pc->pending[i], NULL);
+		} else {
+			launch_set_values(pc->pending[i], prof_values);
+		}
+	}
+	pc->n_pending = 0;
+	prof_reset_locked(pc);
 }
 
 void profiler_prepare(CUcontext ctx)
@@ -411,14 +555,28 @@ void profiler_prepare(CUcontext ctx)
 	pthread_mutex_unlock(&prof_mu);
 }
 
+void profiler_sync(void)
+{
+	if (coll_cfg.mode != COLL_METRICS)
+		return;
+	pthread_mutex_lock(&prof_mu);
+	for (size_t i = 0; i < prof_n_ctx; i++)
+		prof_decode_locked(&prof_ctxs[i], 1);
+	pthread_mutex_unlock(&prof_mu);
+}
+
 void profiler_on_context_destroy(CUcontext ctx)
 {
 	if (coll_cfg.mode != COLL_METRICS)
 		return;
 	pthread_mutex_lock(&prof_mu);
 	struct prof_ctx *pc = prof_find_locked(ctx, 0);
-	if (pc)
+	if (pc) {
+		/* the last chance for its ranges (the API callbacks of a reset
+		 * or destroy have decoded them already when there were any) */
+		prof_decode_locked(pc, 0);
 		prof_ctx_release_locked(pc);
+	}
 	pthread_mutex_unlock(&prof_mu);
 }
 
@@ -441,29 +599,24 @@ int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal)
 	if (!pc || pc->failed)
 		goto no;
 	if (!pc->enabled) {
-		if (prof_ctx_enable_locked(pc) != 0 || prof_set_config_locked(pc) != 0) {
+		if (prof_ctx_enable_locked(pc) != 0) {
 			pc->enabled = pc->obj != NULL;
 			prof_ctx_release_locked(pc);
 			goto no;
 		}
 		pc->enabled = 1;
+		if (prof_reset_locked(pc) != 0)
+			goto no;
 	}
+	if (pc->n_pending >= prof_batch) /* a smaller batch since (mismatch) */
+		prof_decode_locked(pc, 0);
+	if (prof_off || pc->failed)
+		goto no;
 	CUpti_RangeProfiler_Start_Params st = { .structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE };
 	st.pRangeProfilerObject = pc->obj;
 	CUptiResult r = cuptiRangeProfilerStart(&st);
 	if (r != CUPTI_SUCCESS) {
-		/* the counter data image was re-initialized: configure again once */
-		if (prof_set_config_locked(pc) == 0)
-			r = cuptiRangeProfilerStart(&st);
-	}
-	if (r != CUPTI_SUCCESS) {
-		if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
-			coll_error("insufficient_privileges", (int)r,
-				   "GPU performance counters are not permitted for this user; no "
-				   "metrics, trace only");
-		else
-			coll_check(r, "cuptiRangeProfilerStart", "no metrics for this context");
-		prof_ctx_release_locked(pc);
+		prof_fail_locked(r, "cuptiRangeProfilerStart");
 		goto no;
 	}
 	prof_active = pc;
@@ -473,21 +626,14 @@ no:
 	return 0;
 }
 
-static void prof_launch_error(CUptiResult r, const char *what)
-{
-	if (prof_errs_launch++ < PROF_ERR_MAX)
-		coll_check(r, what, "this launch has no metric values");
-}
-
 void profiler_launch_exit(CUcontext ctx, int64_t ordinal)
 {
 	struct prof_ctx *pc = prof_active;
-	int ok = 0;
 	CUptiResult r;
 
 	(void)ctx;
 	prof_active = NULL;
-	if (!pc) {
+	if (!pc || prof_off || pc->failed) {
 		pthread_mutex_unlock(&prof_mu);
 		launch_set_values(ordinal, NULL);
 		return;
@@ -495,65 +641,15 @@ void profiler_launch_exit(CUcontext ctx, int64_t ordinal)
 	CUpti_RangeProfiler_Stop_Params sp = { .structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE };
 	sp.pRangeProfilerObject = pc->obj;
 	if ((r = cuptiRangeProfilerStop(&sp)) != CUPTI_SUCCESS) {
-		prof_launch_error(r, "cuptiRangeProfilerStop");
-		goto out;
-	}
-	CUpti_RangeProfiler_DecodeData_Params dd = { .structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE };
-	dd.pRangeProfilerObject = pc->obj;
-	if ((r = cuptiRangeProfilerDecodeData(&dd)) != CUPTI_SUCCESS) {
-		prof_launch_error(r, "cuptiRangeProfilerDecodeData");
-		goto reinit;
-	}
-	CUpti_RangeProfiler_GetCounterDataInfo_Params gi = { .structSize = CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE };
-	gi.pCounterDataImage = pc->counter;
-	gi.counterDataImageSize = pc->counter_size;
-	if ((r = cuptiRangeProfilerGetCounterDataInfo(&gi)) != CUPTI_SUCCESS) {
-		prof_launch_error(r, "cuptiRangeProfilerGetCounterDataInfo");
-		goto reinit;
-	}
-	if (gi.numTotalRanges < 1) {
-		if (prof_errs_launch++ < PROF_ERR_MAX)
-			coll_error("range_dropped", -1,
-				   "launch %lld: the profiler returned no range (%zu dropped); no "
-				   "metric values for it", (long long)ordinal, dd.numOfRangeDropped);
-		goto reinit;
-	}
-	for (size_t i = 0; i < coll_cfg.n_metrics; i++)
-		prof_values[i] = NAN;
-	CUpti_Profiler_Host_EvaluateToGpuValues_Params ev = { .structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE };
-	ev.pHostObject = pc->host;
-	ev.pCounterDataImage = pc->counter;
-	ev.counterDataImageSize = pc->counter_size;
-	ev.rangeIndex = gi.numTotalRanges - 1;
-	ev.ppMetricNames = (const char **)coll_cfg.metrics;
-	ev.numMetrics = coll_cfg.n_metrics;
-	ev.pMetricValues = prof_values;
-	if ((r = cuptiProfilerHostEvaluateToGpuValues(&ev)) != CUPTI_SUCCESS) {
-		prof_launch_error(r, "cuptiProfilerHostEvaluateToGpuValues");
-		goto reinit;
-	}
-	ok = 1;
-reinit: {
-	CUpti_RangeProfiler_CounterDataImage_Initialize_Params ci = { .structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE };
-	ci.pRangeProfilerObject = pc->obj;
-	ci.counterDataSize = pc->counter_size;
-	ci.pCounterData = pc->counter;
-	if ((r = cuptiRangeProfilerCounterDataImageInitialize(&ci)) != CUPTI_SUCCESS)
-		prof_launch_error(r, "cuptiRangeProfilerCounterDataImageInitialize");
-}
-out:
-	/* copy out under the lock; launch.c takes its own */
-	if (ok) {
-		double *v = malloc(coll_cfg.n_metrics * sizeof(double) + 1);
-		if (v)
-			memcpy(v, prof_values, coll_cfg.n_metrics * sizeof(double));
-		pthread_mutex_unlock(&prof_mu);
-		launch_set_values(ordinal, v);
-		free(v);
-	} else {
+		prof_fail_locked(r, "cuptiRangeProfilerStop");
 		pthread_mutex_unlock(&prof_mu);
 		launch_set_values(ordinal, NULL);
+		return;
 	}
+	pc->pending[pc->n_pending++] = ordinal;
+	if (pc->n_pending >= prof_batch)
+		prof_decode_locked(pc, 0);
+	pthread_mutex_unlock(&prof_mu);
 }
 
 int profiler_usable(void)
@@ -571,6 +667,8 @@ void profiler_finish(void)
 	if (coll_cfg.mode != COLL_METRICS)
 		return;
 	pthread_mutex_lock(&prof_mu);
+	for (size_t i = 0; i < prof_n_ctx; i++)
+		prof_decode_locked(&prof_ctxs[i], 1);
 	for (size_t i = 0; i < prof_n_ctx; i++) {
 		if (!prof_ctxs[i].failed || prof_ctxs[i].enabled)
 			prof_ctx_release_locked(&prof_ctxs[i]);

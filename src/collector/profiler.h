@@ -1,7 +1,7 @@
 /*
  * profiler.h: metrics mode, the CUPTI 13 Range Profiler with one range per
  * selected kernel launch (started in the launch callback's enter, stopped
- * and decoded in its exit).
+ * in its exit), decoded in batches.
  */
 #ifndef KGATE_COLL_PROFILER_H
 #define KGATE_COLL_PROFILER_H
@@ -21,6 +21,9 @@ int profiler_init(void);
  * before the header is written.  Driver calls are safe there, unlike in
  * resource callbacks. */
 void profiler_prepare(CUcontext ctx);
+/* Decode every context's waiting ranges now (before a reset or context
+ * destroy, from its API entry). */
+void profiler_sync(void);
 /* The context is about to be destroyed. */
 void profiler_on_context_destroy(CUcontext ctx);
 /* Launch enter: does the filter select this launch?  If so a range is

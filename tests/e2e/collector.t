@@ -289,7 +289,7 @@ CUptiResult CUPTIAPI cuptiProfilerGetCounterAvailability(CUpti_Profiler_GetCount
 }
 /* The host API: a metric is unknown when its name has "bogus"; a set with
  * a name holding "multi" takes 2 passes. */
-static int host_obj, host_multi, stops;
+static int host_obj, host_multi, stops, img_base; /* img_base: stops before the image's first range */
 CUptiResult CUPTIAPI cuptiProfilerHostInitialize(CUpti_Profiler_Host_Initialize_Params *p) { p->pHostObject = (CUpti_Profiler_Host_Object *)&host_obj; host_multi = 0; return CUPTI_SUCCESS; }
 CUptiResult CUPTIAPI cuptiProfilerHostDeinitialize(CUpti_Profiler_Host_Deinitialize_Params *p) { (void)p; return CUPTI_SUCCESS; }
 CUptiResult CUPTIAPI cuptiProfilerHostGetMetricProperties(CUpti_Profiler_Host_GetMetricProperties_Params *p) { return strstr(p->pMetricName, "bogus") ? CUPTI_ERROR_INVALID_METRIC_NAME : CUPTI_SUCCESS; }
@@ -303,18 +303,19 @@ CUptiResult CUPTIAPI cuptiProfilerHostConfigAddMetrics(CUpti_Profiler_Host_Confi
 CUptiResult CUPTIAPI cuptiProfilerHostGetConfigImageSize(CUpti_Profiler_Host_GetConfigImageSize_Params *p) { p->configImageSize = 8; return CUPTI_SUCCESS; }
 CUptiResult CUPTIAPI cuptiProfilerHostGetConfigImage(CUpti_Profiler_Host_GetConfigImage_Params *p) { memset(p->pConfigImage, host_multi, p->configImageSize); return CUPTI_SUCCESS; }
 CUptiResult CUPTIAPI cuptiProfilerHostGetNumOfPasses(CUpti_Profiler_Host_GetNumOfPasses_Params *p) { p->numOfPasses = p->pConfigImage[0] ? 2 : 1; return CUPTI_SUCCESS; }
-/* value of metric i in the k-th profiled launch (from 1): 100 k + i */
+/* value of metric i in the k-th profiled launch (from 1): 100 k + i; the
+ * image holds the ranges since its initialization, one per start/stop */
 CUptiResult CUPTIAPI cuptiProfilerHostEvaluateToGpuValues(CUpti_Profiler_Host_EvaluateToGpuValues_Params *p)
 {
 	for (size_t i = 0; i < p->numMetrics; i++)
-		p->pMetricValues[i] = 100.0 * stops + (double)i;
+		p->pMetricValues[i] = 100.0 * (double)(img_base + (int)p->rangeIndex + 1) + (double)i;
 	return CUPTI_SUCCESS;
 }
 static int rp_obj;
 CUptiResult CUPTIAPI cuptiRangeProfilerEnable(CUpti_RangeProfiler_Enable_Params *p) { p->pRangeProfilerObject = (CUpti_RangeProfiler_Object *)&rp_obj; return CUPTI_SUCCESS; }
 CUptiResult CUPTIAPI cuptiRangeProfilerDisable(CUpti_RangeProfiler_Disable_Params *p) { (void)p; return CUPTI_SUCCESS; }
 CUptiResult CUPTIAPI cuptiRangeProfilerGetCounterDataSize(CUpti_RangeProfiler_GetCounterDataSize_Params *p) { p->counterDataSize = 64; return CUPTI_SUCCESS; }
-CUptiResult CUPTIAPI cuptiRangeProfilerCounterDataImageInitialize(CUpti_RangeProfiler_CounterDataImage_Initialize_Params *p) { memset(p->pCounterData, 0, p->counterDataSize); return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiRangeProfilerCounterDataImageInitialize(CUpti_RangeProfiler_CounterDataImage_Initialize_Params *p) { memset(p->pCounterData, 0, p->counterDataSize); img_base = stops; return CUPTI_SUCCESS; }
 CUptiResult CUPTIAPI cuptiRangeProfilerSetConfig(CUpti_RangeProfiler_SetConfig_Params *p) { (void)p; return CUPTI_SUCCESS; }
 CUptiResult CUPTIAPI cuptiRangeProfilerStart(CUpti_RangeProfiler_Start_Params *p) { (void)p; return CUPTI_SUCCESS; }
 CUptiResult CUPTIAPI cuptiRangeProfilerStop(CUpti_RangeProfiler_Stop_Params *p)
@@ -326,7 +327,7 @@ CUptiResult CUPTIAPI cuptiRangeProfilerStop(CUpti_RangeProfiler_Stop_Params *p)
 	return CUPTI_SUCCESS;
 }
 CUptiResult CUPTIAPI cuptiRangeProfilerDecodeData(CUpti_RangeProfiler_DecodeData_Params *p) { p->numOfRangeDropped = 0; return CUPTI_SUCCESS; }
-CUptiResult CUPTIAPI cuptiRangeProfilerGetCounterDataInfo(CUpti_RangeProfiler_GetCounterDataInfo_Params *p) { p->numTotalRanges = 1; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiRangeProfilerGetCounterDataInfo(CUpti_RangeProfiler_GetCounterDataInfo_Params *p) { p->numTotalRanges = (size_t)(stops - img_base); return CUPTI_SUCCESS; }
 #define NS(f, t) CUptiResult CUPTIAPI f(t *p) { (void)p; return CUPTI_ERROR_NOT_SUPPORTED; }
 NS(cuptiProfilerHostGetBaseMetrics, CUpti_Profiler_Host_GetBaseMetrics_Params)
 CEOF
