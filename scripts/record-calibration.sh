@@ -15,8 +15,6 @@ OUT=${1:?give an output directory}
 ROUNDS=${ROUNDS:-8}
 B=build/benchmarks
 COLL=$PWD/build/libkgate-collector.so
-LIBDIR=/usr/local/cuda/targets/x86_64-linux/lib
-CUPTI=$(find "$LIBDIR" -maxdepth 1 -name 'libcupti.so.*' | sort | tail -1)
 BENCH=(
 	"stream_triad|$B/stream --n 16777216"
 	"matmul_tiled|$B/matmul --variant tiled --n 1024"
@@ -39,7 +37,7 @@ for ((r = 0; r < ROUNDS; r++)); do
 		dir=$OUT/calib/$name/$l
 		mkdir -p "$dir"
 		# shellcheck disable=SC2086
-		if ! env CUDA_INJECTION64_PATH="$COLL" NVTX_INJECTION64_PATH="$CUPTI" KGATE_MODE=trace \
+		if ! env CUDA_INJECTION64_PATH="$COLL" NVTX_INJECTION64_PATH="$COLL" KGATE_MODE=trace \
 			KGATE_RECORDS="$dir/$r.%p.jsonl" timeout 60 $cmd --extra-work "$l" \
 			>>"$OUT/calib.log" 2>&1; then
 			fails=$((fails + 1))

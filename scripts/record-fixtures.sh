@@ -66,7 +66,7 @@ record() { # mode side repeat name argv...
 	local dir=$OUT/suite/$mode/$side
 	mkdir -p "$dir"
 	echo "== $mode $side $r $name: $*" >>"$LOG"
-	if ! env CUDA_INJECTION64_PATH="$COLL" NVTX_INJECTION64_PATH="$CUPTI" \
+	if ! env CUDA_INJECTION64_PATH="$COLL" NVTX_INJECTION64_PATH="$COLL" \
 		KGATE_MODE="$mode" KGATE_RECORDS="$dir/$name.$r.%p.jsonl" \
 		timeout 120 "$@" >>"$LOG" 2>&1; then
 		fails=$((fails + 1))

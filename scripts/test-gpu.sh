@@ -78,7 +78,7 @@ under_collector() {
 	local mode=$1 tag=$2
 	shift 2
 	rm -f "$OUTDIR/$tag".*.jsonl
-	env CUDA_INJECTION64_PATH="$COLL" NVTX_INJECTION64_PATH="$CUPTI_LIB" \
+	env CUDA_INJECTION64_PATH="$COLL" NVTX_INJECTION64_PATH="$COLL" \
 		KGATE_MODE="$mode" KGATE_RECORDS="$OUTDIR/$tag.%p.jsonl" "$@" \
 		>"$OUTDIR/$tag.stdout" 2>"$OUTDIR/$tag.stderr"
 	RC=$?
@@ -203,23 +203,9 @@ fi
 
 # ---- 5. PyTorch ----------------------------------------------------------
 if "$PY" -c 'import torch; assert torch.cuda.is_available()' >/dev/null 2>&1; then
-	# PyTorch may load the libcupti of its nvidia-cuda-cupti wheel at import;
-	# the collector then binds to that copy, and NVTX must name the same file
-	TORCH_CUPTI=$("$PY" - <<'PYEOF' 2>/dev/null
-import glob, os
-try:
-    import nvidia.cuda_cupti as m
-    d = os.path.join(list(m.__path__)[0], "lib")
-    print(sorted(glob.glob(os.path.join(d, "libcupti.so*")))[0])
-except Exception:
-    pass
-PYEOF
-)
-	log "torch: NVTX_INJECTION64_PATH=${TORCH_CUPTI:-$CUPTI_LIB}"
-	CUPTI_LIB_SAVED=$CUPTI_LIB
-	CUPTI_LIB=${TORCH_CUPTI:-$CUPTI_LIB}
+	# PyTorch loads the libcupti of its own wheel at import; the collector
+	# binds to that copy and, named as NVTX's library, hands NVTX to it
 	under_collector trace torch "$PY" "$ROOT/tests/gpu/torch_step.py" 3
-	CUPTI_LIB=$CUPTI_LIB_SAVED
 	result "torch: exits 0" "$([ $RC -eq 0 ] && echo PASS || echo FAIL)" "exit $RC"
 	TORCH=$(one_file 'torch.*.jsonl') || TORCH=
 	if [ -n "$TORCH" ]; then

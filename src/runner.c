@@ -19,7 +19,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <glob.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -227,59 +226,18 @@ char *runner_find_collector(void)
 	return NULL;
 }
 
-/* The best libcupti.so* in dir: libcupti.so itself, else the last by name. */
-static char *cupti_in(const char *dir)
-{
-	char *exact = xasprintf("%s/libcupti.so", dir);
-	if (is_file(exact))
-		return exact;
-	free(exact);
-	char *pat = xasprintf("%s/libcupti.so.*", dir);
-	glob_t g;
-	char *found = NULL;
-	if (glob(pat, 0, NULL, &g) == 0) {
-		for (size_t i = g.gl_pathc; i-- > 0 && !found;)
-			if (is_file(g.gl_pathv[i]))
-				found = xstrdup(g.gl_pathv[i]);
-		globfree(&g);
-	}
-	free(pat);
-	return found;
-}
-
+/*
+ * The library NVTX_INJECTION64_PATH names: $KGATE_CUPTI when set (a libcupti
+ * of the user's choice), else the collector itself, whose NVTX entry point
+ * hands NVTX to whichever libcupti the process bound (PyTorch loads its own).
+ */
 char *runner_find_cupti(const char *collector)
 {
 	const char *env = getenv("KGATE_CUPTI");
 
 	if (env && env[0])
 		return is_file(env) ? xstrdup(env) : NULL;
-	if (collector) {
-		char *dir = xstrdup(collector), *slash = strrchr(dir, '/');
-		char *found = NULL;
-		if (slash) {
-			*slash = '\0';
-			found = cupti_in(dir[0] ? dir : "/");
-		}
-		free(dir);
-		if (found)
-			return found;
-	}
-	const char *cuda = getenv("CUDA_HOME");
-	const char *dirs[] = { "/usr/local/cuda/targets/x86_64-linux/lib",
-			       "/usr/local/cuda/extras/CUPTI/lib64" };
-	if (cuda && cuda[0]) {
-		char *d = xasprintf("%s/targets/x86_64-linux/lib", cuda);
-		char *found = cupti_in(d);
-		free(d);
-		if (found)
-			return found;
-	}
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		char *found = cupti_in(dirs[i]);
-		if (found)
-			return found;
-	}
-	return NULL;
+	return collector ? xstrdup(collector) : NULL;
 }
 
 /* ---- signals ------------------------------------------------------------ */

@@ -35,8 +35,7 @@ int suiterun_init(struct kg_suiterun *sr)
 		return KG_EXIT_RUNTIME;
 	sr->cupti = runner_find_cupti(sr->collector);
 	if (!sr->cupti)
-		kg_warn("no libcupti.so found next to the collector or in the CUDA install; "
-			"NVTX ranges will not be recorded (set KGATE_CUPTI to its path)");
+		kg_warn("KGATE_CUPTI names no file; NVTX ranges will not be recorded");
 	const char *tmp = getenv("TMPDIR");
 	char *tmpl = xasprintf("%s/kgate-run.XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
 	if (!mkdtemp(tmpl)) {

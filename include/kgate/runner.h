@@ -79,8 +79,9 @@ const char *runner_last_lines(const char *text, int n);
  */
 char *runner_find_collector(void);
 
-/* A libcupti.so for NVTX_INJECTION64_PATH: $KGATE_CUPTI, next to the
- * collector, or in the CUDA install.  malloc'd, or NULL (quietly). */
+/* The library for NVTX_INJECTION64_PATH: $KGATE_CUPTI when set, else the
+ * collector (it forwards NVTX to the libcupti it is bound to).  malloc'd, or
+ * NULL (quietly) when $KGATE_CUPTI names no file. */
 char *runner_find_cupti(const char *collector);
 
 /*

@@ -605,13 +605,14 @@ static int coll_subscribe(void)
 	return 0;
 }
 
-/* NVTX ranges reach this CUPTI only when NVTX_INJECTION64_PATH names the
+/* NVTX ranges reach this CUPTI only when NVTX_INJECTION64_PATH names this
+ * library (which forwards them, see InitializeInjectionNvtx2 below) or the
  * libcupti this process uses (PyTorch may load its own copy first). */
 static void coll_check_nvtx_path(void)
 {
 	const char *nv = getenv("NVTX_INJECTION64_PATH");
-	Dl_info info;
-	char *a, *b;
+	Dl_info info, self;
+	char *a, *b, *c = NULL;
 
 	if (!nv || !*nv)
 		return; /* a program without NVTX ranges needs none */
@@ -619,6 +620,15 @@ static void coll_check_nvtx_path(void)
 		return;
 	a = realpath(nv, NULL);
 	b = realpath(info.dli_fname, NULL);
+	if (dladdr((void *)coll_check_nvtx_path, &self) && self.dli_fname)
+		c = realpath(self.dli_fname, NULL);
+	if (a && c && strcmp(a, c) == 0) {
+		free(a);
+		free(b);
+		free(c);
+		return;
+	}
+	free(c);
 	if (a && b && strcmp(a, b) != 0)
 		coll_error("nvtx_mismatch", -1,
 			   "NVTX_INJECTION64_PATH names %s but this process uses %s; NVTX ranges "
@@ -739,4 +749,39 @@ int InitializeInjection(void)
 	}
 	trace_init();
 	return 1;
+}
+
+/*
+ * The NVTX entry point, for NVTX_INJECTION64_PATH naming this library (what
+ * kgate run sets).  NVTX calls it at the process's first NVTX call, which
+ * may come before the first CUDA call: the collector starts here, so that
+ * ranges opened before cuInit are on the threads' stacks, and then hands
+ * NVTX over to the libcupti this library is bound to, which turns NVTX calls
+ * into the callbacks nvtx.c follows.  Whichever copy of libcupti the process
+ * loaded first (PyTorch loads the one of its own wheel), its ranges reach
+ * the copy the collector subscribed to.  Returns libcupti's answer; 0 (NVTX
+ * then turns its calls into no-ops) when no libcupti entry point is found.
+ */
+typedef const void *(*coll_nvtx_export_fn)(uint32_t table_id);
+
+__attribute__((visibility("default"))) int InitializeInjectionNvtx2(coll_nvtx_export_fn get_table);
+
+int InitializeInjectionNvtx2(coll_nvtx_export_fn get_table)
+{
+	int (*cupti_init)(coll_nvtx_export_fn) = NULL;
+	Dl_info info = { 0 };
+	void *h = NULL;
+
+	(void)InitializeInjection();
+	if (dladdr((void *)cuptiGetVersion, &info) && info.dli_fname)
+		h = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+	if (h)
+		*(void **)&cupti_init = dlsym(h, "InitializeInjectionNvtx2");
+	if (!cupti_init || cupti_init == InitializeInjectionNvtx2) {
+		coll_error("nvtx_unavailable", -1,
+			   "the libcupti in use (%s) has no NVTX entry point; kernels carry no NVTX path",
+			   info.dli_fname ? info.dli_fname : "?");
+		return 0;
+	}
+	return cupti_init(get_table);
 }

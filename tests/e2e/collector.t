@@ -13,10 +13,10 @@ CC=${CC:-cc}
 ok "the collector library exists" test -f "$COLL"
 
 syms=$(nm -D --defined-only "$COLL" | awk '{print $3}')
-for s in InitializeInjection kgate_metrics_list kgate_metrics_passes kgate_metrics_default; do
+for s in InitializeInjection InitializeInjectionNvtx2 kgate_metrics_list kgate_metrics_passes kgate_metrics_default; do
 	like "$syms" "^$s\$" "exports $s"
 done
-unlike "$(printf '%s\n' "$syms" | grep -v -E '^(InitializeInjection|kgate_metrics_[a-z]+|_init|_fini|_edata|_end|__bss_start)$')" . \
+unlike "$(printf '%s\n' "$syms" | grep -v -E '^(InitializeInjection|InitializeInjectionNvtx2|kgate_metrics_[a-z]+|_init|_fini|_edata|_end|__bss_start)$')" . \
 	"exports nothing else"
 needed=$(readelf -d "$COLL" | sed -n 's/.*NEEDED.*\[\(.*\)\].*/\1/p')
 like "$needed" "^libcupti\.so" "links libcupti"
@@ -189,6 +189,7 @@ cat >"$T/fake/fake_cupti.c" <<'CEOF'
 #include <cupti_profiler_target.h>
 #include <cupti_range_profiler.h>
 #include <cupti_target.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -205,6 +206,16 @@ int fake_callback(CUpti_CallbackDomain d, CUpti_CallbackId id, const void *data)
 		return -1;
 	cb(NULL, d, id, data);
 	return 0;
+}
+
+/* NVTX's entry point: says what the collector handed over. */
+typedef const void *(*nvtx_get_fn)(uint32_t);
+int InitializeInjectionNvtx2(nvtx_get_fn get);
+int InitializeInjectionNvtx2(nvtx_get_fn get)
+{
+	const char *t = get ? (const char *)get(42) : NULL;
+	printf("fake-cupti: NVTX handed over, table %s\n", t ? t : "missing");
+	return 1;
 }
 
 void fake_kernel(const char *name, uint32_t corr, uint64_t start, uint64_t end, int gx, int bx);
@@ -343,6 +354,7 @@ cat >"$T/fake/fake_app.c" <<'CEOF'
 #include <sys/wait.h>
 #include <unistd.h>
 #include <stdio.h>
+#include <string.h>
 #include <wchar.h>
 
 typedef int (*cb_fn)(CUpti_CallbackDomain, CUpti_CallbackId, const void *);
@@ -379,6 +391,10 @@ static void launch(uint32_t corr, const char *sym)
 	api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_API_EXIT, corr + 1, sym);
 	api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_API_EXIT, corr, sym);
 }
+static const void *get_table(uint32_t id)
+{
+	return id == 42 ? "42" : NULL;
+}
 static void *worker(void *u)
 {
 	(void)u;
@@ -397,6 +413,20 @@ int main(int argc, char **argv)
 	kern_fn kernel = (kern_fn)dlsym(c, "fake_kernel");
 	int (*init)(void) = (int (*)(void))dlsym(h, "InitializeInjection");
 	if (!fire || !kernel || !init) { fprintf(stderr, "fake_app: symbols missing\n"); return 3; }
+	if (argc > 2 && !strcmp(argv[2], "nvtx-first")) {
+		/* NVTX_INJECTION64_PATH names the collector: a range opened
+		 * before cuInit, then one launch in it */
+		int (*ninit)(const void *(*)(uint32_t)) =
+			(int (*)(const void *(*)(uint32_t)))dlsym(h, "InitializeInjectionNvtx2");
+		if (!ninit) { fprintf(stderr, "fake_app: no InitializeInjectionNvtx2\n"); return 3; }
+		printf("nvtx=%d\n", ninit(get_table));
+		push("early");
+		printf("init=%d\n", init());
+		launch(10, "_Z5saxpyifPKfPf");
+		pop();
+		kernel("_Z5saxpyifPKfPf", 10, 1000, 4300, 4, 256);
+		return 0;
+	}
 	printf("init=%d\n", init());
 	if (argc > 2)
 		return 0; /* only the injection */
@@ -543,6 +573,18 @@ rm -f "$T"/fake/r.*.jsonl
 fake NVTX_INJECTION64_PATH="$T/fake/libcupti.so.13" "$T/fake/app" "$COLL" only-init
 f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
 unlike "$(cat "$f")" '"type":"error"' "the same file: no error"
+
+# NVTX_INJECTION64_PATH naming the collector (what kgate run sets): NVTX's
+# first call, before cuInit, starts the collector and is handed over to the
+# libcupti it is bound to; a range opened then is on the kernel's path.
+rm -f "$T"/fake/r.*.jsonl
+fake NVTX_INJECTION64_PATH="$COLL" "$T/fake/app" "$COLL" nvtx-first
+like "$out" "^fake-cupti: NVTX handed over, table 42" "the collector forwards NVTX's init to libcupti, with NVTX's table"
+like "$out" "^nvtx=1" "and returns libcupti's answer"
+like "$out" "^init=1" "the driver's later InitializeInjection finds the collector running"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+like "$(cat "$f")" '"type":"kernel".*"nvtx":"early"' "a range opened before the first CUDA call names the kernel"
+unlike "$(cat "$f")" '"type":"error"' "the collector as NVTX's library: no nvtx_mismatch"
 
 # metrics mode: the stand-in's profiler gives metric i of the k-th profiled
 # launch the value 100 k + i.  The filter is a regex on the demangled name

@@ -129,7 +129,7 @@ is "$(sqlite3 "$DB" "SELECT gpu_name || '/' || gpu_uuid || '/' || gpu_chip || '/
 is "$(sort -u "$T/alpha.log" | grep -c .)" 6 "the same environment every time"
 like "$(cat "$T/alpha.log")" "^pwd=$T\$" "workdir defaults to the suite file's directory"
 like "$(cat "$T/alpha.log")" "^inj=$KGATE_COLLECTOR\$" "CUDA_INJECTION64_PATH is the collector"
-like "$(cat "$T/alpha.log")" "^nvtx=$KGATE_CUPTI\$" "NVTX_INJECTION64_PATH is libcupti"
+like "$(cat "$T/alpha.log")" "^nvtx=$KGATE_CUPTI\$" "NVTX_INJECTION64_PATH is $KGATE_CUPTI when set"
 like "$(cat "$T/alpha.log")" "^mode=trace\$" "KGATE_MODE from the collector section"
 like "$(cat "$T/alpha.log")" "^my=x y\$" "the benchmark's env is passed"
 like "$(cat "$T/alpha.log")" "^args=--size 64\$" "argv passed as given"
@@ -148,6 +148,9 @@ run "$KGATE" run -c "$T/wd.yaml" --db "$DB" --commit c2
 is "$rc" 0 "suite with a workdir runs"
 like "$(cat "$T/wd.log")" "^pwd=$T/work\$" "workdir is relative to the suite file"
 like "$(cat "$T/wd.log")" "^mode=metrics\$" "metrics mode passed on"
+rm -f "$T/wd.log"
+run env -u KGATE_CUPTI "$KGATE" run -c "$T/wd.yaml" --db "$T/nv.db" --commit c2b
+like "$(cat "$T/wd.log")" "^nvtx=$KGATE_COLLECTOR\$" "without KGATE_CUPTI, NVTX_INJECTION64_PATH is the collector (it forwards NVTX)"
 
 # --- --only and --quick ---
 run "$KGATE" run -c "$T/suite.yaml" --db "$DB" --commit c3 --only '^b'

@@ -14,8 +14,6 @@ mkdir -p "$OUT"
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 COLL=$ROOT/build/libkgate-collector.so
 LO=$ROOT/build/gpu/launch_overhead
-LIBDIR=/usr/local/cuda/targets/x86_64-linux/lib
-CUPTI=$(find "$LIBDIR" -maxdepth 1 -name 'libcupti.so.*' | sort | tail -1)
 NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 N=${N:-20000}
 DEFAULT_SET=gpu__time_duration.sum,sm__cycles_elapsed.max,smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__inst_executed.avg.pct_of_peak_sustained_elapsed,smsp__issue_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed
@@ -26,7 +24,7 @@ sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 coll() { # mode records-name cmd...
 	local mode=$1 name=$2
 	shift 2
-	env CUDA_INJECTION64_PATH="$COLL" NVTX_INJECTION64_PATH="$CUPTI" KGATE_MODE="$mode" \
+	env CUDA_INJECTION64_PATH="$COLL" NVTX_INJECTION64_PATH="$COLL" KGATE_MODE="$mode" \
 		KGATE_RECORDS="$OUT/$name.%p.jsonl" "$@"
 }
 us() { sed -n 's/.*us_per_launch \([0-9.]*\).*/\1/p'; }
