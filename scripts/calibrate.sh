@@ -15,7 +15,8 @@
 #          variation of gpu__time_duration.sum (path compute) within each
 #          process and across the per-process medians (sqlite3 + awk);
 #   aa     extra 0 against extra 0: every ordered pair of disjoint sets of
-#          K processes (-k, default 1 2 3); default thresholds;
+#          K processes (-k, default 1 2 3); with the default thresholds and
+#          with gpu__time_duration.sum at regression 1% (thr "1pct");
 #   ab     extra L (-l) against extra 0 with K processes a side (-a, default
 #          1 2): every pair of sets when there are at most 6 sets a side,
 #          else each base set against three head sets (every head set is
@@ -226,6 +227,7 @@ bench() {
 				disjoint "$a" "$c" || continue
 				[ "$MAX" -gt 0 ] && [ "$done_n" -ge "$MAX" ] && break 2
 				compare aa "$db" "$b" default "$THR_DEFAULT" 0 "$k" "$a" "$c"
+				compare aa "$db" "$b" 1pct "$THR_1PCT" 0 "$k" "$a" "$c"
 				done_n=$((done_n + 1))
 			done
 		done
@@ -334,14 +336,19 @@ function cdf(x, n, p,   i, pm, s) {
 	return s
 }'
 
-echo "### A/A: extra 0 against extra 0, disjoint process sets, default thresholds"
+for thr in default 1pct; do
+if [ "$thr" = default ]; then
+	echo "### A/A: extra 0 against extra 0, disjoint process sets, default thresholds"
+else
+	echo "### A/A: extra 0 against extra 0, disjoint process sets, gpu__time_duration.sum regression 1%"
+fi
 echo
 echo "Counts are kernel comparisons (one per check and NVTX path); the timing columns are gpu__time_duration.sum, the counter column any launch__* metric."
 echo
 echo "| benchmark | processes a side | checks | compute timing FAIL | compute INCONCLUSIVE | warmup timing FAIL | warmup INCONCLUSIVE | counter FAIL |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|"
-awk -F'\t' "$AWK_UB"'
-$1 == "aa" {
+awk -F'\t' -v thr="$thr" "$AWK_UB"'
+$1 == "aa" && $3 == thr {
 	g = $2 SUBSEP $5; if (!(g in seen)) { seen[g] = 1; order[++ng] = g }
 	if ($9 == "gpu__time_duration.sum") {
 		if ($8 == "compute") { n[g]++; N++; if ($10 == "FAIL") { cf[g]++; CF++ } if ($10 == "INCONCLUSIVE") { ci[g]++; CI++ } }
@@ -358,6 +365,7 @@ END {
 	printf "Compute timing INCONCLUSIVE: %d of %d; warmup timing INCONCLUSIVE: %d of %d.\n", CI, N, WI, NW
 }' "$RESULTS"
 echo
+done
 
 for thr in default 1pct; do
 	if [ "$thr" = default ]; then
