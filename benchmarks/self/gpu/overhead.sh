@@ -7,7 +7,9 @@
 # Needs build/libkgate-collector.so, build/gpu/launch_overhead (nvcc -O2
 # -arch=sm_90 benchmarks/self/gpu/launch_overhead.cu), ncu, and for the
 # PyTorch rows python3 with torch.  Prints one line per measurement; the
-# figures go to docs/PERFORMANCE.md by hand.
+# figures go to docs/PERFORMANCE.md by hand.  SKIP_MULTI=1 leaves out the
+# 9-pass comparison with ncu (about 50 s); TORCH_RUNS sets the PyTorch
+# rounds (default 2).
 set -u
 OUT=${1:?give an output directory}
 mkdir -p "$OUT"
@@ -46,16 +48,18 @@ for n in 1 100; do
 	a=$(now); "$NCU" --clock-control none --metrics gpu__time_duration.sum "$LO" "$n" >"$OUT/ncu_$n.txt" 2>&1; b=$(now)
 	echo "ncu, $n launches: $(sub "$a" "$b") s wall"
 done
-echo "== the same 9-pass metric set, 100 launches: kgate (kernel replay) vs ncu"
-a=$(now); coll metrics lo_multi env KGATE_METRICS="$MULTI_SET" "$LO" 100 >/dev/null; b=$(now)
-echo "kgate metrics, 9 passes, 100 launches: $(sub "$a" "$b") s wall"
-a=$(now); "$NCU" --clock-control none --metrics "$MULTI_SET" "$LO" 100 >"$OUT/ncu_multi.txt" 2>&1; b=$(now)
-echo "ncu, 9 passes, 100 launches: $(sub "$a" "$b") s wall"
+if [ -z "${SKIP_MULTI:-}" ]; then
+	echo "== the same 9-pass metric set, 100 launches: kgate (kernel replay) vs ncu"
+	a=$(now); coll metrics lo_multi env KGATE_METRICS="$MULTI_SET" "$LO" 100 >/dev/null; b=$(now)
+	echo "kgate metrics, 9 passes, 100 launches: $(sub "$a" "$b") s wall"
+	a=$(now); "$NCU" --clock-control none --metrics "$MULTI_SET" "$LO" 100 >"$OUT/ncu_multi.txt" 2>&1; b=$(now)
+	echo "ncu, 9 passes, 100 launches: $(sub "$a" "$b") s wall"
+fi
 
 if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
 	echo "== PyTorch training step (benchmarks/torch_step.py, mean ms per step from CUDA events)"
 	TS="$ROOT/benchmarks/torch_step.py"
-	for r in 1 2; do
+	for ((r = 1; r <= ${TORCH_RUNS:-2}; r++)); do
 		p=$(python3 "$TS" --iters 20 2>&1 | sed -n 's/.*mean_ms=\([0-9.]*\).*/\1/p')
 		t=$(coll trace torch_trace python3 "$TS" --iters 20 2>&1 | sed -n 's/.*mean_ms=\([0-9.]*\).*/\1/p')
 		a=$(now); m=$(coll metrics torch_metrics env KGATE_METRICS="$DEFAULT_SET" python3 "$TS" --iters 3 2>&1 | sed -n 's/.*mean_ms=\([0-9.]*\).*/\1/p'); b=$(now)
