@@ -32,4 +32,13 @@ extern const struct kg_cmd kg_commands[];
 /* 1 when argv holds -h or --help before any "--"; commands use it first. */
 int cmd_wants_help(int argc, char **argv);
 
+/*
+ * The one message for a bad option, after getopt_long() (with opterr = 0
+ * and an optstring that starts with ':') returned c, '?' or ':':
+ *   kgate: option '--db' needs a value
+ *   kgate: unknown option '--bogus'; see 'kgate check --help'
+ * Returns KG_EXIT_USAGE.
+ */
+int cmd_option_error(const char *cmd, int c, char **argv);
+
 #endif

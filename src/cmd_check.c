@@ -96,12 +96,8 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 				return KG_EXIT_USAGE;
 			}
 			break;
-		case ':':
-			kg_error("option '%s' needs a value", argv[optind - 1]);
-			return KG_EXIT_USAGE;
 		default:
-			kg_error("unknown option '%s'; see 'kgate check --help'", argv[optind - 1]);
-			return KG_EXIT_USAGE;
+			return cmd_option_error("check", c, argv);
 		}
 	}
 	if (optind < argc) {

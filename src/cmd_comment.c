@@ -93,7 +93,7 @@ int cmd_comment(int argc, char **argv)
 	int status = 0, strict = 0, print = 0, ch;
 	optind = 1;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'd': db = optarg; break;
 		case 'r': repo = optarg; break;
@@ -104,9 +104,7 @@ int cmd_comment(int argc, char **argv)
 		case 'b': body_file = optarg; break;
 		case 'P': print = 1; break;
 		default:
-			kg_error("comment: unknown or incomplete option '%s'; see 'kgate comment --help'",
-				 argv[optind - 1]);
-			return KG_EXIT_USAGE;
+			return cmd_option_error("comment", ch, argv);
 		}
 	}
 	if (optind < argc) {

@@ -162,7 +162,7 @@ int cmd_compare(int argc, char **argv)
 	}
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "c:t:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":c:t:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'B': dir[0] = optarg; break;
 		case 'H': dir[1] = optarg; break;
@@ -195,12 +195,7 @@ int cmd_compare(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return KG_EXIT_PASS;
 		default:
-			if (optopt && optopt != '?' && strchr("BHctdosf", optopt))
-				kg_error("option '%s' needs a value", argv[optind - 1]);
-			else
-				kg_error("unknown option '%s'", argv[optind - 1]);
-			fputs(usage_text, stderr);
-			return KG_EXIT_USAGE;
+			return cmd_option_error("compare", c, argv);
 		}
 	}
 	if (optind < argc) {

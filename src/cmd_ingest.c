@@ -90,7 +90,7 @@ int cmd_ingest(int argc, char **argv)
 	}
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': db = optarg; break;
 		case 'c': commit = optarg; break;
@@ -122,12 +122,7 @@ int cmd_ingest(int argc, char **argv)
 			rc = KG_EXIT_PASS;
 			goto out;
 		default:
-			if (optopt)
-				kg_error("option '-%c' %s", optopt, strchr("dcbrnBRlf", optopt) ?
-					 "needs a value" : "is not known");
-			else
-				kg_error("unknown or incomplete option '%s'", argv[optind - 1]);
-			fputs(usage_text, stderr);
+			rc = cmd_option_error("ingest", c, argv);
 			goto out;
 		}
 	}

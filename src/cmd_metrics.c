@@ -105,19 +105,12 @@ int cmd_metrics(int argc, char **argv)
 	}
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c': chip = optarg; break;
 		case 'f': format = optarg; break;
 		default:
-			if (optopt && strchr("cf", optopt))
-				kg_error("option '%s' needs a value", argv[optind - 1]);
-			else if (optopt)
-				kg_error("option '-%c' is not known", optopt);
-			else
-				kg_error("unknown option '%s'", argv[optind - 1]);
-			fputs(usage_text, stderr);
-			return KG_EXIT_USAGE;
+			return cmd_option_error("metrics", c, argv);
 		}
 	}
 	if (strcmp(format, "text") && strcmp(format, "json")) {

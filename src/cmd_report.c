@@ -157,7 +157,7 @@ int cmd_report(int argc, char **argv)
 	int ch;
 	optind = 1;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'd': db = optarg; break;
 		case 'b': o.branch = optarg; break;
@@ -191,9 +191,7 @@ int cmd_report(int argc, char **argv)
 			}
 			break;
 		default:
-			kg_error("report: unknown or incomplete option '%s'; see 'kgate report --help'",
-				 argv[optind - 1]);
-			return KG_EXIT_USAGE;
+			return cmd_option_error("report", ch, argv);
 		}
 	}
 	if (optind < argc) {

@@ -79,7 +79,7 @@ int cmd_run(int argc, char **argv)
 	}
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "c:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":c:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c': cfg = optarg; break;
 		case 'd': db = optarg; break;
@@ -94,12 +94,7 @@ int cmd_run(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return KG_EXIT_PASS;
 		default:
-			if (optopt && optopt != '?' && strchr("cdCbolf", optopt))
-				kg_error("option '%s' needs a value", argv[optind - 1]);
-			else
-				kg_error("unknown option '%s'", argv[optind - 1]);
-			fputs(usage_text, stderr);
-			return KG_EXIT_USAGE;
+			return cmd_option_error("run", c, argv);
 		}
 	}
 	if (optind < argc) {

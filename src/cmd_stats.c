@@ -417,7 +417,7 @@ int cmd_stats(int argc, char **argv)
 	}
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': db = optarg; break;
 		case 'c': commit = optarg; break;
@@ -426,14 +426,7 @@ int cmd_stats(int argc, char **argv)
 		case 'm': metric = optarg; break;
 		case 'f': format = optarg; break;
 		default:
-			if (optopt && strchr("dcrRmf", optopt))
-				kg_error("option '%s' needs a value", argv[optind - 1]);
-			else if (optopt)
-				kg_error("option '-%c' is not known", optopt);
-			else
-				kg_error("unknown option '%s'", argv[optind - 1]);
-			fputs(usage_text, stderr);
-			return KG_EXIT_USAGE;
+			return cmd_option_error("stats", c, argv);
 		}
 	}
 	if (optind < argc) {

@@ -5,6 +5,7 @@
  * the rest of argv; handles the few options that belong to kgate itself
  * (--help, --version) and "kgate help COMMAND".  Nothing else lives here.
  */
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -53,6 +54,21 @@ int cmd_wants_help(int argc, char **argv)
 			return 1;
 	}
 	return 0;
+}
+
+int cmd_option_error(const char *cmd, int c, char **argv)
+{
+	const char *word = optind > 0 ? argv[optind - 1] : "?";
+	char shortopt[3] = { '-', (char)optopt, '\0' };
+
+	/* a short option inside a cluster ("-vx") is named on its own */
+	if (optopt && strncmp(word, "--", 2) != 0)
+		word = shortopt;
+	if (c == ':')
+		kg_error("option '%s' needs a value", word);
+	else
+		kg_error("unknown option '%s'; see 'kgate %s --help'", word, cmd);
+	return KG_EXIT_USAGE;
 }
 
 int main(int argc, char **argv)

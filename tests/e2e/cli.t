@@ -24,4 +24,17 @@ for c in run compare ingest check report explain hook stats comment metrics; do
 	is "$rc" 0 "$c --help exits 0"
 	like "$out" "^usage: kgate $c" "$c --help prints its usage on stdout"
 done
+
+# One message for a bad option, from every command (hook takes subcommands).
+for c in run compare ingest check report explain stats comment metrics; do
+	run "$KGATE" "$c" --bogus
+	is "$rc" 2 "$c --bogus exits 2"
+	is "$err" "kgate: unknown option '--bogus'; see 'kgate $c --help'" "$c names the option and the help"
+done
+for c in run compare ingest check report explain stats comment; do
+	run "$KGATE" "$c" --db
+	is "$err" "kgate: option '--db' needs a value" "$c: a missing value is said as such"
+done
+run "$KGATE" run -vx
+is "$err" "kgate: unknown option '-x'; see 'kgate run --help'" "a short option in a cluster is named alone"
 done_testing
