@@ -121,7 +121,7 @@ is "$rc" 0 "a rate-limited request is retried and succeeds"
 gap=$($PY -c 'import json,sys
 r=[json.loads(l) for l in open(sys.argv[1])]; print("%.1f" % (r[1]["time"] - r[0]["time"]))' "$LOG")
 ok "Retry-After: 1 was honoured (waited $gap s)" $PY -c "import sys; sys.exit(0 if $gap >= 0.9 else 1)"
-is "$(reqs | head -n 2 | tr '\n' ';')" "GET /repos/o/n/issues/7/comments?per_page=100;GET /repos/o/n/issues/7/comments?per_page=100;" "the same request was sent again"
+is "$(reqs | sed -n 1,2p | tr '\n' ';')" "GET /repos/o/n/issues/7/comments?per_page=100;GET /repos/o/n/issues/7/comments?per_page=100;" "the same request was sent again"
 stop_server
 
 # --- 500 then 200: retried with backoff
