@@ -8,9 +8,11 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "kgate/kgate.h"
+#include "kgate/metricinfo.h"
 #include "kgate/util.h"
 
 const struct kg_cmd kg_commands[] = {
@@ -112,5 +114,14 @@ int main(int argc, char **argv)
 			kg_error("'%s' is not a kgate command; see 'kgate --help'", name);
 		return KG_EXIT_USAGE;
 	}
-	return c->fn(argc - 1, argv + 1);
+	int rc = c->fn(argc - 1, argv + 1);
+	/* Once libcupti and libnvperf_host were loaded (to check metric names),
+	 * their exit-time destructors are not kgate's to run: the command is
+	 * done, and its exit status must not depend on how they tear down. */
+	if (metricinfo_loaded()) {
+		if (fflush(NULL) != 0 && rc == KG_EXIT_PASS)
+			rc = KG_EXIT_RUNTIME;
+		_exit(rc);
+	}
+	return rc;
 }

@@ -435,3 +435,8 @@ int metricinfo_suggest(const char *chip, const char *metric, char **out, size_t 
 	free(base);
 	return (int)got;
 }
+
+int metricinfo_loaded(void)
+{
+	return lib.list != NULL;
+}

@@ -39,4 +39,7 @@ int metricinfo_suggest(const char *chip, const char *metric, char **out, size_t 
  * unless noted.  NULL-terminated. */
 extern const char *const metricinfo_derived[];
 
+/* 1 once the collector library (and with it libcupti) has been loaded. */
+int metricinfo_loaded(void);
+
 #endif
