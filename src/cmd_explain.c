@@ -328,12 +328,13 @@ static int merge_collected(struct kg_metricmap *m, const struct kg_sampleset *go
 		explain_map_free(&c);   /* the NVTX path may differ from the stored one's */
 		explain_map_from_set(got, it->bench, NULL, kernel, &c);
 	}
-	if (!c.n)
+	int found = c.n > 0;
+	if (!found)
 		kg_warn("the %s side's collected records have no launch of kernel '%s' of "
 			"benchmark '%s'", side_name[k], kernel, it->bench);
 	explain_map_merge(m, &c);
 	explain_map_free(&c);
-	return c.n > 0;
+	return found;
 }
 
 /*
