@@ -63,25 +63,6 @@ static uint64_t next_rand(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-/* The suite of one side: cfg relative to dir unless absolute. */
-static int load_side(const char *dir, const char *cfg, struct kg_suite **s)
-{
-	struct stat sb;
-
-	if (stat(dir, &sb) != 0) {
-		kg_error("cannot open '%s': %s", dir, strerror(errno));
-		return KG_EXIT_USAGE;
-	}
-	if (!S_ISDIR(sb.st_mode)) {
-		kg_error("cannot open '%s': not a directory", dir);
-		return KG_EXIT_USAGE;
-	}
-	char *path = cfg[0] == '/' ? xstrdup(cfg) : xasprintf("%s/%s", dir, cfg);
-	int rc = config_load_suite(path, s);
-	free(path);
-	return rc;
-}
-
 /* HEAD's SHA in dir, else the directory's name. */
 static char *side_commit(const char *dir, char **branch)
 {
@@ -219,7 +200,7 @@ int cmd_compare(int argc, char **argv)
 		have_re = 1;
 	}
 	for (int k = 0; k < 2; k++)
-		if ((rc = load_side(dir[k], cfg, &s[k])) != KG_EXIT_PASS)
+		if ((rc = suiterun_load_suite(dir[k], cfg, &s[k])) != KG_EXIT_PASS)
 			goto out;
 	if (tpath)
 		rc = config_load_thresholds(tpath, &t);

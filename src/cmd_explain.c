@@ -6,9 +6,19 @@
  * (check_pick_baseline); the gate names the failed kernels, a kernel
  * MISSING in head and one NEW in the same benchmark and NVTX path are
  * explained as one replaced by the other; explain.c does the analysis.
- * Collecting the missing counters on a GPU (--collect) is not built: the
- * command prints what to collect and how instead.
+ *
+ * When the stored runs lack the diagnostic counters, --collect runs the
+ * benchmark of each such kernel once more (no warmup, one repeat) under the
+ * collector in metrics mode, restricted to those kernels (a "regex:" of
+ * their exact names) and --launches launches, the head side from the suite
+ * of the current tree and, with --base-dir, the base side from that
+ * checkout's suite.  What was collected goes into a scratch database in the
+ * suiterun scratch directory, never into the user's database (a later
+ * "kgate check" would take it for the newest run), and fills the metrics
+ * the stored samples lack.  Without --collect the command prints what to
+ * collect and how.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -24,12 +34,16 @@
 #include "kgate/git.h"
 #include "kgate/kgate.h"
 #include "kgate/output.h"
+#include "kgate/runner.h"
 #include "kgate/store.h"
+#include "kgate/suiterun.h"
 #include "kgate/util.h"
 
 static const char usage_text[] =
 	"usage: kgate explain [--db PATH] [--commit SHA] [--baseline REF]\n"
-	"                     [--format text|markdown|json] [--pair BASE=HEAD]... [KERNEL...]\n"
+	"                     [--format text|markdown|json] [--pair BASE=HEAD]...\n"
+	"                     [--collect [-c kgate.yaml] [--base-dir DIR] [--launches N]]\n"
+	"                     [KERNEL...]\n"
 	"\n"
 	"Say why kernels regressed, from the counters stored for the head run and\n"
 	"its baseline (chosen as 'kgate check' chooses them): Nsight Compute's\n"
@@ -45,11 +59,22 @@ static const char usage_text[] =
 	"  --format F         text (default), markdown or json\n"
 	"  --pair B=H         explain base kernel B against head kernel H (any of\n"
 	"                     their mangled, demangled or base names)\n"
+	"  --collect          when the stored runs lack the diagnostic counters, run\n"
+	"                     the benchmarks of those kernels once more under the\n"
+	"                     collector in metrics mode, for those kernels only, and\n"
+	"                     explain from what they collected (not stored in --db)\n"
+	"  -c, --config FILE  with --collect: the suite of the head side (default\n"
+	"                     kgate.yaml)\n"
+	"  --base-dir DIR     with --collect: a checkout (built) of the baseline; its\n"
+	"                     suite (-c, relative to DIR) collects the base side too\n"
+	"                     (default: the base side has only what is stored)\n"
+	"  --launches N       with --collect: launches profiled per kernel (default 3)\n"
 	"  KERNEL             explain these kernels only\n"
 	"\n"
-	"When the stored runs lack the diagnostic counters, it names them and the\n"
-	"suite setting that collects them.  Exit status: 0 done; 2 bad usage or no\n"
-	"head run; 3 database error.\n";
+	"Without --collect, when the stored runs lack the diagnostic counters, it\n"
+	"names them and the suite setting that collects them.  Exit status: 0\n"
+	"done; 2 bad usage, suite or no head run; 3 a benchmark failed under\n"
+	"--collect, or a database error.\n";
 
 struct ex_args {
 	const char *db, *commit, *baseline;
@@ -58,6 +83,10 @@ struct ex_args {
 	size_t n_pairs;
 	char **kernels;
 	size_t n_kernels;
+	int collect;
+	const char *cfg, *base_dir;   /* cfg NULL: not given */
+	const char *launches_s;
+	long launches;
 };
 
 static int parse(int argc, char **argv, struct ex_args *a)
@@ -68,17 +97,25 @@ static int parse(int argc, char **argv, struct ex_args *a)
 		{ "baseline", required_argument, NULL, 'b' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "pair", required_argument, NULL, 'p' },
+		{ "collect", no_argument, NULL, 'X' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "base-dir", required_argument, NULL, 'B' },
+		{ "launches", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":c:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': a->db = optarg; break;
 		case 'C': a->commit = optarg; break;
 		case 'b': a->baseline = optarg; break;
+		case 'X': a->collect = 1; break;
+		case 'c': a->cfg = optarg; break;
+		case 'B': a->base_dir = optarg; break;
+		case 'L': a->launches_s = optarg; break;
 		case 'p':
 			if (!strchr(optarg, '=') || optarg[0] == '=' || !strchr(optarg, '=')[1]) {
 				kg_error("--pair needs BASE=HEAD, not '%s'", optarg);
@@ -104,6 +141,20 @@ static int parse(int argc, char **argv, struct ex_args *a)
 	}
 	a->kernels = argv + optind;
 	a->n_kernels = (size_t)(argc - optind);
+	if (!a->collect && (a->cfg || a->base_dir || a->launches_s)) {
+		kg_error("%s is an option of --collect; give --collect too",
+			 a->base_dir ? "--base-dir" : a->cfg ? "-c/--config" : "--launches");
+		return KG_EXIT_USAGE;
+	}
+	if (a->launches_s) {
+		char *end;
+		errno = 0;
+		a->launches = strtol(a->launches_s, &end, 10);
+		if (!a->launches_s[0] || *end || errno || a->launches < 1) {
+			kg_error("--launches '%s' is not a positive integer", a->launches_s);
+			return KG_EXIT_USAGE;
+		}
+	}
 	return KG_EXIT_PASS;
 }
 
@@ -122,9 +173,248 @@ static void advice(struct kg_buf *b, int md)
 		buf_adds(b, "```\n");
 }
 
+/* ---- --collect ---- */
+
+enum { BASE, HEAD };
+static const char *const side_name[2] = { "base", "head" };
+
+/* The kernel an item names on side k, and its demangled name in set. */
+static const char *item_kernel(const struct kg_explain_item *it, int k)
+{
+	return k == HEAD ? it->hk : it->bk;
+}
+
+static const char *demangled_of(const struct kg_sampleset *set, const char *bench,
+				const char *kernel)
+{
+	for (size_t i = 0; i < set->n; i++)
+		if (!strcmp(set->s[i].benchmark, bench) && !strcmp(set->s[i].kernel, kernel))
+			return set->s[i].demangled;
+	return NULL;
+}
+
+/* name with every POSIX ERE metacharacter escaped. */
+static void regex_quote(struct kg_buf *b, const char *name)
+{
+	for (const char *p = name; *p; p++) {
+		if (strchr(".[]()*+?{}|^$\\", *p))
+			buf_addc(b, '\\');
+		buf_addc(b, *p);
+	}
+}
+
+/* Add one alternative to "regex:^(a|b)$", unless it is there. */
+static void regex_alt(struct kg_buf *b, const char ***seen, size_t *n, const char *name)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp((*seen)[i], name))
+			return;
+	*seen = xrealloc(*seen, (*n + 1) * sizeof **seen);
+	(*seen)[(*n)++] = name;
+	buf_adds(b, *n > 1 ? "|" : "regex:^(");
+	regex_quote(b, name);
+}
+
+/*
+ * The "regex:" that matches exactly the kernels of benchmark bench that
+ * side k must collect: each one's mangled and demangled name (the collector
+ * matches the demangled name when it can demangle, else the mangled one).
+ */
+static char *kernel_regex(const struct kg_explain_item *it, size_t n, const int *need,
+			  int k, const char *bench, const struct kg_sampleset *set)
+{
+	struct kg_buf b = KG_BUF_INIT;
+	const char **seen = NULL;
+	size_t ns = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!need[i] || strcmp(it[i].bench, bench))
+			continue;
+		const char *m = item_kernel(&it[i], k), *d = demangled_of(set, bench, m);
+		regex_alt(&b, &seen, &ns, m);
+		if (d)
+			regex_alt(&b, &seen, &ns, d);
+	}
+	buf_adds(&b, ")$");
+	free(seen);
+	return b.s;
+}
+
+static const struct kg_benchmark *suite_bench(const struct kg_suite *s, const char *name)
+{
+	for (size_t i = 0; i < s->n_benchmarks; i++)
+		if (!strcmp(s->benchmarks[i].name, name))
+			return &s->benchmarks[i];
+	return NULL;
+}
+
+/* The benchmarks of the items side k needs, each once, in item order. */
+static const char **need_benches(const struct kg_explain_item *it, size_t n, const int *need,
+				 size_t *nb)
+{
+	const char **b = xcalloc(n ? n : 1, sizeof *b);
+
+	*nb = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t j;
+		if (!need[i])
+			continue;
+		for (j = 0; j < *nb && strcmp(b[j], it[i].bench); j++)
+			;
+		if (j == *nb)
+			b[(*nb)++] = it[i].bench;
+	}
+	return b;
+}
+
+/*
+ * Collect side k: run each needed benchmark once under the collector in
+ * metrics mode (the diagnostic metrics, the items' kernels, launches
+ * launches), store the records as one run in the scratch database sc, load
+ * them into *got.  0, or the exit status (the failure said).
+ */
+static int collect_side(struct kg_suiterun *sr, const struct kg_suite *s, int k,
+			const struct kg_explain_item *it, size_t n, const int *need,
+			const struct kg_sampleset *stored, long launches, const char *commit,
+			struct kg_store *sc, struct kg_sampleset *got)
+{
+	size_t nb = 0, nm = 0;
+	const char **benches = need_benches(it, n, need, &nb);
+	struct kg_recset *sets = xcalloc(nb ? nb : 1, sizeof *sets);
+	struct kg_run_info run = { .commit = xstrdup(commit), .label = xstrdup(side_name[k]) };
+	int rc = KG_EXIT_PASS;
+
+	while (explain_diagnostic_metrics[nm])
+		nm++;
+	char **metrics = xcalloc(nm + 1, sizeof *metrics);
+	for (size_t i = 0; i < nm; i++)
+		metrics[i] = xstrdup(explain_diagnostic_metrics[i]);
+	for (size_t i = 0; i < nb && rc == KG_EXIT_PASS; i++) {
+		char *re = kernel_regex(it, n, need, k, benches[i], stored);
+		struct kg_suite one = *s;
+		one.collector.mode = KG_MODE_METRICS;
+		one.collector.metrics = metrics;
+		one.collector.n_metrics = nm;
+		one.collector.kernels = re;
+		one.collector.launch_count = launches;
+		kg_note("collecting the diagnostic counters of benchmark '%s' (%s side)", benches[i],
+			side_name[k]);
+		rc = suiterun_once(sr, &one, suite_bench(s, benches[i]), side_name[k], 0, &sets[i]);
+		free(re);
+	}
+	if (rc == KG_EXIT_PASS)
+		rc = suiterun_store(sc, &run, benches, sets, nb, NULL);
+	if (rc == KG_EXIT_PASS)
+		rc = store_load_samples(sc, &run.id, 1, got);
+	for (size_t i = 0; i < nb; i++)
+		suiterun_recset_free(&sets[i]);
+	for (size_t i = 0; i < nm; i++)
+		free(metrics[i]);
+	free(metrics);
+	free(sets);
+	free(benches);
+	store_run_info_free(&run);
+	return rc;
+}
+
+/* Fill m's missing metrics from what side k collected for kernel. */
+static int merge_collected(struct kg_metricmap *m, const struct kg_sampleset *got,
+			   const struct kg_explain_item *it, int k)
+{
+	struct kg_metricmap c;
+	const char *kernel = item_kernel(it, k);
+
+	if (!explain_map_from_set(got, it->bench, it->nvtx, kernel, &c)) {
+		explain_map_free(&c);   /* the NVTX path may differ from the stored one's */
+		explain_map_from_set(got, it->bench, NULL, kernel, &c);
+	}
+	int found = c.n > 0;
+	if (!found)
+		kg_warn("the %s side's collected records have no launch of kernel '%s' of "
+			"benchmark '%s'", side_name[k], kernel, it->bench);
+	explain_map_merge(m, &c);
+	explain_map_free(&c);
+	return found;
+}
+
+/*
+ * --collect: for the items whose side lacks the diagnostic counters (the
+ * base side only with --base-dir), collect them and merge them into mb/mh.
+ * got[k] is set when side k collected anything.
+ */
+static int collect(const struct ex_args *a, const struct kg_explain_item *it, size_t n,
+		   struct kg_metricmap *mb, struct kg_metricmap *mh, const struct kg_chip *chip,
+		   const struct kg_sampleset *stored[2], const char *commit[2], int *got_k[2])
+{
+	const char *cfg = a->cfg ? a->cfg : "kgate.yaml";
+	struct kg_suite *s[2] = { NULL, NULL };
+	int *need[2] = { xcalloc(n ? n : 1, sizeof(int)), xcalloc(n ? n : 1, sizeof(int)) };
+	int any[2] = { 0, 0 }, rc = KG_EXIT_PASS;
+	struct kg_suiterun sr = { 0 };
+	struct kg_store *sc = NULL;
+	struct kg_sampleset got[2] = { { 0 }, { 0 } };
+
+	for (size_t i = 0; i < n; i++) {
+		need[HEAD][i] = !explain_has_diagnostics(&mh[i], chip);
+		need[BASE][i] = a->base_dir && !explain_has_diagnostics(&mb[i], chip);
+		any[HEAD] |= need[HEAD][i];
+		any[BASE] |= need[BASE][i];
+	}
+	if (!any[HEAD] && !any[BASE]) {
+		if (n)
+			kg_note("the stored runs have the diagnostic counters: nothing to collect");
+		goto out;
+	}
+	/* Every suite and benchmark first: nothing runs when one is missing. */
+	for (int k = 0; k < 2 && rc == KG_EXIT_PASS; k++) {
+		if (!any[k])
+			continue;
+		rc = k == HEAD ? config_load_suite(cfg, &s[k]) : suiterun_load_suite(a->base_dir, cfg, &s[k]);
+		for (size_t i = 0; i < n && rc == KG_EXIT_PASS; i++)
+			if (need[k][i] && !suite_bench(s[k], it[i].bench)) {
+				kg_error("benchmark '%s' is not in the %s suite '%s': cannot collect "
+					 "its counters", it[i].bench, side_name[k], s[k]->path);
+				rc = KG_EXIT_USAGE;
+			}
+	}
+	if (rc != KG_EXIT_PASS || (rc = suiterun_init(&sr)) != KG_EXIT_PASS)
+		goto out;
+	char *path = xasprintf("%s/collected.db", sr.scratch);
+	rc = store_open(path, 0, &sc);
+	free(path);
+	runner_catch_signals();
+	for (int k = 0; k < 2; k++) {
+		size_t nb = 0;
+		free(need_benches(it, n, need[k], &nb));
+		sr.steps += (int)nb;
+	}
+	for (int k = 0; k < 2 && rc == KG_EXIT_PASS; k++) {
+		if (!any[k])
+			continue;
+		rc = collect_side(&sr, s[k], k, it, n, need[k], stored[k], a->launches, commit[k], sc,
+				  &got[k]);
+	}
+	for (size_t i = 0; i < n && rc == KG_EXIT_PASS; i++) {
+		if (need[BASE][i])
+			got_k[BASE][i] = merge_collected(&mb[i], &got[BASE], &it[i], BASE);
+		if (need[HEAD][i])
+			got_k[HEAD][i] = merge_collected(&mh[i], &got[HEAD], &it[i], HEAD);
+	}
+out:
+	store_sampleset_free(&got[0]);
+	store_sampleset_free(&got[1]);
+	store_close(sc);
+	suiterun_free(&sr);
+	config_free_suite(s[0]);
+	config_free_suite(s[1]);
+	free(need[0]);
+	free(need[1]);
+	return rc;
+}
+
 int cmd_explain(int argc, char **argv)
 {
-	struct ex_args a = { .db = "kgate.db", .format = KG_FMT_TEXT };
+	struct ex_args a = { .db = "kgate.db", .format = KG_FMT_TEXT, .launches = 3 };
 	struct kg_store *st = NULL;
 	struct kg_run_info *head = NULL, *base = NULL;
 	size_t n_head = 0, n_base = 0;
@@ -188,26 +478,45 @@ int cmd_explain(int argc, char **argv)
 		     (const char *const *)a.kernels, a.n_kernels, &it, &n);
 	const struct kg_chip *chip = explain_chip(head->gpu_chip, head->gpu_name);
 	int md = a.format == KG_FMT_MARKDOWN, need_advice = 0;
-	struct kg_buf out = KG_BUF_INIT;
-	json_t *arr = json_array();
 	if (!n)
 		kg_note("nothing to explain: no kernel failed");
 	if (!chip)
 		kg_note("unknown chip '%s': the occupancy and tail-effect rules are skipped",
 			head->gpu_chip ? head->gpu_chip : head->gpu_name ? head->gpu_name : "?");
+	struct kg_metricmap *mb = xcalloc(n ? n : 1, sizeof *mb), *mh = xcalloc(n ? n : 1, sizeof *mh);
+	int *got[2] = { xcalloc(n ? n : 1, sizeof(int)), xcalloc(n ? n : 1, sizeof(int)) };
 	for (size_t i = 0; i < n; i++) {
-		struct kg_metricmap mb, mh;
+		explain_map_from_set(&bs, it[i].bench, it[i].nvtx, it[i].bk, &mb[i]);
+		explain_map_from_set(&hs, it[i].bench, it[i].nvtx, it[i].hk, &mh[i]);
+	}
+	if (a.collect) {
+		const struct kg_sampleset *stored[2] = { &bs, &hs };
+		const char *sides[2] = { bsha, commit };
+		rc = collect(&a, it, n, mb, mh, chip, stored, sides, got);
+	}
+	struct kg_buf out = KG_BUF_INIT;
+	json_t *arr = json_array();
+	for (size_t i = 0; i < n && rc == KG_EXIT_PASS; i++) {
 		struct kg_buf s = KG_BUF_INIT, d = KG_BUF_INIT;
-		explain_map_from_set(&bs, it[i].bench, it[i].nvtx, it[i].bk, &mb);
-		explain_map_from_set(&hs, it[i].bench, it[i].nvtx, it[i].hk, &mh);
 		char *name = strcmp(it[i].bk, it[i].hk) ? xasprintf("%s -> %s", it[i].bk, it[i].hk)
 							 : xstrdup(it[i].bk);
-		if (!explain_kernel(name, &mb, &mh, chip, md ? KG_EXPLAIN_MARKDOWN : KG_EXPLAIN_TEXT, &s, &d))
+		int head_diag = explain_kernel(name, &mb[i], &mh[i], chip,
+					       md ? KG_EXPLAIN_MARKDOWN : KG_EXPLAIN_TEXT, &s, &d);
+		int base_diag = explain_has_diagnostics(&mb[i], chip);
+		if (!head_diag)
 			need_advice = 1;
+		if (head_diag && !base_diag)
+			buf_adds(&d, md ? "\nThe base side has no collected counters (its counter rules are n/a; "
+					  "`--collect --base-dir DIR` collects them).\n"
+					: "  the base side has no collected counters (its counter rules are n/a; "
+					  "--collect --base-dir DIR collects them)\n");
 		if (a.format == KG_FMT_JSON) {
-			json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "benchmark", it[i].bench,
-							     "nvtx", it[i].nvtx, "base_kernel", it[i].bk,
-							     "head_kernel", it[i].hk, "why", s.s, "details", d.s));
+			json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:b, s:b}",
+							     "benchmark", it[i].bench, "nvtx", it[i].nvtx,
+							     "base_kernel", it[i].bk, "head_kernel", it[i].hk,
+							     "why", s.s, "details", d.s,
+							     "base_diagnostics", base_diag,
+							     "collected_base", got[0][i], "collected_head", got[1][i]));
 		} else if (md) {
 			buf_adds(&out, "**");
 			output_escape_markdown(&out, s.s);
@@ -220,10 +529,16 @@ int cmd_explain(int argc, char **argv)
 		free(name);
 		buf_free(&s);
 		buf_free(&d);
-		explain_map_free(&mb);
-		explain_map_free(&mh);
 	}
-	if (a.format == KG_FMT_JSON) {
+	for (size_t i = 0; i < n; i++) {
+		explain_map_free(&mb[i]);
+		explain_map_free(&mh[i]);
+	}
+	free(mb);
+	free(mh);
+	free(got[0]);
+	free(got[1]);
+	if (rc == KG_EXIT_PASS && a.format == KG_FMT_JSON) {
 		json_t *o = json_pack("{s:o, s:b}", "explanations", arr, "diagnostics_missing", need_advice);
 		char *js = json_dumps(o, JSON_INDENT(2));
 		buf_adds(&out, js);
@@ -232,13 +547,19 @@ int cmd_explain(int argc, char **argv)
 		json_decref(o);
 	} else {
 		json_decref(arr);
-		if (need_advice)
+		if (rc == KG_EXIT_PASS && need_advice && !a.collect)
 			advice(&out, md);
 	}
-	fwrite(out.s ? out.s : "", 1, out.len, stdout);
+	if (rc == KG_EXIT_PASS && need_advice && a.collect)
+		kg_warn("the collected records hold no diagnostic counters for some kernels "
+			"(see the collector's messages above)");
+	if (rc == KG_EXIT_PASS)
+		fwrite(out.s ? out.s : "", 1, out.len, stdout);
 	buf_free(&out);
 	free(it);
 	gate_free(&g);
+	if (rc != KG_EXIT_PASS)
+		goto out;
 	rc = fflush(stdout) ? KG_EXIT_RUNTIME : KG_EXIT_PASS;
 out:
 	store_sampleset_free(&hs);

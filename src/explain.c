@@ -131,6 +131,33 @@ void explain_map_free(struct kg_metricmap *m)
 	memset(m, 0, sizeof *m);
 }
 
+void explain_map_merge(struct kg_metricmap *m, const struct kg_metricmap *add)
+{
+	struct kg_metricmap o = { 0 };
+	size_t cap = m->n + add->n, i = 0, j = 0;
+
+	o.name = xmalloc((cap ? cap : 1) * sizeof *o.name);
+	o.v = xmalloc((cap ? cap : 1) * sizeof *o.v);
+	o.det = xmalloc((cap ? cap : 1) * sizeof *o.det);
+	while (i < m->n || j < add->n) {
+		int c = i == m->n ? 1 : j == add->n ? -1 : strcmp(m->name[i], add->name[j]);
+		if (c <= 0) {           /* m's own value wins */
+			o.name[o.n] = m->name[i];
+			o.v[o.n] = m->v[i];
+			o.det[o.n++] = m->det[i++];
+			j += c == 0;
+		} else {
+			o.name[o.n] = xstrdup(add->name[j]);
+			o.v[o.n] = add->v[j];
+			o.det[o.n++] = add->det[j++];
+		}
+	}
+	free(m->name);
+	free(m->v);
+	free(m->det);
+	*m = o;
+}
+
 double explain_map_get(const struct kg_metricmap *m, const char *metric)
 {
 	for (size_t i = 0; i < m->n; i++)
@@ -500,20 +527,29 @@ static void frag(struct kg_buf *s, int *nf, const char *text)
 	(*nf)++;
 }
 
+int explain_has_diagnostics(const struct kg_metricmap *m, const struct kg_chip *chip)
+{
+	/* The counter-based rules; launch attributes and SOL alone say little. */
+	static const int counter_rules[] = { KG_RULE_ISSUE_SLOTS, KG_RULE_STALL, KG_RULE_UNCOALESCED,
+					     KG_RULE_BANK_CONFLICTS, KG_RULE_ACHIEVED_OCC };
+	struct kg_xrule r[KG_RULE_COUNT];
+	int n = 0;
+
+	explain_rules(m, chip, r);
+	for (size_t i = 0; i < sizeof counter_rules / sizeof counter_rules[0]; i++)
+		n += r[counter_rules[i]].applicable;
+	return n > 0;
+}
+
 int explain_kernel(const char *name, const struct kg_metricmap *base,
 		   const struct kg_metricmap *head, const struct kg_chip *chip,
 		   enum kg_explain_fmt f, struct kg_buf *sentence, struct kg_buf *details)
 {
 	struct kg_xrule rb[KG_RULE_COUNT], rh[KG_RULE_COUNT];
 	struct kg_buf t = KG_BUF_INIT;
-	int nf = 0, diag = 0;
+	int nf = 0, diag = explain_has_diagnostics(head, chip);
 	explain_rules(base, chip, rb);
 	explain_rules(head, chip, rh);
-	/* The counter-based rules; launch attributes and SOL alone say little. */
-	static const int counter_rules[] = { KG_RULE_ISSUE_SLOTS, KG_RULE_STALL, KG_RULE_UNCOALESCED,
-					     KG_RULE_BANK_CONFLICTS, KG_RULE_ACHIEVED_OCC };
-	for (size_t i = 0; i < sizeof counter_rules / sizeof counter_rules[0]; i++)
-		diag += rh[counter_rules[i]].applicable;
 
 	double tb = explain_map_get(base, "gpu__time_duration.sum");
 	double th = explain_map_get(head, "gpu__time_duration.sum");

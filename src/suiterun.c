@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -71,6 +72,24 @@ void suiterun_free(struct kg_suiterun *sr)
 	free(sr->collector);
 	free(sr->cupti);
 	memset(sr, 0, sizeof(*sr));
+}
+
+int suiterun_load_suite(const char *dir, const char *cfg, struct kg_suite **s)
+{
+	struct stat sb;
+
+	if (stat(dir, &sb) != 0) {
+		kg_error("cannot open '%s': %s", dir, strerror(errno));
+		return KG_EXIT_USAGE;
+	}
+	if (!S_ISDIR(sb.st_mode)) {
+		kg_error("cannot open '%s': not a directory", dir);
+		return KG_EXIT_USAGE;
+	}
+	char *path = cfg[0] == '/' ? xstrdup(cfg) : xasprintf("%s/%s", dir, cfg);
+	int rc = config_load_suite(path, s);
+	free(path);
+	return rc;
 }
 
 void suiterun_recset_free(struct kg_recset *rs)

@@ -29,6 +29,9 @@ struct kg_metricmap {
 size_t explain_map_from_set(const struct kg_sampleset *set, const char *benchmark,
 			    const char *nvtx, const char *kernel, struct kg_metricmap *m);
 void explain_map_free(struct kg_metricmap *m);
+/* Add to m every metric of add that m lacks (m's own values win); both
+ * sorted by name, as explain_map_from_set leaves them. */
+void explain_map_merge(struct kg_metricmap *m, const struct kg_metricmap *add);
 /* The value of a metric, or NAN when absent. */
 double explain_map_get(const struct kg_metricmap *m, const char *metric);
 
@@ -67,6 +70,11 @@ void explain_rules(const struct kg_metricmap *m, const struct kg_chip *chip,
  * tightest limit. */
 int explain_blocks_per_sm(const struct kg_chip *c, int block, int regs, int smem,
 			  const char **limiter);
+
+/* 1 when m holds the counters of at least one counter-based rule
+ * (issue slots, stalls, coalescing, bank conflicts, achieved occupancy):
+ * what explain_kernel needs to explain more than the launch changes. */
+int explain_has_diagnostics(const struct kg_metricmap *m, const struct kg_chip *chip);
 
 enum kg_explain_fmt { KG_EXPLAIN_TEXT, KG_EXPLAIN_MARKDOWN };
 

@@ -39,6 +39,10 @@ int suiterun_init(struct kg_suiterun *sr);
 /* Remove the scratch directory and its files. */
 void suiterun_free(struct kg_suiterun *sr);
 
+/* The suite of a checkout: cfg relative to dir unless absolute (as
+ * "kgate compare --base-dir" finds it).  0, or KG_EXIT_USAGE said. */
+int suiterun_load_suite(const char *dir, const char *cfg, struct kg_suite **s);
+
 /*
  * Run benchmark b of suite s once: repeat >= 0 is measured (its records
  * files are appended to acc), repeat < 0 is warmup number -repeat-1 (its
