@@ -131,12 +131,8 @@ static int parse(int argc, char **argv, struct ex_args *a)
 				return KG_EXIT_USAGE;
 			}
 			break;
-		case ':':
-			kg_error("option '%s' needs a value", argv[optind - 1]);
-			return KG_EXIT_USAGE;
 		default:
-			kg_error("unknown option '%s'; see 'kgate explain --help'", argv[optind - 1]);
-			return KG_EXIT_USAGE;
+			return cmd_option_error("explain", c, argv);
 		}
 	}
 	a->kernels = argv + optind;
