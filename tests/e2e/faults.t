@@ -12,20 +12,11 @@ export TMPDIR="$T"
 rss_of() { awk 'END { print $1 }' "$1"; }
 
 # --- SIGKILL at random points: whole run or nothing, integrity ok ---
-# (kill.sh times each command unkilled and kills at random within that
-# time; under valgrind the kills land only in its start-up, so they are
-# not the test they are meant to be)
-if under_valgrind; then
-	for d in "10 random SIGKILLs" "ingest kill figures" "run kill figures"; do
-		skip "$d: kill times are wall-clock bound (valgrind)"
-	done
-else
 run env KGATE="$KGATE" KILL_RECORDS=20000 sh "$KGATE_SRC/tests/faults/kill.sh" 10
 is "$rc" 0 "10 random SIGKILLs of ingest and of run: no partial run, integrity ok"
 like "$out" "^ingest: 10 kills .*partial runs 0; integrity failures 0" "ingest kill figures"
 like "$out" "^run: 10 kills .*partial runs 0; integrity failures 0" "run kill figures"
 printf '%s\n' "$out" | grep kills | sed 's/^/# /'
-fi
 
 # --- two ingests and a check at once, repeated ---
 DB="$T/c.db"
