@@ -204,7 +204,7 @@ clean:
 	rm -rf build build-san build-fuzz
 
 help:
-	@sed -n '2,14p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,16p' Makefile | sed 's/^# \{0,1\}//'
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(COLL_OBJ:.o=.d)
 
