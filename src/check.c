@@ -145,7 +145,11 @@ static void write_summary(const struct kg_check_info *info, const struct kg_gate
 	if (!fp) {
 		kg_warn("cannot open '%s': %s (no job summary written)", path, strerror(errno));
 	} else {
-		if (fwrite(b.s, 1, b.len, fp) != b.len || fclose(fp) != 0)
+		/* fclose() even when fwrite() fails, or the FILE leaks */
+		int bad = fwrite(b.s, 1, b.len, fp) != b.len;
+		if (fclose(fp) != 0)
+			bad = 1;
+		if (bad)
 			kg_warn("cannot write '%s': %s (job summary incomplete)", path, strerror(errno));
 	}
 	buf_free(&b);

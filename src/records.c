@@ -570,7 +570,8 @@ static int ingest_kernel(struct ingest_ctx *c, json_t *k)
 			have = opt_dim3(c, k, launch[i].field, &v);
 		} else {
 			have = opt_int(c, k, launch[i].field, &iv);
-			v = (double)iv;
+			if (have > 0)   /* iv is set only when the field is there */
+				v = (double)iv;
 		}
 		if (have < 0)
 			return KG_EXIT_USAGE;

@@ -1011,7 +1011,8 @@ int report_html(struct kg_store *st, const struct report_opts *o, char **html, s
 		sum->points += c.s[i].npt;
 	}
 	sort_ctx = &c;
-	qsort(c.s, c.ns, sizeof *c.s, cmp_series);
+	if (c.ns)   /* c.s is NULL when there is no series; qsort's is nonnull */
+		qsort(c.s, c.ns, sizeof *c.s, cmp_series);
 	sum->runs = c.nruns;
 	sum->series = c.ns;
 	int hover_all = sum->points <= o->max_hover;

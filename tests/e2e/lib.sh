@@ -46,6 +46,12 @@ unlike() {
 	if printf '%s\n' "$1" | grep -Eq -- "$2"; then _result 1 "$3"; diag "unexpected /$2/"
 	else _result 0 "$3"; fi
 }
+# skip DESC: a TAP skip, for an assertion that cannot hold in this build
+skip() { _n=$((_n + 1)); echo "ok $_n # skip $*"; }
+# under_valgrind: true when make valgrind runs the tests ($KGATE is then
+# kgate under memcheck, many times slower: assertions bound to wall time,
+# such as a kill after a delay, do not hold)
+under_valgrind() { [ "${KGATE_UNDER_VALGRIND:-0}" = 1 ]; }
 # run CMD...: sets $out (stdout), $err (stderr), $rc
 run() {
 	_cmd="$*"

@@ -166,4 +166,10 @@ kill $SRV 2>/dev/null; wait $SRV 2>/dev/null
 run env KGATE_HTTP_RETRIES=0 "$KGATE" report --db "$DB" --branch main --post "$HOOK"
 is "$rc" 3 "a webhook that cannot be reached exits 3"
 like "$err" "cannot post the summary: POST http://127.0.0.1:[0-9]+: " "with the origin, not the path, in the error"
+# A selection with no runs: an empty report, not a crash (regression: the
+# series were sorted with qsort(NULL, 0), undefined behaviour that
+# UndefinedBehaviorSanitizer reports).
+run "$KGATE" report --db "$DB" --branch no-such-branch --html "$T/none.html"
+is "$rc" 0 "a report of a branch without runs exits 0"
+like "$err" "0 runs, 0 series" "and says it holds nothing"
 done_testing
