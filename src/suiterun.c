@@ -140,7 +140,7 @@ static char **find_files(const char *dir, const char *prefix, size_t *n)
 		out[(*n)++] = xasprintf("%s/%s", dir, e->d_name);
 	}
 	closedir(d);
-	if (*n)
+	if (out && *n > 1)
 		qsort(out, *n, sizeof(*out), cmp_str);
 	return out;
 }
