@@ -586,6 +586,34 @@ f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
 like "$(cat "$f")" '"type":"kernel".*"nvtx":"early"' "a range opened before the first CUDA call names the kernel"
 unlike "$(cat "$f")" '"type":"error"' "the collector as NVTX's library: no nvtx_mismatch"
 
+# The same entry point with the real NVTX header and the real libcupti, on a
+# machine without a CUDA driver: NVTX loads the collector at the first push,
+# the collector starts, says there is no driver, and the program runs on.
+cat >"$T/nvtx_only.c" <<'CEOF'
+#include <nvtx3/nvToolsExt.h>
+#include <stdio.h>
+int main(void)
+{
+	nvtxRangePushA("outer");
+	nvtxRangePushA("inner");
+	nvtxRangePop();
+	nvtxRangePop();
+	puts("done");
+	return 0;
+}
+CEOF
+if "$CC" -std=c11 -I"$CUDA/include" -o "$T/nvtx_only" "$T/nvtx_only.c" -ldl 2>"$T/nvtx_only.err"; then
+	rm -f "$T"/nv.*.jsonl
+	run env -u CUDA_INJECTION64_PATH NVTX_INJECTION64_PATH="$COLL" KGATE_RECORDS="$T/nv.%p.jsonl" "$T/nvtx_only"
+	is "$rc $out" "0 done" "real NVTX, real libcupti, no driver: the program runs as without the collector"
+	f=$(ls "$T"/nv.*.jsonl 2>/dev/null | head -1)
+	like "$(head -1 "$f" 2>/dev/null)" '^\{"type":"header"' "NVTX's first call started the collector (a records file with its header)"
+	unlike "$(cat "$f" 2>/dev/null)" '"code":"nvtx_unavailable"' "the collector found libcupti's NVTX entry point"
+	like "$(tail -1 "$f" 2>/dev/null)" '^\{"type":"footer"' "and the file has its footer"
+else
+	echo "ok $((_n + 1)) # skip cannot build an NVTX program: $(head -1 "$T/nvtx_only.err")"; _n=$((_n + 1))
+fi
+
 # metrics mode: the stand-in's profiler gives metric i of the k-th profiled
 # launch the value 100 k + i.  The filter is a regex on the demangled name
 # (the driver links libstdc++, so __cxa_demangle is there), skip 1, count 1:
