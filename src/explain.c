@@ -18,6 +18,7 @@
 #include "kgate/explain.h"
 #include "kgate/gate.h"
 #include "kgate/output.h"
+#include "kgate/stats.h"
 
 const char *const explain_diagnostic_metrics[] = {
 	"gpu__time_duration.sum",
@@ -79,22 +80,6 @@ static int name_matches(const struct kg_series *s, const char *kernel)
 	       (s->base && !strcmp(s->base, kernel));
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median_of(const double *v, size_t n)
-{
-	double *c = xmalloc(n * sizeof *c);
-	memcpy(c, v, n * sizeof *c);
-	qsort(c, n, sizeof *c, cmp_double);
-	double m = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
-	free(c);
-	return m;
-}
-
 size_t explain_map_from_set(const struct kg_sampleset *set, const char *benchmark,
 			    const char *nvtx, const char *kernel, struct kg_metricmap *m)
 {
@@ -114,7 +99,7 @@ size_t explain_map_from_set(const struct kg_sampleset *set, const char *benchmar
 			m->det = xrealloc(m->det, cap * sizeof *m->det);
 		}
 		m->name[m->n] = xstrdup(s->metric);
-		m->v[m->n] = median_of(s->v, s->n);
+		m->v[m->n] = stats_median(s->v, s->n);
 		m->det[m->n] = s->deterministic;
 		m->n++;
 	}
