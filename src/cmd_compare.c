@@ -90,14 +90,6 @@ static char *side_commit(const char *dir, char **branch)
 	return sha;
 }
 
-static const struct kg_benchmark *find_bench(const struct kg_suite *s, const char *name)
-{
-	for (size_t i = 0; i < s->n_benchmarks; i++)
-		if (!strcmp(s->benchmarks[i].name, name))
-			return &s->benchmarks[i];
-	return NULL;
-}
-
 /* One benchmark, both sides: b[0] base, b[1] head; either may be NULL. */
 struct pair {
 	const struct kg_benchmark *b[2];
@@ -216,11 +208,11 @@ int cmd_compare(int argc, char **argv)
 	for (size_t i = 0; i < s[1]->n_benchmarks; i++) {
 		const struct kg_benchmark *h = &s[1]->benchmarks[i];
 		if (!have_re || !regexec(&re, h->name, 0, NULL, 0))
-			pairs[np++] = (struct pair){ { find_bench(s[0], h->name), h } };
+			pairs[np++] = (struct pair){ { config_find_benchmark(s[0], h->name), h } };
 	}
 	for (size_t i = 0; i < s[0]->n_benchmarks; i++) {
 		const struct kg_benchmark *b = &s[0]->benchmarks[i];
-		if ((!have_re || !regexec(&re, b->name, 0, NULL, 0)) && !find_bench(s[1], b->name))
+		if ((!have_re || !regexec(&re, b->name, 0, NULL, 0)) && !config_find_benchmark(s[1], b->name))
 			pairs[np++] = (struct pair){ { b, NULL } };
 	}
 	if (!np) {

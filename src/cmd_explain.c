@@ -236,14 +236,6 @@ static char *kernel_regex(const struct kg_explain_item *it, size_t n, const int 
 	return b.s;
 }
 
-static const struct kg_benchmark *suite_bench(const struct kg_suite *s, const char *name)
-{
-	for (size_t i = 0; i < s->n_benchmarks; i++)
-		if (!strcmp(s->benchmarks[i].name, name))
-			return &s->benchmarks[i];
-	return NULL;
-}
-
 /* The benchmarks of the items side k needs, each once, in item order. */
 static const char **need_benches(const struct kg_explain_item *it, size_t n, const int *need,
 				 size_t *nb)
@@ -264,18 +256,18 @@ static const char **need_benches(const struct kg_explain_item *it, size_t n, con
 }
 
 /*
- * Collect side k: run each needed benchmark once under the collector in
+ * Collect side k: run each of the nb benchmarks once under the collector in
  * metrics mode (the diagnostic metrics, the items' kernels, launches
  * launches), store the records as one run in the scratch database sc, load
  * them into *got.  0, or the exit status (the failure said).
  */
 static int collect_side(struct kg_suiterun *sr, const struct kg_suite *s, int k,
 			const struct kg_explain_item *it, size_t n, const int *need,
+			const char **benches, size_t nb,
 			const struct kg_sampleset *stored, long launches, const char *commit,
 			struct kg_store *sc, struct kg_sampleset *got)
 {
-	size_t nb = 0, nm = 0;
-	const char **benches = need_benches(it, n, need, &nb);
+	size_t nm = 0;
 	struct kg_recset *sets = xcalloc(nb ? nb : 1, sizeof *sets);
 	struct kg_run_info run = { .commit = xstrdup(commit), .label = xstrdup(side_name[k]) };
 	int rc = KG_EXIT_PASS;
@@ -295,7 +287,7 @@ static int collect_side(struct kg_suiterun *sr, const struct kg_suite *s, int k,
 		one.collector.launch_count = launches;
 		kg_note("collecting the diagnostic counters of benchmark '%s' (%s side)", benches[i],
 			side_name[k]);
-		rc = suiterun_once(sr, &one, suite_bench(s, benches[i]), side_name[k], 0, &sets[i]);
+		rc = suiterun_once(sr, &one, config_find_benchmark(s, benches[i]), side_name[k], 0, &sets[i]);
 		free(re);
 	}
 	if (rc == KG_EXIT_PASS)
@@ -308,7 +300,6 @@ static int collect_side(struct kg_suiterun *sr, const struct kg_suite *s, int k,
 		free(metrics[i]);
 	free(metrics);
 	free(sets);
-	free(benches);
 	store_run_info_free(&run);
 	return rc;
 }
@@ -346,6 +337,8 @@ static int collect(const struct ex_args *a, const struct kg_explain_item *it, si
 	struct kg_suite *s[2] = { NULL, NULL };
 	int *need[2] = { xcalloc(n ? n : 1, sizeof(int)), xcalloc(n ? n : 1, sizeof(int)) };
 	int any[2] = { 0, 0 }, rc = KG_EXIT_PASS;
+	const char **benches[2] = { NULL, NULL };
+	size_t nb[2] = { 0, 0 };
 	struct kg_suiterun sr = { 0 };
 	struct kg_store *sc = NULL;
 	struct kg_sampleset got[2] = { { 0 }, { 0 } };
@@ -367,7 +360,7 @@ static int collect(const struct ex_args *a, const struct kg_explain_item *it, si
 			continue;
 		rc = k == HEAD ? config_load_suite(cfg, &s[k]) : suiterun_load_suite(a->base_dir, cfg, &s[k]);
 		for (size_t i = 0; i < n && rc == KG_EXIT_PASS; i++)
-			if (need[k][i] && !suite_bench(s[k], it[i].bench)) {
+			if (need[k][i] && !config_find_benchmark(s[k], it[i].bench)) {
 				kg_error("benchmark '%s' is not in the %s suite '%s': cannot collect "
 					 "its counters", it[i].bench, side_name[k], s[k]->path);
 				rc = KG_EXIT_USAGE;
@@ -380,15 +373,14 @@ static int collect(const struct ex_args *a, const struct kg_explain_item *it, si
 	free(path);
 	runner_catch_signals();
 	for (int k = 0; k < 2; k++) {
-		size_t nb = 0;
-		free(need_benches(it, n, need[k], &nb));
-		sr.steps += (int)nb;
+		benches[k] = need_benches(it, n, need[k], &nb[k]);
+		sr.steps += (int)nb[k];
 	}
 	for (int k = 0; k < 2 && rc == KG_EXIT_PASS; k++) {
 		if (!any[k])
 			continue;
-		rc = collect_side(&sr, s[k], k, it, n, need[k], stored[k], a->launches, commit[k], sc,
-				  &got[k]);
+		rc = collect_side(&sr, s[k], k, it, n, need[k], benches[k], nb[k], stored[k],
+				  a->launches, commit[k], sc, &got[k]);
 	}
 	for (size_t i = 0; i < n && rc == KG_EXIT_PASS; i++) {
 		if (need[BASE][i])
@@ -405,6 +397,8 @@ out:
 	config_free_suite(s[1]);
 	free(need[0]);
 	free(need[1]);
+	free(benches[0]);
+	free(benches[1]);
 	return rc;
 }
 

@@ -1748,6 +1748,14 @@ static const struct field suite_fields[] = {
 	{ "benchmarks", Y_SEQ, 1, su_benchmarks },
 };
 
+const struct kg_benchmark *config_find_benchmark(const struct kg_suite *s, const char *name)
+{
+	for (size_t i = 0; i < s->n_benchmarks; i++)
+		if (!strcmp(s->benchmarks[i].name, name))
+			return &s->benchmarks[i];
+	return NULL;
+}
+
 void config_free_suite(struct kg_suite *s)
 {
 	size_t i;

@@ -103,6 +103,8 @@ struct kg_suite {
 
 int config_load_suite(const char *path, struct kg_suite **out);
 void config_free_suite(struct kg_suite *s);
+/* The benchmark of s named name, or NULL. */
+const struct kg_benchmark *config_find_benchmark(const struct kg_suite *s, const char *name);
 
 int config_load_thresholds(const char *path, struct kg_thresholds **out);
 /* Built-in thresholds, used when no file is given (same as thresholds/default.yaml). */
