@@ -100,15 +100,15 @@ static void env_addf(char ***env, size_t *n, const char *name, const char *value
 	free(e);
 }
 
-void runner_collector_env(char ***env, size_t *n, const char *collector, const char *cupti,
+void runner_collector_env(char ***env, size_t *n, const char *collector, const char *nvtx,
 			  const struct kg_collector_cfg *cc, const char *records, int pass)
 {
 	char num[32];
 
 	if (collector)
 		env_addf(env, n, "CUDA_INJECTION64_PATH", collector);
-	if (cupti)
-		env_addf(env, n, "NVTX_INJECTION64_PATH", cupti);
+	if (nvtx)
+		env_addf(env, n, "NVTX_INJECTION64_PATH", nvtx);
 	env_addf(env, n, KG_ENV_RECORDS, records);
 	env_addf(env, n, KG_ENV_MODE, cc->mode == KG_MODE_METRICS ? "metrics" : "trace");
 	if (cc->n_metrics) {
@@ -169,7 +169,7 @@ static char **env_merge(char *const *add)
 	return out;
 }
 
-/* ---- finding the collector and libcupti ----------------------------------- */
+/* ---- finding the collector and the NVTX library ------------------------- */
 
 static int is_file(const char *p)
 {
@@ -231,7 +231,7 @@ char *runner_find_collector(void)
  * of the user's choice), else the collector itself, whose NVTX entry point
  * hands NVTX to whichever libcupti the process bound (PyTorch loads its own).
  */
-char *runner_find_cupti(const char *collector)
+char *runner_nvtx_library(const char *collector)
 {
 	const char *env = getenv("KGATE_CUPTI");
 

@@ -34,8 +34,8 @@ int suiterun_init(struct kg_suiterun *sr)
 	memset(sr, 0, sizeof(*sr));
 	if (!(sr->collector = runner_find_collector()))
 		return KG_EXIT_RUNTIME;
-	sr->cupti = runner_find_cupti(sr->collector);
-	if (!sr->cupti)
+	sr->nvtx = runner_nvtx_library(sr->collector);
+	if (!sr->nvtx)
 		kg_warn("KGATE_CUPTI names no file; NVTX ranges will not be recorded");
 	const char *tmp = getenv("TMPDIR");
 	char *tmpl = xasprintf("%s/kgate-run.XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
@@ -43,7 +43,7 @@ int suiterun_init(struct kg_suiterun *sr)
 		kg_error("cannot create a scratch directory '%s': %s", tmpl, strerror(errno));
 		free(tmpl);
 		free(sr->collector);
-		free(sr->cupti);
+		free(sr->nvtx);
 		return KG_EXIT_RUNTIME;
 	}
 	sr->scratch = tmpl;
@@ -70,7 +70,7 @@ void suiterun_free(struct kg_suiterun *sr)
 	}
 	free(sr->scratch);
 	free(sr->collector);
-	free(sr->cupti);
+	free(sr->nvtx);
 	memset(sr, 0, sizeof(*sr));
 }
 
@@ -247,7 +247,7 @@ int suiterun_once(struct kg_suiterun *sr, const struct kg_suite *s,
 		size_t nenv = 0;
 		for (size_t i = 0; i < b->n_env; i++)
 			runner_env_add(&env, &nenv, b->env[i]);
-		runner_collector_env(&env, &nenv, sr->collector, sr->cupti, cc, records,
+		runner_collector_env(&env, &nenv, sr->collector, sr->nvtx, cc, records,
 				     app_replay ? pass : -1);
 		struct kg_runner_spec spec = {
 			.name = b->name,

@@ -6,7 +6,7 @@
  * directory, adds its environment, waits with a timeout (SIGTERM to the
  * whole group, then SIGKILL after a grace period), and keeps the last bytes
  * of its stdout and stderr in bounded ring buffers, whatever the benchmark
- * prints.  It also finds the collector library and libcupti and builds the
+ * prints.  It also finds the collector library and NVTX's library and builds the
  * collector's environment from the suite's collector section.
  */
 #ifndef KGATE_RUNNER_H
@@ -82,16 +82,16 @@ char *runner_find_collector(void);
 /* The library for NVTX_INJECTION64_PATH: $KGATE_CUPTI when set, else the
  * collector (it forwards NVTX to the libcupti it is bound to).  malloc'd, or
  * NULL (quietly) when $KGATE_CUPTI names no file. */
-char *runner_find_cupti(const char *collector);
+char *runner_nvtx_library(const char *collector);
 
 /*
  * The collector's environment for one process, appended to *env (a
  * NULL-terminated array of "NAME=value", *n entries, grown with xrealloc):
- * CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH (when cupti is not NULL),
+ * CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH=nvtx (when not NULL),
  * KGATE_RECORDS=records, and KGATE_MODE / METRICS / KERNELS / LAUNCH_SKIP /
  * LAUNCH_COUNT / REPLAY from cc; KGATE_PASS when pass >= 0.
  */
-void runner_collector_env(char ***env, size_t *n, const char *collector, const char *cupti,
+void runner_collector_env(char ***env, size_t *n, const char *collector, const char *nvtx,
 			  const struct kg_collector_cfg *cc, const char *records, int pass);
 
 /* Append one "NAME=value" (a copy) to a NULL-terminated environment array. */

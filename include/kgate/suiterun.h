@@ -17,7 +17,7 @@
 
 struct kg_suiterun {
 	char *collector;        /* libkgate-collector.so */
-	char *cupti;            /* libcupti.so for NVTX, or NULL */
+	char *nvtx;             /* NVTX_INJECTION64_PATH: the collector, or NULL */
 	char *scratch;          /* directory of the records files */
 	int passthrough;        /* copy benchmark output to stderr */
 	int progress;           /* print "[i/n] name ..." on stderr */
