@@ -622,19 +622,14 @@ static void coll_check_nvtx_path(void)
 	b = realpath(info.dli_fname, NULL);
 	if (dladdr((void *)coll_check_nvtx_path, &self) && self.dli_fname)
 		c = realpath(self.dli_fname, NULL);
-	if (a && c && strcmp(a, c) == 0) {
-		free(a);
-		free(b);
-		free(c);
-		return;
-	}
-	free(c);
-	if (a && b && strcmp(a, b) != 0)
+	/* naming this library is right: it forwards NVTX to b */
+	if (a && b && strcmp(a, b) != 0 && !(c && strcmp(a, c) == 0))
 		coll_error("nvtx_mismatch", -1,
 			   "NVTX_INJECTION64_PATH names %s but this process uses %s; NVTX ranges "
 			   "may not reach the collector", a, b);
 	free(a);
 	free(b);
+	free(c);
 }
 
 static void coll_atexit(void)
