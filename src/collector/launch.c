@@ -386,10 +386,16 @@ static void launch_on_capture(int kind, const CUpti_CallbackData *cb)
 		if (capture_depth++ == 0) {
 			capture_counted = 0;
 			/* count at the begin's entry, so that nothing inside it is
-			 * profiled; the end's exit uncounts */
+			 * profiled; the end's exit uncounts.  Then decode what is
+			 * waiting, at this API entry, outside the capture: the sync
+			 * takes the profiler's lock, so a launch of another thread
+			 * that is being profiled now ends first, and launches that
+			 * enter after the count are not profiled (profiler work
+			 * during a capture invalidated it, on an H200) */
 			if (kind > 0) {
 				atomic_fetch_add(&launch_capturing, 1);
 				capture_counted = 1;
+				profiler_sync();
 			}
 		}
 		return;

@@ -17,6 +17,19 @@
  * demangled name; __cxa_demangle is used when the process has it (C++ and
  * PyTorch processes do), else the mangled name is matched.
  *
+ * Replay: kernel replay for every set, also of one pass.  User replay was
+ * measured on an H200 (CUPTI 13.0.1) for single-pass sets: no cheaper (17
+ * ms a launch either way), about 2^22 more instructions in every range
+ * than ncu counts for the same launch, and a crash with two threads
+ * launching at once; so it is not used.
+ *
+ * Threads: with two threads launching at once, the ranges of one of them
+ * went missing on an H200 (single-pass set).  So a launch from a thread
+ * other than the one that enabled the profiler for the context first
+ * decodes what is waiting and is decoded on its own: a missing range is
+ * then an error record ("range_missing") for that launch, never a value
+ * matched to the wrong launch.
+ *
  * Application replay (KGATE_REPLAY=application): the metric set is split
  * into groups that are one pass each (metrics_split), the runner runs the
  * process once per group and KGATE_PASS picks this run's group.
@@ -67,6 +80,7 @@ struct prof_ctx {
 	CUpti_RangeProfiler_Object *obj;
 	int64_t *pending;       /* launch ordinal of each range in the image */
 	size_t n_pending;
+	pthread_t owner;        /* the thread that enabled the profiler */
 };
 
 typedef char *(*prof_demangle_fn)(const char *, char *, size_t *, int *);
@@ -80,6 +94,7 @@ static regex_t prof_regex;
 static prof_demangle_fn prof_demangle;
 static long prof_matched;     /* matching launches so far */
 static struct prof_ctx *prof_active;
+static int prof_active_foreign; /* launched off the profiler's own thread */
 static double *prof_values;
 static int prof_errs_launch;
 static int prof_split_done;
@@ -339,6 +354,7 @@ static int prof_ctx_enable_locked(struct prof_ctx *pc)
 		return -1;
 	}
 	pc->obj = en.pRangeProfilerObject;
+	pc->owner = pthread_self();
 
 	CUpti_RangeProfiler_GetCounterDataSize_Params gs = { .structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE };
 	gs.pRangeProfilerObject = pc->obj;
@@ -505,6 +521,17 @@ static void prof_decode_locked(struct prof_ctx *pc, int push)
 		base = 0;
 	} else if (n == 1 && gi.numTotalRanges >= 1) {
 		base = gi.numTotalRanges - 1; /* one launch: its range is the last */
+	} else if (n == 1 && gi.numTotalRanges == 0) {
+		/* this launch made no range (seen for launches off the thread
+		 * that enabled the profiler): it alone goes without values */
+		if (prof_errs_launch++ < PROF_ERR_MAX)
+			coll_error("range_missing", -1,
+				   "the profiler made no range for launch %lld; it has no metric "
+				   "values", (long long)pc->pending[0]);
+		launch_set_values(pc->pending[0], NULL);
+		pc->n_pending = 0;
+		prof_reset_locked(pc);
+		return;
 	} else {
 		if (prof_errs_launch++ < PROF_ERR_MAX)
 			coll_error("range_mismatch", -1,
@@ -608,8 +635,9 @@ int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal)
 		if (prof_reset_locked(pc) != 0)
 			goto no;
 	}
-	if (pc->n_pending >= prof_batch) /* a smaller batch since (mismatch) */
-		prof_decode_locked(pc, 0);
+	int foreign = !pthread_equal(pc->owner, pthread_self());
+	if (pc->n_pending >= prof_batch || (foreign && pc->n_pending))
+		prof_decode_locked(pc, 0); /* a full batch, or another thread's turn */
 	if (prof_off || pc->failed)
 		goto no;
 	CUpti_RangeProfiler_Start_Params st = { .structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE };
@@ -620,6 +648,7 @@ int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal)
 		goto no;
 	}
 	prof_active = pc;
+	prof_active_foreign = foreign;
 	return 1; /* prof_mu stays held until the exit */
 no:
 	pthread_mutex_unlock(&prof_mu);
@@ -647,7 +676,7 @@ void profiler_launch_exit(CUcontext ctx, int64_t ordinal)
 		return;
 	}
 	pc->pending[pc->n_pending++] = ordinal;
-	if (pc->n_pending >= prof_batch)
+	if (pc->n_pending >= prof_batch || prof_active_foreign)
 		prof_decode_locked(pc, 0);
 	pthread_mutex_unlock(&prof_mu);
 }

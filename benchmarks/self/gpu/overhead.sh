@@ -38,10 +38,15 @@ for r in 1 2 3; do
 	echo "run $r: plain $p us, trace $t us, added $(awk -v p="$p" -v t="$t" 'BEGIN { printf "%.3f", t - p }') us"
 done
 
-echo "== metrics mode, default single-pass set, per profiled launch"
-for n in 100 1000; do
-	a=$(now); coll metrics lo_metrics_$n env KGATE_METRICS="$DEFAULT_SET" "$LO" "$n" >/dev/null; b=$(now)
-	echo "kgate metrics, $n launches: $(sub "$a" "$b") s wall"
+echo "== metrics mode, default single-pass set, per profiled launch (user replay, the default, and kernel replay)"
+for n in ${METRICS_LAUNCHES:-100 1000}; do
+	for rm in user kernel; do
+		a=$(now)
+		coll metrics "lo_metrics_${rm}_$n" env KGATE_METRICS="$DEFAULT_SET" KGATE_PROFILE_REPLAY=$rm \
+			"$LO" "$n" >/dev/null
+		b=$(now)
+		echo "kgate metrics ($rm replay), $n launches: $(sub "$a" "$b") s wall"
+	done
 done
 echo "== ncu, one metric (gpu__time_duration.sum)"
 for n in 1 100; do
@@ -59,10 +64,20 @@ fi
 if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
 	echo "== PyTorch training step (benchmarks/torch_step.py, mean ms per step from CUDA events)"
 	TS="$ROOT/benchmarks/torch_step.py"
-	for ((r = 1; r <= ${TORCH_RUNS:-2}; r++)); do
-		p=$(python3 "$TS" --iters 20 2>&1 | sed -n 's/.*mean_ms=\([0-9.]*\).*/\1/p')
-		t=$(coll trace torch_trace python3 "$TS" --iters 20 2>&1 | sed -n 's/.*mean_ms=\([0-9.]*\).*/\1/p')
-		a=$(now); m=$(coll metrics torch_metrics env KGATE_METRICS="$DEFAULT_SET" python3 "$TS" --iters 3 2>&1 | sed -n 's/.*mean_ms=\([0-9.]*\).*/\1/p'); b=$(now)
-		echo "run $r: plain $p ms, trace $t ms, metrics (every kernel, 3 steps + 2 warm-up) $m ms per step, $(sub "$a" "$b") s wall"
+	# ms: "mean_ms wall_ms" of a run's output
+	ms() { sed -n 's/.*mean_ms=\([0-9.]*\) wall_ms=\([0-9.]*\).*/\1 \2/p'; }
+	for model in mlp encoder; do
+		echo "-- model $model (CUDA-event ms per step / wall ms per step)"
+		for ((r = 1; r <= ${TORCH_RUNS:-2}; r++)); do
+			p=$(python3 "$TS" --model $model --iters 20 2>&1 | ms)
+			t=$(coll trace torch_trace_$model python3 "$TS" --model $model --iters 20 2>&1 | ms)
+			a=$(now)
+			m=$(coll metrics torch_metrics_$model env KGATE_METRICS="$DEFAULT_SET" python3 "$TS" \
+				--model $model --iters 3 2>&1 | ms)
+			b=$(now)
+			echo "run $r: plain ${p// / / } ms, trace ${t// / / } ms, metrics (every kernel, 3 steps + 2 warm-up) ${m// / / } ms per step, $(sub "$a" "$b") s wall"
+		done
 	done
+	k=$(find "$OUT" -name "torch_trace_encoder.*.jsonl" | head -1)
+	[ -n "$k" ] && echo "encoder: $(grep -c '"type":"kernel"' "$k") kernel records in 22 steps"
 fi

@@ -7,17 +7,25 @@
 #
 # Needs `make` and `make benchmarks` built.  Alternates bare and kgate
 # rounds; prints one line per round and the ratio of the medians.
+# REPEAT=R runs the suite with repeat R instead of kgate.yaml's (a copy of
+# kgate.yaml with that repeat, beside it, removed afterwards).
 set -u
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 cd "$ROOT" || exit 2
 KGATE=${KGATE:-$ROOT/build/kgate}
 ROUNDS=${1:-2}
 DB=$(mktemp -d)/suite.db
+CFG=kgate.yaml
+if [ -n "${REPEAT:-}" ]; then
+	CFG=$(mktemp "$ROOT/kgate.wall.XXXXXX.yaml")
+	trap 'rm -f "$CFG"' EXIT
+	sed "s/^\( *repeat:\).*/\1 $REPEAT/" kgate.yaml >"$CFG"
+fi
 
 now() { date +%s.%N; }
 # The commands of kgate.yaml, one per line ("cmd: [a, b, "c"]" -> a b c).
-mapfile -t CMDS < <(sed -n 's/^ *cmd: *\[\(.*\)\] *$/\1/p' kgate.yaml | sed 's/[",]//g')
-RUNS=$((1 + 10)) # warmup 1 (the default) + repeat 10, as kgate.yaml says
+mapfile -t CMDS < <(sed -n 's/^ *cmd: *\[\(.*\)\] *$/\1/p' "$CFG" | sed 's/[",]//g')
+RUNS=$((1 + ${REPEAT:-10})) # warmup 1 (the default) + repeat, as kgate.yaml says
 bare() {
 	local c i
 	for c in "${CMDS[@]}"; do
@@ -31,7 +39,7 @@ echo "== suite of ${#CMDS[@]} benchmarks, $RUNS processes each"
 bs=() ks=()
 for ((r = 1; r <= ROUNDS; r++)); do
 	a=$(now); bare; b=$(now)
-	"$KGATE" run -c kgate.yaml --db "$DB" --commit "wall$r" --branch main >/dev/null 2>"$DB.err$r" ||
+	"$KGATE" run -c "$CFG" --db "$DB" --commit "wall$r" --branch main >/dev/null 2>"$DB.err$r" ||
 		{ echo "kgate run failed:"; tail -5 "$DB.err$r"; }
 	c=$(now)
 	bt=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", b - a }')
