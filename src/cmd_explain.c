@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -304,6 +305,41 @@ static int collect_side(struct kg_suiterun *sr, const struct kg_suite *s, int k,
 	return rc;
 }
 
+/* Launch configuration metrics that must agree before counters of one
+ * NVTX path may stand in for another's. */
+static const char *const same_launch[] = {
+	"launch__grid_size", "launch__block_size", "launch__registers_per_thread",
+	"launch__shared_mem_per_block_static", "launch__shared_mem_per_block_dynamic",
+};
+
+/*
+ * The metrics of kernel in benchmark bench, at NVTX path nvtx, and what that
+ * path lacks from the same kernel at another path of the same run, when
+ * that one was launched with the same configuration: a profiled launch
+ * (launch_skip, launch_count) may fall in a warm-up range while the gate
+ * failed the kernel's launches in another one.
+ */
+static size_t map_for_item(const struct kg_sampleset *set, const char *bench, const char *nvtx,
+			   const char *kernel, struct kg_metricmap *m)
+{
+	struct kg_metricmap any = { 0 };
+
+	explain_map_from_set(set, bench, nvtx, kernel, m);
+	if (nvtx && explain_map_from_set(set, bench, NULL, kernel, &any)) {
+		int same = 1;
+		for (size_t i = 0; i < sizeof same_launch / sizeof *same_launch; i++) {
+			double a = explain_map_get(m, same_launch[i]);
+			double b = explain_map_get(&any, same_launch[i]);
+			if (!isnan(a) && !isnan(b) && a != b)
+				same = 0;
+		}
+		if (same)
+			explain_map_merge(m, &any);
+	}
+	explain_map_free(&any);
+	return m->n;
+}
+
 /* Fill m's missing metrics from what side k collected for kernel. */
 static int merge_collected(struct kg_metricmap *m, const struct kg_sampleset *got,
 			   const struct kg_explain_item *it, int k)
@@ -311,10 +347,7 @@ static int merge_collected(struct kg_metricmap *m, const struct kg_sampleset *go
 	struct kg_metricmap c;
 	const char *kernel = item_kernel(it, k);
 
-	if (!explain_map_from_set(got, it->bench, it->nvtx, kernel, &c)) {
-		explain_map_free(&c);   /* the NVTX path may differ from the stored one's */
-		explain_map_from_set(got, it->bench, NULL, kernel, &c);
-	}
+	map_for_item(got, it->bench, it->nvtx, kernel, &c);
 	int found = c.n > 0;
 	if (!found)
 		kg_warn("the %s side's collected records have no launch of kernel '%s' of "
@@ -476,8 +509,8 @@ int cmd_explain(int argc, char **argv)
 	struct kg_metricmap *mb = xcalloc(n ? n : 1, sizeof *mb), *mh = xcalloc(n ? n : 1, sizeof *mh);
 	int *got[2] = { xcalloc(n ? n : 1, sizeof(int)), xcalloc(n ? n : 1, sizeof(int)) };
 	for (size_t i = 0; i < n; i++) {
-		explain_map_from_set(&bs, it[i].bench, it[i].nvtx, it[i].bk, &mb[i]);
-		explain_map_from_set(&hs, it[i].bench, it[i].nvtx, it[i].hk, &mh[i]);
+		map_for_item(&bs, it[i].bench, it[i].nvtx, it[i].bk, &mb[i]);
+		map_for_item(&hs, it[i].bench, it[i].nvtx, it[i].hk, &mh[i]);
 	}
 	if (a.collect) {
 		const struct kg_sampleset *stored[2] = { &bs, &hs };
