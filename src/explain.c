@@ -90,7 +90,7 @@ size_t explain_map_from_set(const struct kg_sampleset *set, const char *benchmar
 		if (!s->n || (benchmark && strcmp(s->benchmark, benchmark)) ||
 		    (nvtx && strcmp(s->nvtx, nvtx)) || !name_matches(s, kernel))
 			continue;
-		if (m->n && !strcmp(m->name[m->n - 1], s->metric))
+		if (!isnan(explain_map_get(m, s->metric)))
 			continue;       /* one identity only: the first NVTX path */
 		if (m->n == cap) {
 			cap = cap ? 2 * cap : 64;
@@ -118,29 +118,21 @@ void explain_map_free(struct kg_metricmap *m)
 
 void explain_map_merge(struct kg_metricmap *m, const struct kg_metricmap *add)
 {
-	struct kg_metricmap o = { 0 };
-	size_t cap = m->n + add->n, i = 0, j = 0;
+	size_t cap = m->n;
 
-	o.name = xmalloc((cap ? cap : 1) * sizeof *o.name);
-	o.v = xmalloc((cap ? cap : 1) * sizeof *o.v);
-	o.det = xmalloc((cap ? cap : 1) * sizeof *o.det);
-	while (i < m->n || j < add->n) {
-		int c = i == m->n ? 1 : j == add->n ? -1 : strcmp(m->name[i], add->name[j]);
-		if (c <= 0) {           /* m's own value wins */
-			o.name[o.n] = m->name[i];
-			o.v[o.n] = m->v[i];
-			o.det[o.n++] = m->det[i++];
-			j += c == 0;
-		} else {
-			o.name[o.n] = xstrdup(add->name[j]);
-			o.v[o.n] = add->v[j];
-			o.det[o.n++] = add->det[j++];
+	for (size_t j = 0; j < add->n; j++) {
+		if (!isnan(explain_map_get(m, add->name[j])))
+			continue;       /* m's own value wins */
+		if (m->n == cap) {
+			cap = cap ? 2 * cap : 64;
+			m->name = xrealloc(m->name, cap * sizeof *m->name);
+			m->v = xrealloc(m->v, cap * sizeof *m->v);
+			m->det = xrealloc(m->det, cap * sizeof *m->det);
 		}
+		m->name[m->n] = xstrdup(add->name[j]);
+		m->v[m->n] = add->v[j];
+		m->det[m->n++] = add->det[j];
 	}
-	free(m->name);
-	free(m->v);
-	free(m->det);
-	*m = o;
 }
 
 double explain_map_get(const struct kg_metricmap *m, const char *metric)

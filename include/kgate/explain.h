@@ -29,8 +29,7 @@ struct kg_metricmap {
 size_t explain_map_from_set(const struct kg_sampleset *set, const char *benchmark,
 			    const char *nvtx, const char *kernel, struct kg_metricmap *m);
 void explain_map_free(struct kg_metricmap *m);
-/* Add to m every metric of add that m lacks (m's own values win); both
- * sorted by name, as explain_map_from_set leaves them. */
+/* Add to m every metric of add that m lacks (m's own values win). */
 void explain_map_merge(struct kg_metricmap *m, const struct kg_metricmap *add);
 /* The value of a metric, or NAN when absent. */
 double explain_map_get(const struct kg_metricmap *m, const char *metric);
