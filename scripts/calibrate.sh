@@ -4,6 +4,7 @@
 #
 #   scripts/calibrate.sh [-d CALIBDIR] [-o OUTDIR] [-b BENCHMARK]... [-n MAX]
 #                        [-k "1 2 3"] [-a "1 2"] [-l "0.01 0.02 0.03 0.05"] [-j 2]
+#                        [-J OTHERDIR]
 #
 # CALIBDIR holds <benchmark>/<extra>/<round>.<pid>.jsonl as
 # scripts/record-calibration.sh writes them (default: the H200 recording,
@@ -25,6 +26,11 @@
 #          and once with gpu__time_duration.sum at regression 1% (thr "1pct");
 #   hist   extra-0 rounds 0+1 against rounds 4+5 (the furthest apart), and
 #          rounds 0+1 against 2+3 for reference.
+#   job    with -J OTHERDIR (a recording made by another job, hours apart,
+#          same layout), and then alone: history from other processes, not
+#          interleaved.  Every pair of 2 extra-0 processes of CALIBDIR
+#          (disjoint pairs of rounds) is the base; the head is 2 processes
+#          of OTHERDIR at each level, 0 (A/A across jobs) and -l's.
 #
 # -n MAX keeps at most MAX comparisons per experiment, level and set size
 # (for a quick run).  -b picks benchmarks (default: every directory); -j
@@ -46,6 +52,7 @@ AA_SIZES="1 2 3"
 AB_SIZES="1 2"
 LEVELS="0.01 0.02 0.03 0.05"
 JOBS=2
+OTHER=
 
 usage() {
 	sed -n '4,5p' "$0" | sed 's/^# *//; s/^  */  /' >&2
@@ -56,7 +63,7 @@ die() {
 	exit "${2:-2}"
 }
 
-while getopts 'd:o:b:n:k:a:l:j:h' opt; do
+while getopts 'd:o:b:n:k:a:l:j:J:h' opt; do
 	case $opt in
 	d) CALIB=$OPTARG ;;
 	o) OUT=$OPTARG ;;
@@ -66,6 +73,7 @@ while getopts 'd:o:b:n:k:a:l:j:h' opt; do
 	a) AB_SIZES=$OPTARG ;;
 	l) LEVELS=$OPTARG ;;
 	j) JOBS=$OPTARG ;;
+	J) OTHER=$OPTARG ;;
 	*) usage ;;
 	esac
 done
@@ -75,6 +83,7 @@ case $MAX in '' | *[!0-9]*) die "-n must be a whole number, got '$MAX'" ;; esac
 case $JOBS in '' | 0 | *[!0-9]*) die "-j must be a whole number above 0, got '$JOBS'" ;; esac
 [ -x "$KGATE" ] || die "cannot run '$KGATE' (build it with make)"
 [ -d "$CALIB" ] || die "cannot open '$CALIB': no such directory"
+[ -z "$OTHER" ] || [ -d "$OTHER" ] || die "cannot open '$OTHER': no such directory"
 for tool in jq sqlite3 awk; do
 	command -v "$tool" >/dev/null || die "$tool is needed"
 done
@@ -104,10 +113,11 @@ NOISE=$OUT/noise.tsv
 printf 'exp\tbenchmark\tthr\tlevel\tk\tbase\thead\tnvtx\tmetric\tverdict\tshift\tn_base\tn_head\n' >"$RESULTS"
 printf 'benchmark\tround\tn\tmean\tsd\tmedian\n' >"$NOISE"
 
-# The rounds recorded for benchmark $1 at level $2, in order.
+# The rounds recorded for benchmark $1 at level $2 (under $3, default
+# CALIBDIR), in order.
 rounds_of() {
 	local f r
-	for f in "$CALIB/$1/$2"/*.jsonl; do
+	for f in "${3:-$CALIB}/$1/$2"/*.jsonl; do
 		[ -e "$f" ] || continue
 		r=$(basename "$f")
 		echo "${r%%.*}"
@@ -146,12 +156,13 @@ declare -A COMMIT
 NCOMMIT=0
 # side DB BENCH LEVEL SET: the commit holding those processes (stored once).
 side() {
-	local db=$1 b=$2 l=$3 set=$4 key="$1|$2|$3|$4" args=() r f
+	local db=$1 b=$2 l=$3 set=$4 dir=${SIDE_DIR:-$CALIB} args=() r f
+	local key="$1|$2|$3|$4|$dir"
 	if [ -z "${COMMIT[$key]:-}" ]; then
 		NCOMMIT=$((NCOMMIT + 1))
 		COMMIT[$key]=$(printf 'ca1b%036x' "$NCOMMIT")
 		for r in ${set//+/ }; do
-			for f in "$CALIB/$b/$l/$r".*.jsonl; do
+			for f in "$dir/$b/$l/$r".*.jsonl; do
 				[ -e "$f" ] || die "no records for $b extra $l round $r"
 				args+=(--records "$f")
 			done
@@ -164,11 +175,12 @@ side() {
 }
 
 # compare EXP DB BENCH THR-NAME THR-FILE LEVEL K BASE-SET HEAD-SET [BASE-LEVEL]
+# (HEAD_DIR: the head side's recording, default CALIBDIR)
 compare() {
 	local exp=$1 db=$2 b=$3 tn=$4 tf=$5 l=$6 k=$7 bs=$8 hs=$9 bl=${10:-0} base head json rc
 	side "$db" "$b" "$bl" "$bs"
 	base=$SIDE
-	side "$db" "$b" "$l" "$hs"
+	SIDE_DIR=${HEAD_DIR:-} side "$db" "$b" "$l" "$hs"
 	head=$SIDE
 	json=$("$KGATE" check --db "$db" -t "$tf" --commit "$head" --baseline "$base" \
 		--no-store --format json 2>>"$OUT/kgate.log")
@@ -194,6 +206,22 @@ bench() {
 	mapfile -t R0 < <(rounds_of "$b" 0)
 	[ ${#R0[@]} -ge 2 ] || die "$b: fewer than two extra-0 processes"
 	echo "calibrate: $b (${#R0[@]} processes at extra 0)" >&2
+
+	# Another job's recording as the head (-J): only that.
+	if [ -n "$OTHER" ]; then
+		: >"$OUT/$b.noise.tsv"
+		mapfile -t S < <(combos 2 "${R0[@]}")
+		for l in 0 $LEVELS; do
+			[ -d "$OTHER/$b/$l" ] || continue
+			mapfile -t RL < <(rounds_of "$b" "$l" "$OTHER")
+			[ ${#RL[@]} -ge 2 ] || continue
+			for a in "${S[@]}"; do
+				HEAD_DIR=$OTHER compare job "$db" "$b" default "$THR_DEFAULT" "$l" 2 "$a" "${RL[0]}+${RL[1]}"
+				HEAD_DIR=$OTHER compare job "$db" "$b" 1pct "$THR_1PCT" "$l" 2 "$a" "${RL[0]}+${RL[1]}"
+			done
+		done
+		return 0
+	fi
 
 	# Noise: all extra-0 processes as the repeats of one run.
 	all=$(
@@ -285,6 +313,23 @@ for b in "${BENCHES[@]}"; do
 done
 
 # ---- tables ----------------------------------------------------------------
+
+if [ -n "$OTHER" ]; then
+	echo "### Against another job's recording (2 processes a side, not interleaved)"
+	echo
+	echo "| benchmark | extra work | thresholds | comparisons | compute timing FAIL | INCONCLUSIVE | median shift |"
+	echo "|---|---:|---|---:|---:|---:|---:|"
+	awk -F'\t' '$1 == "job" && $8 == "compute" && $9 == "gpu__time_duration.sum" {
+		g = $2 SUBSEP $4 SUBSEP $3; if (!(g in n)) order[++ng] = g
+		n[g]++; f[g] += $10 == "FAIL"; inc[g] += $10 == "INCONCLUSIVE"; sh[g, n[g]] = $11
+	}
+	END { for (j = 1; j <= ng; j++) { g = order[j]; split(g, p, SUBSEP); m = n[g]
+		for (i = 1; i <= m; i++) v[i] = sh[g, i]
+		for (i = 2; i <= m; i++) { x = v[i]; k = i - 1; while (k > 0 && v[k] > x) { v[k + 1] = v[k]; k-- } v[k + 1] = x }
+		med = m % 2 ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
+		printf "| %s | %s | %s | %d | %d | %d | %+.2f%% |\n", p[1], p[2], p[3], m, f[g], inc[g], 100 * med } }' "$RESULTS"
+	exit 0
+fi
 
 echo "### Noise of gpu__time_duration.sum at extra 0 (path compute)"
 echo

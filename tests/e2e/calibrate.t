@@ -23,6 +23,14 @@ ok "results.tsv has a line per kernel comparison" test "$(grep -c . "$T/cal/resu
 ok "every line of results.tsv has 11 or more fields" \
 	awk -F'\t' 'NF < 11 { bad = 1 } END { exit bad }' "$T/cal/results.tsv"
 
+# Against another job's recording (-J): the afternoon job's two rounds.
+run bash "$CAL" -o "$T/job" -b tail_wave -l 0.05 -j 1 -J "$FIX/h200/calib-job2"
+is "$rc" 0 "-J: exit 0"
+like "$out" '^\| tail_wave \| 0 \| default \| 15 \| 0 \| 0 \| ' "-J: no A/A false alarm across jobs at 3% (15 checks)"
+like "$out" '^\| tail_wave \| 0.05 \| default \| 15 \| 15 \| 0 \| \+[0-9.]+% \|$' "-J: 5% more work fails all 15 checks across jobs"
+run bash "$CAL" -o "$T/job2" -J "$T/nowhere"
+is "$rc" 2 "-J: a missing directory is an input error"
+
 run bash "$CAL" -o "$T/cal2" -n x
 is "$rc" 2 "a bad -n is a usage error"
 like "$err" "-n must be a whole number, got 'x'" "and says so"

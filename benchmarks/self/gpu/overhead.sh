@@ -38,14 +38,14 @@ for r in 1 2 3; do
 	echo "run $r: plain $p us, trace $t us, added $(awk -v p="$p" -v t="$t" 'BEGIN { printf "%.3f", t - p }') us"
 done
 
-echo "== metrics mode, default single-pass set, per profiled launch (user replay, the default, and kernel replay)"
+echo "== metrics mode, default single-pass set, per profiled launch (ranges decoded in batches of 128, and after each launch)"
 for n in ${METRICS_LAUNCHES:-100 1000}; do
-	for rm in user kernel; do
+	for bt in 128 1; do
 		a=$(now)
-		coll metrics "lo_metrics_${rm}_$n" env KGATE_METRICS="$DEFAULT_SET" KGATE_PROFILE_REPLAY=$rm \
+		coll metrics "lo_metrics_${bt}_$n" env KGATE_METRICS="$DEFAULT_SET" KGATE_PROFILE_BATCH=$bt \
 			"$LO" "$n" >/dev/null
 		b=$(now)
-		echo "kgate metrics ($rm replay), $n launches: $(sub "$a" "$b") s wall"
+		echo "kgate metrics (batch $bt), $n launches: $(sub "$a" "$b") s wall"
 	done
 done
 echo "== ncu, one metric (gpu__time_duration.sum)"
