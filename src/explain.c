@@ -568,6 +568,20 @@ int explain_kernel(const char *name, const struct kg_metricmap *base,
 			buf_adds(&t, " (more work)");
 		frag(sentence, &nf, t.s);
 	}
+	/* Memory work, which the instruction count can miss (a grid-stride
+	 * loop's remainder can take fewer instructions for more elements). */
+	double qb = explain_map_get(base, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum") +
+		    explain_map_get(base, "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum");
+	double qh = explain_map_get(head, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum") +
+		    explain_map_get(head, "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum");
+	if (!isnan(qb) && !isnan(qh) && qb > 0 && fabs(qh - qb) / qb > 0.01) {
+		buf_reset(&t);
+		buf_adds(&t, "global memory requests ");
+		pct(&t, qb, qh);
+		if (qh > qb)
+			buf_adds(&t, " (more work)");
+		frag(sentence, &nf, t.s);
+	}
 
 	/* Rules that newly fire in head, the one with the largest estimate last. */
 	int best = -1;
