@@ -23,12 +23,15 @@
  * than ncu counts for the same launch, and a crash with two threads
  * launching at once; so it is not used.
  *
- * Threads: with two threads launching at once, the ranges of one of them
- * went missing on an H200 (single-pass set).  So a launch from a thread
- * other than the one that enabled the profiler for the context first
- * decodes what is waiting and is decoded on its own: a missing range is
- * then an error record ("range_missing") for that launch, never a value
- * matched to the wrong launch.
+ * Threads: with two threads launching at once on two streams, the ranges
+ * of one of them went missing on an H200 (single-pass set) and a stream
+ * capture begun next failed (docs/collector.md); with one thread profiled,
+ * or two one after the other, all was well, and waiting for the context's
+ * work at each change of launching thread did not help.  A launch from a
+ * thread other than the one that enabled the profiler first decodes what
+ * is waiting and is decoded on its own: a missing range is then an error
+ * record ("range_missing") for that launch, never a value matched to the
+ * wrong launch.
  *
  * Application replay (KGATE_REPLAY=application): the metric set is split
  * into groups that are one pass each (metrics_split), the runner runs the
