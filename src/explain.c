@@ -504,6 +504,21 @@ static void frag(struct kg_buf *s, int *nf, const char *text)
 	(*nf)++;
 }
 
+/* "what +5.0% (more work)" as a fragment, when a measure of work (NAN:
+ * not stored) moved by more than 1%; t is scratch space. */
+static void work_frag(struct kg_buf *s, int *nf, struct kg_buf *t, const char *what,
+		      double base, double head)
+{
+	if (isnan(base) || isnan(head) || base <= 0 || fabs(head - base) / base <= 0.01)
+		return;
+	buf_reset(t);
+	buf_printf(t, "%s ", what);
+	pct(t, base, head);
+	if (head > base)
+		buf_adds(t, " (more work)");
+	frag(s, nf, t->s);
+}
+
 int explain_has_diagnostics(const struct kg_metricmap *m, const struct kg_chip *chip)
 {
 	/* The counter-based rules; launch attributes and SOL alone say little. */
@@ -558,30 +573,15 @@ int explain_kernel(const char *name, const struct kg_metricmap *base,
 			buf_adds(&t, " (new spills)");
 		frag(sentence, &nf, t.s);
 	}
-	double ib = explain_map_get(base, "smsp__inst_executed.sum");
-	double ih = explain_map_get(head, "smsp__inst_executed.sum");
-	if (!isnan(ib) && !isnan(ih) && ib > 0 && fabs(ih - ib) / ib > 0.01) {
-		buf_reset(&t);
-		buf_adds(&t, "instructions ");
-		pct(&t, ib, ih);
-		if (ih > ib)
-			buf_adds(&t, " (more work)");
-		frag(sentence, &nf, t.s);
-	}
+	work_frag(sentence, &nf, &t, "instructions", explain_map_get(base, "smsp__inst_executed.sum"),
+		  explain_map_get(head, "smsp__inst_executed.sum"));
 	/* Memory work, which the instruction count can miss (a grid-stride
 	 * loop's remainder can take fewer instructions for more elements). */
-	double qb = explain_map_get(base, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum") +
-		    explain_map_get(base, "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum");
-	double qh = explain_map_get(head, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum") +
-		    explain_map_get(head, "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum");
-	if (!isnan(qb) && !isnan(qh) && qb > 0 && fabs(qh - qb) / qb > 0.01) {
-		buf_reset(&t);
-		buf_adds(&t, "global memory requests ");
-		pct(&t, qb, qh);
-		if (qh > qb)
-			buf_adds(&t, " (more work)");
-		frag(sentence, &nf, t.s);
-	}
+	work_frag(sentence, &nf, &t, "global memory requests",
+		  explain_map_get(base, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum") +
+			  explain_map_get(base, "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"),
+		  explain_map_get(head, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum") +
+			  explain_map_get(head, "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"));
 
 	/* Rules that newly fire in head, the one with the largest estimate last. */
 	int best = -1;

@@ -8,6 +8,7 @@
 # must agree within 10 percentage points; the differences that remain are
 # in docs/EXPLAIN.md and asserted here as they are.
 . "$(dirname "$0")/lib.sh"
+. "$KGATE_SRC/tests/e2e/rules.sh"
 
 D="$FIX/h200/diag"
 N="$FIX/h200/ncu"
@@ -19,18 +20,6 @@ for f in "$D"/*.jsonl; do
 	"$KGATE" ingest --db "$DB" --commit "c_$v" --branch main --benchmark "${v%%_*}" \
 		--records "$f" >/dev/null 2>&1 || echo "# ingest of $v failed"
 done
-# ncurule FILE RULE: ncu's estimated speed-up of a rule (its first row with one).
-ncurule() {
-	python3 - "$1" "$2" <<'PY'
-import csv, sys
-for r in csv.reader(open(sys.argv[1])):
-    if len(r) >= 20 and r[15] == sys.argv[2] and r[19]:
-        print(r[19]); break
-PY
-}
-# kgrule TEXT RULE: kgate's head estimate of the rule in text details.
-kgrule() { printf '%s\n' "$1" | awk -v r="$2" '$1 == r { sub("%", "", $6); print $6; exit }'; }
-within10() { python3 -c "import sys; sys.exit(0 if abs(float('$1') - float('$2')) <= 10 else 1)"; }
 # agree OUT NCUFILE KGRULE [NCURULE]: kgate's estimate within 10 points of ncu's
 agree() {
 	want=$(ncurule "$2" "${4:-$3}")

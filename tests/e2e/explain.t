@@ -5,6 +5,7 @@
 # rule rows of the details pages, in this test; kgate's must agree within
 # 10 percentage points.
 . "$(dirname "$0")/lib.sh"
+. "$KGATE_SRC/tests/e2e/rules.sh"
 
 N="$FIX/h200/ncu"
 DB="$T/k.db"
@@ -22,18 +23,6 @@ h = [i for i, r in enumerate(rows) if r[0] == "ID"][0]
 print(rows[h + 2][rows[h].index(sys.argv[2])].replace(",", ""))
 PY
 }
-# ncurule FILE RULE: ncu's estimated speed-up of a rule row (the first with one).
-ncurule() {
-	python3 - "$1" "$2" <<'PY'
-import csv, sys
-for r in csv.reader(open(sys.argv[1])):
-    if len(r) >= 20 and r[15] == sys.argv[2] and r[19]:
-        print(r[19]); break
-PY
-}
-# kgrule TEXT RULE: kgate's head estimate of the rule in text details.
-kgrule() { printf '%s\n' "$1" | awk -v r="$2" '$1 == r { sub("%", "", $6); print $6; exit }'; }
-within10() { python3 -c "import sys; sys.exit(0 if abs(float('$1') - float('$2')) <= 10 else 1)"; }
 
 run "$KGATE" explain --help
 is "$rc" 0 "--help exits 0"
