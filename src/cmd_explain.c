@@ -29,6 +29,7 @@
 
 #include "cmd.h"
 #include "kgate/check.h"
+#include "kgate/collector.h"
 #include "kgate/config.h"
 #include "kgate/explain.h"
 #include "kgate/gate.h"
@@ -308,8 +309,7 @@ static int collect_side(struct kg_suiterun *sr, const struct kg_suite *s, int k,
 /* Launch configuration metrics that must agree before counters of one
  * NVTX path may stand in for another's. */
 static const char *const same_launch[] = {
-	"launch__grid_size", "launch__block_size", "launch__registers_per_thread",
-	"launch__shared_mem_per_block_static", "launch__shared_mem_per_block_dynamic",
+	KG_M_GRID, KG_M_BLOCK, KG_M_REGS, KG_M_SMEM_ST, KG_M_SMEM_DYN,
 };
 
 /*
