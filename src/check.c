@@ -8,13 +8,14 @@
  * summary, and writing the verdicts table.
  */
 #include <errno.h>
-#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kgate/check.h"
+#include "kgate/config.h"
 #include "kgate/explain.h"
 #include "kgate/gate.h"
 #include "kgate/git.h"
@@ -156,7 +157,8 @@ static void write_summary(const struct kg_check_info *info, const struct kg_gate
 }
 
 static int store_results(struct kg_store *st, const struct kg_run_info *head,
-			 const char *baseline, const struct kg_gate *g)
+			 const char *baseline, const struct kg_gate *g,
+			 const struct kg_explanation *x, size_t nx)
 {
 	struct kg_verdict_row *rows = xcalloc(g->n ? g->n : 1, sizeof *rows);
 	for (size_t i = 0; i < g->n; i++) {
@@ -169,82 +171,74 @@ static int store_results(struct kg_store *st, const struct kg_run_info *head,
 			.message = r->message,
 		};
 	}
-	int rc = store_verdicts_put(st, head->id, baseline, rows, g->n);
+	struct kg_explain_row *xr = xcalloc(nx ? nx : 1, sizeof *xr);
+	char **details = xcalloc(nx ? nx : 1, sizeof *details);
+	for (size_t i = 0; i < nx; i++) {
+		details[i] = explain_to_json(&x[i]);
+		xr[i] = (struct kg_explain_row){ x[i].benchmark, x[i].nvtx, x[i].base_kernel,
+						 x[i].head_kernel, x[i].why, details[i] };
+	}
+	int rc = store_verdicts_put(st, head->id, baseline, rows, g->n, xr, nx);
+	for (size_t i = 0; i < nx; i++)
+		free(details[i]);
+	free(details);
+	free(xr);
 	free(rows);
 	return rc;
 }
 
-/* The explanation of every FAIL (explain.c), after the verdicts or, in
- * json, as a "why" field of each result of an explained kernel. */
-static void add_explanations(const struct kg_run_info *head, const struct kg_gate *g,
+/* The explanation of every FAIL, and of each MISSING kernel paired with
+ * the NEW one that replaced it (explain.c), from the stored counters. */
+static void explain_failures(const struct kg_run_info *head, const struct kg_gate *g,
 			     const struct kg_sampleset *bs, const struct kg_sampleset *hs,
-			     enum kg_format f, struct kg_buf *b)
+			     struct kg_explanation **x, size_t *nx)
 {
 	struct kg_explain_item *it;
 	size_t n;
 	explain_pick(g, bs, hs, NULL, 0, NULL, 0, &it, &n);
-	if (!n || (f != KG_FMT_TEXT && f != KG_FMT_MARKDOWN && f != KG_FMT_JSON)) {
-		free(it);
-		return;
-	}
 	const struct kg_chip *chip = explain_chip(head->gpu_chip, head->gpu_name);
-	int md = f == KG_FMT_MARKDOWN;
-	char **why = xcalloc(n, sizeof *why);
-	struct kg_buf x = KG_BUF_INIT;
+	*x = xcalloc(n ? n : 1, sizeof **x);
 	for (size_t i = 0; i < n; i++) {
 		struct kg_metricmap mb, mh;
-		struct kg_buf s = KG_BUF_INIT, d = KG_BUF_INIT;
 		explain_map_from_set(bs, it[i].bench, it[i].nvtx, it[i].bk, &mb);
 		explain_map_from_set(hs, it[i].bench, it[i].nvtx, it[i].hk, &mh);
-		char *name = strcmp(it[i].bk, it[i].hk) ? xasprintf("%s -> %s", it[i].bk, it[i].hk)
-							 : xstrdup(it[i].bk);
-		explain_kernel(name, &mb, &mh, chip, md ? KG_EXPLAIN_MARKDOWN : KG_EXPLAIN_TEXT, &s, &d);
-		if (md) {
-			buf_adds(&x, "\n**Why:** ");
-			output_escape_markdown(&x, s.s);
-			buf_adds(&x, "\n\n");
-			buf_adds(&x, d.s);
-		} else {
-			buf_printf(&x, "\nwhy: %s\n%s", s.s, d.s);
-		}
-		why[i] = buf_detach(&s);
-		free(name);
-		buf_free(&d);
+		explain_kernel(&it[i], &mb, &mh, chip, &(*x)[i]);
 		explain_map_free(&mb);
 		explain_map_free(&mh);
 	}
-	if (f != KG_FMT_JSON) {
-		buf_add(b, x.s, x.len);
-	} else {
-		json_t *root = json_loadb(b->s, b->len, 0, NULL);
-		json_t *res = root ? json_object_get(root, "results") : NULL;
-		size_t k;
-		json_t *r;
-		json_array_foreach(res, k, r) {
-			const char *bn = json_string_value(json_object_get(r, "benchmark"));
-			const char *nv = json_string_value(json_object_get(r, "nvtx"));
-			const char *kn = json_string_value(json_object_get(r, "kernel"));
-			for (size_t i = 0; bn && nv && kn && i < n; i++)
-				if (!strcmp(bn, it[i].bench) && !strcmp(nv, it[i].nvtx) &&
-				    (!strcmp(kn, it[i].bk) || !strcmp(kn, it[i].hk))) {
-					json_object_set_new(r, "why", json_string(why[i]));
-					break;
-				}
-		}
-		char *js = root ? json_dumps(root, JSON_INDENT(2)) : NULL;
-		if (js) {
-			buf_reset(b);
-			buf_adds(b, js);
-			buf_adds(b, "\n");
-			free(js);
-		}
-		json_decref(root);
-	}
-	for (size_t i = 0; i < n; i++)
-		free(why[i]);
-	free(why);
-	buf_free(&x);
+	*nx = n;
 	free(it);
+}
+
+int check_load_thresholds(const char *thresholds, const char *suite, int suite_given,
+			  struct kg_thresholds **t)
+{
+	if (thresholds)
+		return config_load_thresholds(thresholds, t);
+	if (suite_given || access(suite, F_OK) == 0) {
+		struct kg_suite *s;
+		int rc = config_load_suite(suite, &s);
+		if (rc != KG_EXIT_PASS)
+			return rc;
+		if (s->thresholds) {
+			rc = config_load_thresholds(s->thresholds, t);
+			config_free_suite(s);
+			return rc;
+		}
+		config_free_suite(s);
+	}
+	*t = config_default_thresholds();
+	return KG_EXIT_PASS;
+}
+
+char *check_baseline_label(const char *sha, const char *label, const char *base_commit)
+{
+	const char *bc = base_commit ? base_commit : sha;
+	if (!sha)
+		return xstrdup("(no baseline)");
+	if (!label || !strncmp(bc, label, strlen(label)))
+		return xasprintf("%.12s", bc);
+	return xasprintf("%.12s (%s)", bc, label);
 }
 
 int check_runs(struct kg_store *st, const struct kg_thresholds *t,
@@ -275,10 +269,14 @@ int check_runs(struct kg_store *st, const struct kg_thresholds *t,
 		.n_base_runs = n_base,
 		.all = o->all,
 	};
+	struct kg_explanation *why = NULL;
+	size_t n_why = 0;
+	if (o->explain)
+		explain_failures(head, &g, &bs, &hs, &why, &n_why);
+	info.why = why;
+	info.n_why = n_why;
 	struct kg_buf b = KG_BUF_INIT;
 	output_render(o->format, &info, &g, o->color, &b);
-	if (o->explain)
-		add_explanations(head, &g, &bs, &hs, o->format, &b);
 	FILE *out = o->out ? o->out : stdout;
 	fwrite(b.s, 1, b.len, out);
 	buf_free(&b);
@@ -288,10 +286,13 @@ int check_runs(struct kg_store *st, const struct kg_thresholds *t,
 	}
 	if (o->summary)
 		write_summary(&info, &g);
-	if (rc == KG_EXIT_PASS && o->store_verdicts && store_results(st, head, baseline, &g) != KG_EXIT_PASS)
+	if (rc == KG_EXIT_PASS && o->store_verdicts && store_results(st, head, baseline, &g, why, n_why) != KG_EXIT_PASS)
 		kg_warn("the verdicts were not stored; the check itself is complete");
 	if (rc == KG_EXIT_PASS)
 		rc = g.exit_status;
+	for (size_t i = 0; i < n_why; i++)
+		explain_free(&why[i]);
+	free(why);
 	gate_free(&g);
 	store_sampleset_free(&hs);
 	store_sampleset_free(&bs);

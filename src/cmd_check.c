@@ -107,27 +107,6 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 	return KG_EXIT_PASS;
 }
 
-/* The thresholds: -t, else the suite's, else the built-in ones. */
-static int load_thresholds(const struct check_args *a, struct kg_thresholds **t)
-{
-	if (a->thresholds)
-		return config_load_thresholds(a->thresholds, t);
-	if (a->suite_given || access(a->suite, F_OK) == 0) {
-		struct kg_suite *s;
-		int rc = config_load_suite(a->suite, &s);
-		if (rc != KG_EXIT_PASS)
-			return rc;
-		if (s->thresholds) {
-			rc = config_load_thresholds(s->thresholds, t);
-			config_free_suite(s);
-			return rc;
-		}
-		config_free_suite(s);
-	}
-	*t = config_default_thresholds();
-	return KG_EXIT_PASS;
-}
-
 int cmd_check(int argc, char **argv)
 {
 	struct check_args a = { .db = "kgate.db", .suite = "kgate.yaml", .format = KG_FMT_TEXT };
@@ -144,7 +123,7 @@ int cmd_check(int argc, char **argv)
 	}
 	if ((rc = parse_args(argc, argv, &a)) != KG_EXIT_PASS)
 		return rc;
-	if ((rc = load_thresholds(&a, &t)) != KG_EXIT_PASS)
+	if ((rc = check_load_thresholds(a.thresholds, a.suite, a.suite_given, &t)) != KG_EXIT_PASS)
 		return rc;
 	if (access(a.db, F_OK) != 0) {
 		kg_error("cannot open '%s': no such database (store runs first with 'kgate run' or 'kgate ingest')",
@@ -187,10 +166,7 @@ int cmd_check(int argc, char **argv)
 	} else {
 		kg_warn("no baseline run is stored: every kernel counts as new");
 	}
-	const char *bc = n_base ? base[0].commit : bsha;
-	char *label = !bsha ? xstrdup("(no baseline)")
-		      : !strncmp(bc, blabel, strlen(blabel)) ? xasprintf("%.12s", bc)
-		      : xasprintf("%.12s (%s)", bc, blabel);
+	char *label = check_baseline_label(bsha, blabel, n_base ? base[0].commit : NULL);
 	struct kg_check_opts o = {
 		.format = a.format,
 		.color = a.format == KG_FMT_TEXT && kg_use_color(1),

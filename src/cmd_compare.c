@@ -32,7 +32,8 @@
 static const char usage_text[] =
 	"usage: kgate compare --base-dir DIR --head-dir DIR [-c kgate.yaml]\n"
 	"                     [-t thresholds.yaml] [--db PATH] [--only REGEX] [--quick]\n"
-	"                     [--seed N] [-v] [--format text|markdown|json|junit|github]\n"
+	"                     [--seed N] [-v] [--explain]\n"
+	"                     [--format text|markdown|json|junit|github]\n"
 	"\n"
 	"Run the suite of two checkouts (two builds) interleaved on this machine,\n"
 	"store both as runs labelled base and head, and check head against base.\n"
@@ -50,6 +51,9 @@ static const char usage_text[] =
 	"  -v, --verbose       show the benchmarks' output on stderr\n"
 	"  --format F          verdict format: text (default), markdown, json, junit,\n"
 	"                      github\n"
+	"  --explain           say why each FAILed kernel regressed, from the counters\n"
+	"                      the two runs stored (as 'kgate check --explain'); kept\n"
+	"                      with the verdicts\n"
 	"\n"
 	"Exit status: 0 no regression; 1 regression; 2 bad usage, suite or\n"
 	"thresholds; 3 a benchmark failed (nothing stored), or a database error.\n";
@@ -107,6 +111,7 @@ int cmd_compare(int argc, char **argv)
 		{ "quick", no_argument, NULL, 'q' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "explain", no_argument, NULL, 'x' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -115,7 +120,7 @@ int cmd_compare(int argc, char **argv)
 	const char *db = "kgate.db", *only = NULL;
 	static const char *const label[2] = { "base", "head" };
 	enum kg_format format = KG_FMT_TEXT;
-	int quick = 0, verbose = 0, have_seed = 0, c, rc = KG_EXIT_USAGE;
+	int quick = 0, verbose = 0, explain = 0, have_seed = 0, c, rc = KG_EXIT_USAGE;
 	uint64_t seed = 0;
 	struct kg_suite *s[2] = { NULL, NULL };
 	struct kg_thresholds *t = NULL;
@@ -145,6 +150,7 @@ int cmd_compare(int argc, char **argv)
 		case 'o': only = optarg; break;
 		case 'q': quick = 1; break;
 		case 'v': verbose = 1; break;
+		case 'x': explain = 1; break;
 		case 's': {
 			char *end;
 			errno = 0;
@@ -307,6 +313,7 @@ int cmd_compare(int argc, char **argv)
 		.out = stdout,
 		.store_verdicts = 1,
 		.summary = 1,
+		.explain = explain,
 	};
 	rc = check_runs(st, t, &run[1], &run[0], 1, bl, &o);
 	free(bl);

@@ -42,9 +42,10 @@
 #include "kgate/util.h"
 
 static const char usage_text[] =
-	"usage: kgate explain [--db PATH] [--commit SHA] [--baseline REF]\n"
+	"usage: kgate explain [--db PATH] [--commit SHA] [--baseline REF] [-t F] [-c F]\n"
 	"                     [--format text|markdown|json] [--pair BASE=HEAD]...\n"
-	"                     [--collect [-c kgate.yaml] [--base-dir DIR] [--launches N]]\n"
+	"                     [--collect [--base-dir DIR] [--launches N]]\n"
+	"                     [--no-store]\n"
 	"                     [KERNEL...]\n"
 	"\n"
 	"Say why kernels regressed, from the counters stored for the head run and\n"
@@ -64,13 +65,19 @@ static const char usage_text[] =
 	"  --collect          when the stored runs lack the diagnostic counters, run\n"
 	"                     the benchmarks of those kernels once more under the\n"
 	"                     collector in metrics mode, for those kernels only, and\n"
-	"                     explain from what they collected (not stored in --db)\n"
-	"  -c, --config FILE  with --collect: the suite of the head side (default\n"
-	"                     kgate.yaml)\n"
+	"                     explain from what they collected (the counters are not\n"
+	"                     stored in --db)\n"
+	"  -t, --thresholds F thresholds that decide which kernels failed (default:\n"
+	"                     the suite's, else the built-in thresholds, as check)\n"
+	"  -c, --config FILE  the suite (default kgate.yaml, when it exists): its\n"
+	"                     thresholds, and with --collect the head side's benchmarks\n"
 	"  --base-dir DIR     with --collect: a checkout (built) of the baseline; its\n"
 	"                     suite (-c, relative to DIR) collects the base side too\n"
 	"                     (default: the base side has only what is stored)\n"
 	"  --launches N       with --collect: launches profiled per kernel (default 3)\n"
+	"  --no-store         do not keep the explanations in the database (by\n"
+	"                     default they are kept beside the head run's verdicts,\n"
+	"                     for 'kgate comment' and 'kgate report')\n"
 	"  KERNEL             explain these kernels only\n"
 	"\n"
 	"Without --collect, when the stored runs lack the diagnostic counters, it\n"
@@ -79,13 +86,13 @@ static const char usage_text[] =
 	"--collect, or a database error.\n";
 
 struct ex_args {
-	const char *db, *commit, *baseline;
+	const char *db, *commit, *baseline, *thresholds;
 	enum kg_format format;
 	char **pairs;
 	size_t n_pairs;
 	char **kernels;
 	size_t n_kernels;
-	int collect;
+	int collect, no_store;
 	const char *cfg, *base_dir;   /* cfg NULL: not given */
 	const char *launches_s;
 	long launches;
@@ -97,24 +104,28 @@ static int parse(int argc, char **argv, struct ex_args *a)
 		{ "db", required_argument, NULL, 'd' },
 		{ "commit", required_argument, NULL, 'C' },
 		{ "baseline", required_argument, NULL, 'b' },
+		{ "thresholds", required_argument, NULL, 't' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "pair", required_argument, NULL, 'p' },
 		{ "collect", no_argument, NULL, 'X' },
 		{ "config", required_argument, NULL, 'c' },
 		{ "base-dir", required_argument, NULL, 'B' },
 		{ "launches", required_argument, NULL, 'L' },
+		{ "no-store", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":c:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":c:t:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': a->db = optarg; break;
 		case 'C': a->commit = optarg; break;
 		case 'b': a->baseline = optarg; break;
+		case 't': a->thresholds = optarg; break;
 		case 'X': a->collect = 1; break;
+		case 'n': a->no_store = 1; break;
 		case 'c': a->cfg = optarg; break;
 		case 'B': a->base_dir = optarg; break;
 		case 'L': a->launches_s = optarg; break;
@@ -139,9 +150,9 @@ static int parse(int argc, char **argv, struct ex_args *a)
 	}
 	a->kernels = argv + optind;
 	a->n_kernels = (size_t)(argc - optind);
-	if (!a->collect && (a->cfg || a->base_dir || a->launches_s)) {
+	if (!a->collect && (a->base_dir || a->launches_s)) {
 		kg_error("%s is an option of --collect; give --collect too",
-			 a->base_dir ? "--base-dir" : a->cfg ? "-c/--config" : "--launches");
+			 a->base_dir ? "--base-dir" : "--launches");
 		return KG_EXIT_USAGE;
 	}
 	if (a->launches_s) {
@@ -169,6 +180,26 @@ static void advice(struct kg_buf *b, int md)
 		buf_printf(b, "    - %s\n", explain_diagnostic_metrics[i]);
 	if (md)
 		buf_adds(b, "```\n");
+}
+
+/* Keep the explanations beside the head run's verdicts, for "kgate
+ * comment" and the report; a failure is a warning, the output stands. */
+static void store_explanations(struct kg_store *st, int64_t run, const char *baseline,
+			       const struct kg_explanation *x, size_t n)
+{
+	struct kg_explain_row *r = xcalloc(n, sizeof *r);
+	char **d = xcalloc(n, sizeof *d);
+	for (size_t i = 0; i < n; i++) {
+		d[i] = explain_to_json(&x[i]);
+		r[i] = (struct kg_explain_row){ x[i].benchmark, x[i].nvtx, x[i].base_kernel,
+						x[i].head_kernel, x[i].why, d[i] };
+	}
+	if (store_explanations_put(st, run, baseline, r, n) != KG_EXIT_PASS)
+		kg_warn("the explanations were not stored; the output above is complete");
+	for (size_t i = 0; i < n; i++)
+		free(d[i]);
+	free(d);
+	free(r);
 }
 
 /* ---- --collect ---- */
@@ -457,8 +488,14 @@ int cmd_explain(int argc, char **argv)
 		rc = KG_EXIT_USAGE;
 		goto out;
 	}
-	if ((rc = store_open(a.db, KG_STORE_READONLY, &st)) != KG_EXIT_PASS)
-		goto out;
+	if ((rc = store_open(a.db, a.no_store ? KG_STORE_READONLY : 0, &st)) != KG_EXIT_PASS) {
+		/* A read-only database can still be explained from. */
+		if (a.no_store || access(a.db, W_OK) == 0 ||
+		    store_open(a.db, KG_STORE_READONLY, &st) != KG_EXIT_PASS)
+			goto out;
+		kg_warn("'%s' is read-only: the explanations will not be stored", a.db);
+		a.no_store = 1;
+	}
 	commit = a.commit ? xstrdup(a.commit) : git_head();
 	if (!commit) {
 		kg_error("no --commit given and git cannot say what HEAD is");
@@ -473,7 +510,8 @@ int cmd_explain(int argc, char **argv)
 		rc = KG_EXIT_USAGE;
 		goto out;
 	}
-	t = config_default_thresholds();
+	if ((rc = check_load_thresholds(a.thresholds, a.cfg ? a.cfg : "kgate.yaml", a.cfg != NULL, &t)))
+		goto out;
 	if ((rc = check_pick_baseline(st, head, a.baseline, &bsha, &blabel)) != KG_EXIT_PASS)
 		goto out;
 	if (bsha && (rc = check_find_baseline(st, head, bsha, (size_t)t->baseline_runs, &base, &n_base)))
@@ -519,40 +557,40 @@ int cmd_explain(int argc, char **argv)
 	}
 	struct kg_buf out = KG_BUF_INIT;
 	json_t *arr = json_array();
-	for (size_t i = 0; i < n && rc == KG_EXIT_PASS; i++) {
-		struct kg_buf s = KG_BUF_INIT, d = KG_BUF_INIT;
-		char *name = strcmp(it[i].bk, it[i].hk) ? xasprintf("%s -> %s", it[i].bk, it[i].hk)
-							 : xstrdup(it[i].bk);
-		int head_diag = explain_kernel(name, &mb[i], &mh[i], chip,
-					       md ? KG_EXPLAIN_MARKDOWN : KG_EXPLAIN_TEXT, &s, &d);
-		int base_diag = explain_has_diagnostics(&mb[i], chip);
-		if (!head_diag)
+	struct kg_explanation *x = xcalloc(n ? n : 1, sizeof *x);
+	size_t nx = 0;
+	for (size_t i = 0; i < n && rc == KG_EXIT_PASS; i++, nx++) {
+		if (!explain_kernel(&it[i], &mb[i], &mh[i], chip, &x[i]))
 			need_advice = 1;
-		if (head_diag && !base_diag)
-			buf_adds(&d, md ? "\nThe base side has no collected counters (its counter rules are n/a; "
-					  "`--collect --base-dir DIR` collects them).\n"
-					: "  the base side has no collected counters (its counter rules are n/a; "
-					  "--collect --base-dir DIR collects them)\n");
 		if (a.format == KG_FMT_JSON) {
-			json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:b, s:b}",
+			char *d = explain_to_json(&x[i]);
+			json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:b, s:b, s:b}",
 							     "benchmark", it[i].bench, "nvtx", it[i].nvtx,
 							     "base_kernel", it[i].bk, "head_kernel", it[i].hk,
-							     "why", s.s, "details", d.s,
-							     "base_diagnostics", base_diag,
+							     "why", x[i].why, "details", json_loads(d, 0, NULL),
+							     "base_diagnostics", explain_has_diagnostics(&mb[i], chip),
 							     "collected_base", got[0][i], "collected_head", got[1][i]));
+			free(d);
 		} else if (md) {
 			buf_adds(&out, "**");
-			output_escape_markdown(&out, s.s);
+			output_escape_markdown(&out, x[i].why);
 			buf_adds(&out, "**\n\n");
-			buf_adds(&out, d.s);
+			explain_render(&x[i], KG_EXPLAIN_MARKDOWN, &out);
 			buf_adds(&out, "\n");
 		} else {
-			buf_printf(&out, "%s: %s\n%s\n", it[i].bench, s.s, d.s);
+			buf_printf(&out, "%s: %s\n", it[i].bench, x[i].why);
+			explain_render(&x[i], KG_EXPLAIN_TEXT, &out);
+			buf_adds(&out, "\n");
 		}
-		free(name);
-		buf_free(&s);
-		buf_free(&d);
 	}
+	if (rc == KG_EXIT_PASS && nx && !a.no_store) {
+		char *label = check_baseline_label(bsha, blabel, base[0].commit);
+		store_explanations(st, head->id, label, x, nx);
+		free(label);
+	}
+	for (size_t i = 0; i < nx; i++)
+		explain_free(&x[i]);
+	free(x);
 	for (size_t i = 0; i < n; i++) {
 		explain_map_free(&mb[i]);
 		explain_map_free(&mh[i]);

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <jansson.h>
+
 #include "kgate/explain.h"
 #include "kgate/gate.h"
 #include "kgate/output.h"
@@ -533,19 +535,35 @@ int explain_has_diagnostics(const struct kg_metricmap *m, const struct kg_chip *
 	return n > 0;
 }
 
-int explain_kernel(const char *name, const struct kg_metricmap *base,
+/* Copy a NUL-terminated string into a fixed array, cut if need be. */
+static void copy_str(char *dst, size_t n, const char *src)
+{
+	snprintf(dst, n, "%s", src ? src : "");
+}
+
+int explain_kernel(const struct kg_explain_item *it, const struct kg_metricmap *base,
 		   const struct kg_metricmap *head, const struct kg_chip *chip,
-		   enum kg_explain_fmt f, struct kg_buf *sentence, struct kg_buf *details)
+		   struct kg_explanation *x)
 {
 	struct kg_xrule rb[KG_RULE_COUNT], rh[KG_RULE_COUNT];
-	struct kg_buf t = KG_BUF_INIT;
+	struct kg_buf t = KG_BUF_INIT, sb = KG_BUF_INIT;
+	struct kg_buf *sentence = &sb;
 	int nf = 0, diag = explain_has_diagnostics(head, chip);
+
+	memset(x, 0, sizeof *x);
+	x->benchmark = xstrdup(it->bench);
+	x->nvtx = xstrdup(it->nvtx);
+	x->base_kernel = xstrdup(it->bk);
+	x->head_kernel = xstrdup(it->hk);
+	x->diagnostics = diag;
 	explain_rules(base, chip, rb);
 	explain_rules(head, chip, rh);
 
 	double tb = explain_map_get(base, "gpu__time_duration.sum");
 	double th = explain_map_get(head, "gpu__time_duration.sum");
-	buf_adds(sentence, name);
+	buf_adds(sentence, it->bk);
+	if (strcmp(it->bk, it->hk))
+		buf_printf(sentence, " -> %s", it->hk);
 	if (!isnan(tb) && !isnan(th) && tb > 0)
 		buf_printf(sentence, " %+.0f%% time", (th - tb) / tb * 100);
 
@@ -619,25 +637,20 @@ int explain_kernel(const char *name, const struct kg_metricmap *base,
 		buf_printf(sentence, "; ncu rule %s, est. speed-up %.0f%%", rh[best].id, rh[best].speedup);
 	if (!nf && best < 0)
 		buf_adds(sentence, diag ? ": no counter or rule explains the change" : ": the diagnostic counters were not collected");
+	x->why = buf_detach(sentence);
 
-	/* Details: every rule on both sides, then the counters that moved most. */
-	int md = f == KG_EXPLAIN_MARKDOWN;
-	if (md)
-		buf_adds(details, "| rule | base | head | est. speed-up (head) |\n|---|---|---|---|\n");
+	/* Every rule on both sides. */
 	for (int i = 0; i < KG_RULE_COUNT; i++) {
-		const char *fb = !rb[i].applicable ? "n/a" : rb[i].fires ? "fires" : "ok";
-		const char *fh = !rh[i].applicable ? "n/a" : rh[i].fires ? "fires" : "ok";
-		char sp[32] = "-";
-		if (!isnan(rh[i].speedup))
-			snprintf(sp, sizeof sp, "%.1f%%", rh[i].speedup);
-		if (md) {
-			buf_printf(details, "| %s | %s | %s: ", rh[i].id, fb, fh);
-			output_escape_markdown(details, rh[i].text);
-			buf_printf(details, " | %s |\n", sp);
-		} else {
-			buf_printf(details, "  %-24s base %-5s head %-5s %-7s %s\n", rh[i].id, fb, fh, sp, rh[i].text);
-		}
+		struct kg_xrow *r = &x->rule[x->n_rules++];
+		copy_str(r->id, sizeof r->id, rh[i].id);
+		copy_str(r->base, sizeof r->base, !rb[i].applicable ? "n/a" : rb[i].fires ? "fires" : "ok");
+		copy_str(r->head, sizeof r->head, !rh[i].applicable ? "n/a" : rh[i].fires ? "fires" : "ok");
+		r->speedup = rh[i].speedup;
+		copy_str(r->text, sizeof r->text, rh[i].text);
 	}
+
+	/* The counters that moved most: the deterministic ones first, then up
+	 * to three noisy ones beyond the first five. */
 	struct move *mv = xcalloc(head->n ? head->n : 1, sizeof *mv);
 	size_t n = 0;
 	for (size_t i = 0; i < head->n; i++) {
@@ -649,28 +662,208 @@ int explain_kernel(const char *name, const struct kg_metricmap *base,
 		mv[n++] = (struct move){ head->name[i], b, h, (h - b) / fabs(b), head->det[i] };
 	}
 	qsort(mv, n, sizeof *mv, cmp_move);
-	if (n)
-		buf_adds(details, md ? "\nCounters that moved most:\n\n" : "  counters that moved most:\n");
-	for (size_t i = 0, k = 0; i < n && k < 5; i++, k++) {
-		buf_printf(details, md ? "- `%s` %.6g -> %.6g (" : "    %s %.6g -> %.6g (", mv[i].name, mv[i].b, mv[i].h);
-		pct(details, mv[i].b, mv[i].h);
-		buf_adds(details, mv[i].det ? ", deterministic)\n" : ")\n");
-	}
-	/* then the noisy ones that moved most */
-	size_t shown = 0;
-	for (size_t i = 0; i < n && shown < 3; i++) {
-		if (mv[i].det)
+	size_t noisy = 0;
+	for (size_t i = 0; i < n && x->n_moved < sizeof x->moved / sizeof x->moved[0]; i++) {
+		if (i >= 5 && (mv[i].det || noisy++ >= 3))
 			continue;
-		if (i < 5)
-			continue;
-		buf_printf(details, md ? "- `%s` %.6g -> %.6g (" : "    %s %.6g -> %.6g (", mv[i].name, mv[i].b, mv[i].h);
-		pct(details, mv[i].b, mv[i].h);
-		buf_adds(details, ")\n");
-		shown++;
+		x->moved[x->n_moved++] = (struct kg_xmove){ xstrdup(mv[i].name), mv[i].b, mv[i].h, mv[i].det };
 	}
 	free(mv);
+	if (diag && !explain_has_diagnostics(base, chip))
+		x->note = xstrdup("The base side has no collected counters: its counter rules are n/a "
+				  "('kgate explain --collect --base-dir DIR' collects them).");
 	buf_free(&t);
 	return diag > 0;
+}
+
+/* One moved counter's change: "x8.0" or "+5.1%". */
+static void move_change(struct kg_buf *b, const struct kg_xmove *m)
+{
+	pct(b, m->base, m->head);
+	if (m->det)
+		buf_adds(b, ", deterministic");
+}
+
+static void render_text(const struct kg_explanation *x, struct kg_buf *b)
+{
+	for (size_t i = 0; i < x->n_rules; i++) {
+		const struct kg_xrow *r = &x->rule[i];
+		char sp[32] = "-";
+		if (!isnan(r->speedup))
+			snprintf(sp, sizeof sp, "%.1f%%", r->speedup);
+		buf_printf(b, "  %-24s base %-5s head %-5s %-7s %s\n", r->id, r->base, r->head, sp, r->text);
+	}
+	if (x->n_moved)
+		buf_adds(b, "  counters that moved most:\n");
+	for (size_t i = 0; i < x->n_moved; i++) {
+		buf_printf(b, "    %s %.6g -> %.6g (", x->moved[i].metric, x->moved[i].base, x->moved[i].head);
+		move_change(b, &x->moved[i]);
+		buf_adds(b, ")\n");
+	}
+	if (x->note)
+		buf_printf(b, "  %s\n", x->note);
+}
+
+static void render_markdown(const struct kg_explanation *x, struct kg_buf *b)
+{
+	buf_adds(b, "| rule | base | head | est. speed-up (head) |\n|---|---|---|---|\n");
+	for (size_t i = 0; i < x->n_rules; i++) {
+		const struct kg_xrow *r = &x->rule[i];
+		buf_printf(b, "| %s | %s | %s: ", r->id, r->base, r->head);
+		output_escape_markdown(b, r->text);
+		if (isnan(r->speedup))
+			buf_adds(b, " | - |\n");
+		else
+			buf_printf(b, " | %.1f%% |\n", r->speedup);
+	}
+	if (x->n_moved)
+		buf_adds(b, "\nCounters that moved most:\n\n");
+	for (size_t i = 0; i < x->n_moved; i++) {
+		buf_printf(b, "- `%s` %.6g -> %.6g (", x->moved[i].metric, x->moved[i].base, x->moved[i].head);
+		move_change(b, &x->moved[i]);
+		buf_adds(b, ")\n");
+	}
+	if (x->note) {
+		buf_adds(b, "\n");
+		output_escape_markdown(b, x->note);
+		buf_adds(b, "\n");
+	}
+}
+
+static void render_html(const struct kg_explanation *x, struct kg_buf *b)
+{
+	buf_adds(b, "<table class=\"rules\"><tr><th>rule</th><th>base</th><th>head</th>"
+		    "<th>est. speed-up (head)</th><th>head's numbers</th></tr>\n");
+	for (size_t i = 0; i < x->n_rules; i++) {
+		const struct kg_xrow *r = &x->rule[i];
+		int newly = !strcmp(r->head, "fires") && strcmp(r->base, "fires");
+		buf_printf(b, "<tr%s><td>", newly ? " class=\"fires\"" : "");
+		output_escape_xml(b, r->id);
+		buf_adds(b, "</td><td>");
+		output_escape_xml(b, r->base);
+		buf_adds(b, "</td><td>");
+		output_escape_xml(b, r->head);
+		if (isnan(r->speedup))
+			buf_adds(b, "</td><td>-</td><td>");
+		else
+			buf_printf(b, "</td><td>%.1f%%</td><td>", r->speedup);
+		output_escape_xml(b, r->text);
+		buf_adds(b, "</td></tr>\n");
+	}
+	buf_adds(b, "</table>\n");
+	if (x->n_moved)
+		buf_adds(b, "<p>Counters that moved most:</p>\n<ul>\n");
+	for (size_t i = 0; i < x->n_moved; i++) {
+		buf_adds(b, "<li><code>");
+		output_escape_xml(b, x->moved[i].metric);
+		buf_printf(b, "</code> %.6g &rarr; %.6g (", x->moved[i].base, x->moved[i].head);
+		move_change(b, &x->moved[i]);
+		buf_adds(b, ")</li>\n");
+	}
+	if (x->n_moved)
+		buf_adds(b, "</ul>\n");
+	if (x->note) {
+		buf_adds(b, "<p class=\"note\">");
+		output_escape_xml(b, x->note);
+		buf_adds(b, "</p>\n");
+	}
+}
+
+void explain_render(const struct kg_explanation *x, enum kg_explain_fmt f, struct kg_buf *b)
+{
+	switch (f) {
+	case KG_EXPLAIN_TEXT: render_text(x, b); break;
+	case KG_EXPLAIN_MARKDOWN: render_markdown(x, b); break;
+	case KG_EXPLAIN_HTML: render_html(x, b); break;
+	}
+}
+
+static json_t *jnum(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+char *explain_to_json(const struct kg_explanation *x)
+{
+	json_t *rules = json_array(), *moved = json_array();
+	for (size_t i = 0; i < x->n_rules; i++) {
+		const struct kg_xrow *r = &x->rule[i];
+		json_array_append_new(rules, json_pack("{s:s, s:s, s:s, s:o, s:s}", "id", r->id,
+						       "base", r->base, "head", r->head,
+						       "speedup", jnum(r->speedup), "text", r->text));
+	}
+	for (size_t i = 0; i < x->n_moved; i++) {
+		const struct kg_xmove *m = &x->moved[i];
+		json_array_append_new(moved, json_pack("{s:s, s:o, s:o, s:b}", "metric", m->metric,
+						       "base", jnum(m->base), "head", jnum(m->head),
+						       "deterministic", m->det));
+	}
+	json_t *o = json_pack("{s:b, s:o, s:o, s:o}", "diagnostics", x->diagnostics, "rules", rules,
+			      "moved", moved, "note", x->note ? json_string(x->note) : json_null());
+	char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	return s ? s : xstrdup("{}");
+}
+
+/* A JSON number, or NAN for null or anything else. */
+static double jget(const json_t *o, const char *k)
+{
+	const json_t *v = json_object_get(o, k);
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+int explain_from_json(const char *benchmark, const char *nvtx, const char *base_kernel,
+		      const char *head_kernel, const char *why, const char *json,
+		      struct kg_explanation *x)
+{
+	memset(x, 0, sizeof *x);
+	json_t *o = json ? json_loads(json, 0, NULL) : NULL;
+	if (!json_is_object(o)) {
+		json_decref(o);
+		return -1;
+	}
+	x->benchmark = xstrdup(benchmark ? benchmark : "");
+	x->nvtx = xstrdup(nvtx ? nvtx : "");
+	x->base_kernel = xstrdup(base_kernel ? base_kernel : "");
+	x->head_kernel = xstrdup(head_kernel ? head_kernel : "");
+	x->why = xstrdup(why ? why : "");
+	x->diagnostics = json_is_true(json_object_get(o, "diagnostics"));
+	const char *note = json_string_value(json_object_get(o, "note"));
+	x->note = note ? xstrdup(note) : NULL;
+	size_t i;
+	json_t *e;
+	json_array_foreach(json_object_get(o, "rules"), i, e) {
+		if (x->n_rules == KG_RULE_COUNT)
+			break;
+		struct kg_xrow *r = &x->rule[x->n_rules++];
+		copy_str(r->id, sizeof r->id, json_string_value(json_object_get(e, "id")));
+		copy_str(r->base, sizeof r->base, json_string_value(json_object_get(e, "base")));
+		copy_str(r->head, sizeof r->head, json_string_value(json_object_get(e, "head")));
+		copy_str(r->text, sizeof r->text, json_string_value(json_object_get(e, "text")));
+		r->speedup = jget(e, "speedup");
+	}
+	json_array_foreach(json_object_get(o, "moved"), i, e) {
+		const char *m = json_string_value(json_object_get(e, "metric"));
+		if (!m || x->n_moved == sizeof x->moved / sizeof x->moved[0])
+			continue;
+		x->moved[x->n_moved++] = (struct kg_xmove){ xstrdup(m), jget(e, "base"), jget(e, "head"),
+							    json_is_true(json_object_get(e, "deterministic")) };
+	}
+	json_decref(o);
+	return 0;
+}
+
+void explain_free(struct kg_explanation *x)
+{
+	free(x->benchmark);
+	free(x->nvtx);
+	free(x->base_kernel);
+	free(x->head_kernel);
+	free(x->why);
+	free(x->note);
+	for (size_t i = 0; i < x->n_moved; i++)
+		free(x->moved[i].metric);
+	memset(x, 0, sizeof *x);
 }
 
 /* ---- what to explain ---- */

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kgate/explain.h"
 #include "kgate/output.h"
 #include "kgate/util.h"
 
@@ -244,6 +245,22 @@ static void summary_line(struct kg_buf *b, const struct kg_gate *g)
 		   g->n_fail, g->n_pass, g->n_inconclusive, g->n_new, g->n_missing);
 }
 
+/* The explanation of result r's kernel, or NULL; *idx gets its index. */
+static const struct kg_explanation *why_of(const struct kg_check_info *info,
+					   const struct kg_result *r, size_t *idx)
+{
+	for (size_t i = 0; i < info->n_why; i++) {
+		const struct kg_explanation *x = &info->why[i];
+		if (!strcmp(x->benchmark, r->benchmark) && !strcmp(x->nvtx, r->nvtx) &&
+		    (!strcmp(x->base_kernel, r->kernel) || !strcmp(x->head_kernel, r->kernel))) {
+			if (idx)
+				*idx = i;
+			return x;
+		}
+	}
+	return NULL;
+}
+
 /* ---- text ---- */
 
 #define TEXT_COLS 7
@@ -388,6 +405,10 @@ static void render_text(const struct kg_check_info *info, const struct kg_gate *
 			   g->n_pass == 1 ? "" : "s");
 	summary_line(out, g);
 	buf_printf(out, ": %s\n", g->exit_status == KG_EXIT_PASS ? "PASS" : "FAIL");
+	for (size_t i = 0; i < info->n_why; i++) {
+		buf_printf(out, "\nwhy: %s\n", info->why[i].why);
+		explain_render(&info->why[i], KG_EXPLAIN_TEXT, out);
+	}
 	for (size_t i = 0; i < k; i++)
 		free(cell[i]);
 	free(cell);
@@ -457,6 +478,12 @@ static void render_markdown(const struct kg_check_info *info, const struct kg_ga
 	}
 	if (!info->all && g->n_pass)
 		buf_printf(out, "%zu passing comparison%s not shown.\n", g->n_pass, g->n_pass == 1 ? "" : "s");
+	for (size_t i = 0; i < info->n_why; i++) {
+		buf_adds(out, "\n**Why:** ");
+		output_escape_markdown(out, info->why[i].why);
+		buf_adds(out, "\n\n");
+		explain_render(&info->why[i], KG_EXPLAIN_MARKDOWN, out);
+	}
 }
 
 /* ---- json ---- */
@@ -517,9 +544,29 @@ static void render_json(const struct kg_check_info *info, const struct kg_gate *
 		json_object_set_new(o, "n_base", json_integer((json_int_t)r->n_base));
 		json_object_set_new(o, "n_head", json_integer((json_int_t)r->n_head));
 		json_object_set_new(o, "message", jstr(r->message));
+		const struct kg_explanation *x = why_of(info, r, NULL);
+		if (x)
+			json_object_set_new(o, "why", jstr(x->why));
 		json_array_append_new(arr, o);
 	}
 	json_object_set_new(root, "results", arr);
+	if (info->n_why) {
+		json_t *xs = json_array();
+		for (size_t i = 0; i < info->n_why; i++) {
+			const struct kg_explanation *x = &info->why[i];
+			char *d = explain_to_json(x);
+			json_t *o = json_object();
+			json_object_set_new(o, "benchmark", jstr(x->benchmark));
+			json_object_set_new(o, "nvtx", jstr(x->nvtx));
+			json_object_set_new(o, "base_kernel", jstr(x->base_kernel));
+			json_object_set_new(o, "head_kernel", jstr(x->head_kernel));
+			json_object_set_new(o, "why", jstr(x->why));
+			json_object_set_new(o, "details", json_loads(d, 0, NULL));
+			json_array_append_new(xs, o);
+			free(d);
+		}
+		json_object_set_new(root, "explanations", xs);
+	}
 	char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
 	buf_adds(out, s);
 	buf_addc(out, '\n');
@@ -533,6 +580,7 @@ static void render_junit(const struct kg_check_info *info, const struct kg_gate 
 			 struct kg_buf *out)
 {
 	size_t fails = 0, skipped = 0;
+	char *told = xcalloc(info->n_why + 1, 1);
 	for (size_t i = 0; i < g->n; i++) {
 		fails += g->r[i].fails;
 		skipped += !g->r[i].fails && g->r[i].verdict != KG_VERDICT_PASS;
@@ -580,11 +628,21 @@ static void render_junit(const struct kg_check_info *info, const struct kg_gate 
 		fmt_interval(&d, r);
 		buf_adds(&d, ", p ");
 		fmt_p(&d, r->p_adj);
+		size_t xi;
+		const struct kg_explanation *x = r->fails ? why_of(info, r, &xi) : NULL;
+		if (x) {
+			/* the details once per kernel, with its first failure */
+			buf_printf(&d, "\nwhy: %s\n", x->why);
+			if (!told[xi])
+				explain_render(x, KG_EXPLAIN_TEXT, &d);
+			told[xi] = 1;
+		}
 		output_escape_xml(out, d.s);
 		buf_free(&d);
 		buf_printf(out, "</%s>\n    </testcase>\n", tag);
 	}
 	buf_adds(out, "  </testsuite>\n</testsuites>\n");
+	free(told);
 }
 
 /* ---- github ---- */
@@ -592,6 +650,7 @@ static void render_junit(const struct kg_check_info *info, const struct kg_gate 
 static void render_github(const struct kg_check_info *info, const struct kg_gate *g,
 			  struct kg_buf *out)
 {
+	char *told = xcalloc(info->n_why + 1, 1);
 	for (size_t i = 0; i < g->n; i++) {
 		const struct kg_result *r = &g->r[i];
 		if (r->verdict == KG_VERDICT_PASS || r->verdict == KG_VERDICT_SKIP)
@@ -613,6 +672,12 @@ static void render_github(const struct kg_check_info *info, const struct kg_gate
 		if (*r->metric)
 			buf_printf(&m, ", %s", r->metric);
 		buf_adds(&m, ")");
+		size_t xi;
+		const struct kg_explanation *x = why_of(info, r, &xi);
+		if (x && !told[xi]) {
+			buf_printf(&m, "\nwhy: %s", x->why);
+			told[xi] = 1;
+		}
 		escape_github(out, m.s, 0);
 		buf_free(&m);
 		buf_addc(out, '\n');
@@ -625,6 +690,7 @@ static void render_github(const struct kg_check_info *info, const struct kg_gate
 	escape_github(out, s.s, 0);
 	buf_addc(out, '\n');
 	buf_free(&s);
+	free(told);
 }
 
 void output_render(enum kg_format f, const struct kg_check_info *info, const struct kg_gate *g,

@@ -136,6 +136,63 @@ static int load_check_rows(sqlite3 *db, struct report_check *c)
 	return 0;
 }
 
+/* 1 when check c has a verdict other than pass or skip for kernel k of
+ * benchmark b at NVTX path nv. */
+static int check_flags(const struct report_check *c, const char *b, const char *nv, const char *k)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		const struct report_verdict *v = &c->v[i];
+		if (v->benchmark && v->nvtx && v->kernel && v->verdict && !strcmp(v->benchmark, b) &&
+		    !strcmp(v->nvtx, nv) && !strcmp(v->kernel, k) &&
+		    (!strcmp(v->verdict, "fail") || !strcmp(v->verdict, "missing") ||
+		     !strcmp(v->verdict, "new")))
+			return 1;
+	}
+	return 0;
+}
+
+/* The explanations of c's run, newest first, one per kernel pair, of the
+ * kernels c flags; then put back in the order they were stored. */
+static int load_check_why(sqlite3 *db, struct report_check *c)
+{
+	sqlite3_stmt *s;
+	if (sqlite3_prepare_v2(db, "SELECT benchmark, nvtx, base_kernel, head_kernel, why, details"
+				   " FROM explanations WHERE run = ?1 ORDER BY id DESC", -1, &s, NULL) != SQLITE_OK)
+		return db_fail(db, "read the stored explanations");
+	sqlite3_bind_int64(s, 1, c->run);
+	size_t cap = 0;
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const char *t[6];
+		for (int i = 0; i < 6; i++)
+			t[i] = (const char *)sqlite3_column_text(s, i);
+		if (!t[0] || !t[1] || !t[2] || !t[3] ||
+		    !(check_flags(c, t[0], t[1], t[2]) || check_flags(c, t[0], t[1], t[3])))
+			continue;
+		int seen = 0;
+		for (size_t i = 0; i < c->n_why && !seen; i++)
+			seen = !strcmp(c->why[i].benchmark, t[0]) && !strcmp(c->why[i].nvtx, t[1]) &&
+			       !strcmp(c->why[i].base_kernel, t[2]) && !strcmp(c->why[i].head_kernel, t[3]);
+		if (seen)
+			continue;
+		if (c->n_why == cap) {
+			cap = cap ? 2 * cap : 4;
+			c->why = xrealloc(c->why, cap * sizeof *c->why);
+		}
+		if (explain_from_json(t[0], t[1], t[2], t[3], t[4], t[5], &c->why[c->n_why]) == 0)
+			c->n_why++;
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		return db_fail(db, "read the stored explanations");
+	for (size_t i = 0; i < c->n_why / 2; i++) {
+		struct kg_explanation t = c->why[i];
+		c->why[i] = c->why[c->n_why - 1 - i];
+		c->why[c->n_why - 1 - i] = t;
+	}
+	return 0;
+}
+
 /* The newest check among runs chosen by where_sql (binds ?1 to arg). */
 static int load_newest(sqlite3 *db, const char *where_sql, const char *arg,
 		       int64_t since, struct report_check *out)
@@ -168,7 +225,8 @@ static int load_newest(sqlite3 *db, const char *where_sql, const char *arg,
 	out->time = sqlite3_column_int64(s, 2);
 	out->commit = col_text(s, 3);
 	sqlite3_finalize(s);
-	return load_check_rows(db, out);
+	rc = load_check_rows(db, out);
+	return rc ? rc : load_check_why(db, out);
 }
 
 int report_check_load(struct kg_store *st, const char *commit, struct report_check *out)
@@ -186,6 +244,9 @@ void report_check_free(struct report_check *c)
 		free(v->metric); free(v->verdict); free(v->message);
 	}
 	free(c->v);
+	for (size_t i = 0; i < c->n_why; i++)
+		explain_free(&c->why[i]);
+	free(c->why);
 	free(c->commit);
 	free(c->baseline);
 	memset(c, 0, sizeof *c);
@@ -307,6 +368,17 @@ void report_check_markdown(const struct report_check *c, struct kg_buf *b)
 	if (!c->n)
 		buf_adds(b, "No comparison was made.\n");
 	free(ord);
+	if (c->n_why)
+		buf_adds(b, "\n#### Why\n");
+	for (size_t k = 0; k < c->n_why; k++) {
+		buf_adds(b, "\n");
+		md_cell(b, c->why[k].benchmark);
+		buf_adds(b, ": ");
+		md_cell(b, c->why[k].why);
+		buf_adds(b, "\n\n<details><summary>rules and counters</summary>\n\n");
+		explain_render(&c->why[k], KG_EXPLAIN_MARKDOWN, b);
+		buf_adds(b, "\n</details>\n");
+	}
 }
 
 const char *report_check_state(const struct report_check *c, struct kg_buf *desc)
@@ -918,7 +990,8 @@ static const char css[] =
 	".median{fill:none;stroke:#08519c;stroke-width:1.5}.pt{fill:#08519c}.cpt{fill:#d62728}"
 	".cp{stroke:#d62728;stroke-dasharray:4 3;stroke-width:1.5}.ax{font-size:11px;fill:#555}"
 	".rp{fill:#d62728;fill-opacity:.8}.roof{fill:none;stroke:#333;stroke-width:1.5}"
-	".note{color:#555}code{font-size:12px}";
+	".note{color:#555}code{font-size:12px}h3{font-size:15px}.why{font-weight:600}"
+	"tr.fires td{background:#fdecea}";
 
 static void html_verdicts(struct ctx *c, struct kg_buf *b, struct report_summary *sum)
 {
@@ -977,6 +1050,17 @@ static void html_verdicts(struct ctx *c, struct kg_buf *b, struct report_summary
 	}
 	buf_adds(b, "</table>\n");
 	free(ord);
+	for (size_t i = 0; i < chk.n_why; i++) {
+		const struct kg_explanation *x = &chk.why[i];
+		buf_adds(b, i ? "" : "<h3>Why</h3>\n");
+		buf_adds(b, "<p class=\"why\">");
+		report_html_escape(b, x->benchmark);
+		buf_adds(b, ": ");
+		report_html_escape(b, x->why);
+		buf_adds(b, "</p>\n<details><summary>rules and counters</summary>\n");
+		explain_render(x, KG_EXPLAIN_HTML, b);
+		buf_adds(b, "</details>\n");
+	}
 	report_check_free(&chk);
 }
 

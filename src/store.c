@@ -84,6 +84,18 @@ static const char *const migrations[] = {
 	"  FROM samples s JOIN benchmarks b ON b.id = s.benchmark"
 	"  JOIN nvtx n ON n.id = s.nvtx JOIN kernels k ON k.id = s.kernel"
 	"  JOIN metrics m ON m.id = s.metric;",
+
+	/* 2 -> 3: why a kernel regressed, beside the verdicts */
+	"CREATE TABLE explanations ("
+	"  id INTEGER PRIMARY KEY,"
+	"  run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+	"  baseline TEXT,"
+	"  time INTEGER NOT NULL,"
+	"  benchmark TEXT NOT NULL, nvtx TEXT NOT NULL,"
+	"  base_kernel TEXT NOT NULL, head_kernel TEXT NOT NULL,"
+	"  why TEXT NOT NULL,"
+	"  details TEXT NOT NULL);"
+	"CREATE INDEX explanations_run ON explanations(run);",
 };
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
@@ -1026,8 +1038,42 @@ static void bind_real(sqlite3_stmt *s, int i, double v)
 		sqlite3_bind_double(s, i, v);
 }
 
+/* Insert the explanation rows inside the caller's transaction. */
+static int put_explanations(struct kg_store *st, int64_t head_run, const char *baseline,
+			    int64_t now, const struct kg_explain_row *x, size_t nx)
+{
+	sqlite3_stmt *s;
+	if (!nx)
+		return KG_EXIT_PASS;
+	if (sqlite3_prepare_v2(st->db,
+			       "INSERT INTO explanations(run, baseline, time, benchmark, nvtx,"
+			       " base_kernel, head_kernel, why, details) VALUES (?,?,?,?,?,?,?,?,?)",
+			       -1, &s, NULL) != SQLITE_OK)
+		return db_fail(st, "prepare");
+	for (size_t i = 0; i < nx; i++) {
+		sqlite3_reset(s);
+		sqlite3_bind_int64(s, 1, head_run);
+		bind_text(s, 2, baseline);
+		sqlite3_bind_int64(s, 3, now);
+		bind_text(s, 4, x[i].benchmark ? x[i].benchmark : "");
+		bind_text(s, 5, x[i].nvtx ? x[i].nvtx : "");
+		bind_text(s, 6, x[i].base_kernel ? x[i].base_kernel : "");
+		bind_text(s, 7, x[i].head_kernel ? x[i].head_kernel : "");
+		bind_text(s, 8, x[i].why ? x[i].why : "");
+		bind_text(s, 9, x[i].details ? x[i].details : "{}");
+		if (sqlite3_step(s) != SQLITE_DONE) {
+			int rc = db_fail(st, "cannot store an explanation");
+			sqlite3_finalize(s);
+			return rc;
+		}
+	}
+	sqlite3_finalize(s);
+	return KG_EXIT_PASS;
+}
+
 int store_verdicts_put(struct kg_store *st, int64_t head_run, const char *baseline,
-		       const struct kg_verdict_row *rows, size_t n)
+		       const struct kg_verdict_row *rows, size_t n,
+		       const struct kg_explain_row *x, size_t nx)
 {
 	sqlite3_stmt *s;
 	int64_t now = (int64_t)time(NULL);
@@ -1075,12 +1121,34 @@ int store_verdicts_put(struct kg_store *st, int64_t head_run, const char *baseli
 		}
 	}
 	sqlite3_finalize(s);
+	int rc = put_explanations(st, head_run, baseline, now, x, nx);
+	if (rc != KG_EXIT_PASS) {
+		exec_sql(st->db, "ROLLBACK", NULL);
+		return rc;
+	}
 	if (exec_sql(st->db, "COMMIT", NULL) != SQLITE_OK) {
-		int rc = db_fail(st, "cannot commit verdicts");
+		rc = db_fail(st, "cannot commit verdicts");
 		exec_sql(st->db, "ROLLBACK", NULL);
 		return rc;
 	}
 	return KG_EXIT_PASS;
+}
+
+int store_explanations_put(struct kg_store *st, int64_t head_run, const char *baseline,
+			   const struct kg_explain_row *x, size_t nx)
+{
+	if (st->readonly) {
+		kg_error("database '%s' was opened read-only", st->path);
+		return KG_EXIT_RUNTIME;
+	}
+	if (exec_sql(st->db, "BEGIN IMMEDIATE", NULL) != SQLITE_OK)
+		return db_fail(st, "cannot start a transaction");
+	int rc = put_explanations(st, head_run, baseline, (int64_t)time(NULL), x, nx);
+	if (rc == KG_EXIT_PASS && exec_sql(st->db, "COMMIT", NULL) != SQLITE_OK)
+		rc = db_fail(st, "cannot commit the explanations");
+	if (rc != KG_EXIT_PASS)
+		exec_sql(st->db, "ROLLBACK", NULL);
+	return rc;
 }
 
 /* ------------------------------------------------------------------ */

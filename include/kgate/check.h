@@ -57,4 +57,17 @@ int check_find_baseline(struct kg_store *st, const struct kg_run_info *head,
 int check_pick_baseline(struct kg_store *st, const struct kg_run_info *head, const char *ref,
 			char **sha, char **label);
 
+/* The thresholds of a check: the file thresholds when given, else the
+ * one the suite file names (when suite_given, or suite exists), else the
+ * built-in ones.  An enum kg_exit; errors are printed. */
+struct kg_thresholds;
+int check_load_thresholds(const char *thresholds, const char *suite, int suite_given,
+			  struct kg_thresholds **t);
+
+/* How a check names its baseline (stored with verdicts and explanations):
+ * "abcdef012345", "abcdef012345 (main)" when label is another name for it,
+ * "(no baseline)" when sha is NULL.  base_commit is the commit of the
+ * newest baseline run (NULL when none).  malloc'd. */
+char *check_baseline_label(const char *sha, const char *label, const char *base_commit);
+
 #endif

@@ -75,17 +75,67 @@ int explain_blocks_per_sm(const struct kg_chip *c, int block, int regs, int smem
  * what explain_kernel needs to explain more than the launch changes. */
 int explain_has_diagnostics(const struct kg_metricmap *m, const struct kg_chip *chip);
 
-enum kg_explain_fmt { KG_EXPLAIN_TEXT, KG_EXPLAIN_MARKDOWN };
+enum kg_explain_fmt { KG_EXPLAIN_TEXT, KG_EXPLAIN_MARKDOWN, KG_EXPLAIN_HTML };
+
+/* One rule's row of an explanation: its state on each side ("ok",
+ * "fires", "n/a") and the head side's numbers and estimate. */
+struct kg_xrow {
+	char id[32];
+	char base[8], head[8];
+	double speedup;         /* percent; NAN when none */
+	char text[240];
+};
+
+/* A counter that moved, base median -> head median. */
+struct kg_xmove {
+	char *metric;
+	double base, head;
+	int det;                /* deterministic counter */
+};
 
 /*
- * Explain head against base for one kernel: the one-sentence summary and
- * then the details.  name labels the kernel ("tr_tiled" or
- * "tr_tiled -> tr_naive").  Returns 1 when anything explained the change,
- * 0 when the diagnostic counters are missing.
+ * Why one kernel regressed: the one-sentence summary, every rule on both
+ * sides, the counters that moved most.  Computed by explain_kernel, kept
+ * in the database as explain_to_json's text (with why beside it), read
+ * back by explain_from_json, shown by explain_render.  All strings are
+ * owned (explain_free).
  */
-int explain_kernel(const char *name, const struct kg_metricmap *base,
+struct kg_explanation {
+	char *benchmark, *nvtx, *base_kernel, *head_kernel;
+	char *why;              /* "k +38% time: ...; ncu rule X, est. speed-up 70%" */
+	char *note;             /* a further remark, or NULL */
+	int diagnostics;        /* the head side had the diagnostic counters */
+	struct kg_xrow rule[KG_RULE_COUNT];
+	size_t n_rules;
+	struct kg_xmove moved[8];
+	size_t n_moved;
+};
+
+struct kg_explain_item;
+
+/*
+ * Explain head against base for one kernel (it names it; "bk -> hk" when
+ * one replaced the other) into *x.  Returns 1 when the head side had the
+ * diagnostic counters (x->diagnostics), 0 when they are missing and only
+ * the launch changes could be read.
+ */
+int explain_kernel(const struct kg_explain_item *it, const struct kg_metricmap *base,
 		   const struct kg_metricmap *head, const struct kg_chip *chip,
-		   enum kg_explain_fmt f, struct kg_buf *sentence, struct kg_buf *details);
+		   struct kg_explanation *x);
+
+/* Append the details of x (rules table, moved counters, note) to b in
+ * format f: indented text, Markdown or an HTML fragment (escaped). */
+void explain_render(const struct kg_explanation *x, enum kg_explain_fmt f, struct kg_buf *b);
+
+/* The details of x (everything but its names and why) as one JSON object,
+ * malloc'd; and back: fills *x from the names, why and that JSON.
+ * explain_from_json returns 0, or -1 when the JSON is not such an object
+ * (x is then empty). */
+char *explain_to_json(const struct kg_explanation *x);
+int explain_from_json(const char *benchmark, const char *nvtx, const char *base_kernel,
+		      const char *head_kernel, const char *why, const char *json,
+		      struct kg_explanation *x);
+void explain_free(struct kg_explanation *x);
 
 /* One kernel to explain: base kernel bk against head kernel hk (equal
  * unless one replaced the other).  Strings point into the sample sets. */

@@ -14,6 +14,8 @@
 #include "kgate/gate.h"
 #include "kgate/util.h"
 
+struct kg_explanation;
+
 enum kg_format { KG_FMT_TEXT, KG_FMT_MARKDOWN, KG_FMT_JSON, KG_FMT_JUNIT, KG_FMT_GITHUB };
 
 /* What the check compared, for headings. */
@@ -23,6 +25,12 @@ struct kg_check_info {
 	const char *gpu;
 	size_t n_base_runs;
 	int all;                /* 1: list passing comparisons too (text, markdown) */
+	/* Why the failed kernels regressed (kgate check --explain), or none:
+	 * after the table in text and markdown, a "why" of each result of
+	 * the kernel in json, in the failure body in junit, in the first
+	 * annotation of the kernel in github. */
+	const struct kg_explanation *why;
+	size_t n_why;
 };
 
 int output_format_parse(const char *s, enum kg_format *out); /* 0 ok, -1 unknown */

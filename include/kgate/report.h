@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "kgate/changepoint.h"
+#include "kgate/explain.h"
 #include "kgate/store.h"
 #include "kgate/util.h"
 
@@ -36,6 +37,11 @@ struct report_check {
 	struct report_verdict *v;
 	size_t n;
 	size_t n_fail, n_inconclusive, n_pass, n_new, n_missing, n_skip;
+	/* Why its failed kernels regressed: the newest explanation stored
+	 * for the run of each kernel that failed, went missing or is new
+	 * in this check (kgate check --explain, kgate explain). */
+	struct kg_explanation *why;
+	size_t n_why;
 };
 
 /*

@@ -110,8 +110,19 @@ struct kg_verdict_row {
 	size_t n_base, n_head;
 	const char *message;
 };
+/* Why a kernel regressed (explain.c's explain_to_json in details). */
+struct kg_explain_row {
+	const char *benchmark, *nvtx, *base_kernel, *head_kernel;
+	const char *why, *details;
+};
+/* The verdicts of one check of head_run and the explanations of its
+ * failed kernels (x may be NULL), in one transaction. */
 int store_verdicts_put(struct kg_store *st, int64_t head_run, const char *baseline,
-		       const struct kg_verdict_row *rows, size_t n);
+		       const struct kg_verdict_row *rows, size_t n,
+		       const struct kg_explain_row *x, size_t nx);
+/* Explanations alone (kgate explain), in one transaction. */
+int store_explanations_put(struct kg_store *st, int64_t head_run, const char *baseline,
+			   const struct kg_explain_row *x, size_t nx);
 
 /* Direct access for modules with their own queries (report, stats). */
 struct sqlite3 *store_db(struct kg_store *st);

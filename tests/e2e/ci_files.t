@@ -101,6 +101,52 @@ else
 	diag "shellcheck not installed: skipping"
 fi
 
+# The "Run and check" step, run with a fake kgate that logs its arguments:
+# explain: true adds --explain and, on a regression only, explain --collect,
+# whose failure leaves the exit code alone.
+gate=$(grep -l '^collect_why()' "$T"/sh/*.sh 2>/dev/null | head -1)
+ok "the action's gate step was extracted" test -n "$gate"
+cat > "$T/fakekgate" <<'EOF'
+#!/bin/sh
+echo "$*" >> "$FAKE_LOG"
+case $1 in
+check|compare) exit "${FAKE_CHECK_RC:-0}" ;;
+explain) echo "why: something"; exit "${FAKE_EXPLAIN_RC:-0}" ;;
+esac
+exit 0
+EOF
+chmod +x "$T/fakekgate"
+mkdir -p "$T/repo" "$T/rt"
+git -C "$T/repo" init -q && git -C "$T/repo" -c user.name=t -c user.email=t@t commit -q --allow-empty -m one &&
+	git -C "$T/repo" -c user.name=t -c user.email=t@t commit -q --allow-empty -m two
+sha=$(git -C "$T/repo" rev-parse HEAD)
+parent=$(git -C "$T/repo" rev-parse HEAD~1)
+gate_step() { # mode explain check-rc explain-rc
+	: > "$T/log"; : > "$T/ghout"; : > "$T/summary"
+	(cd "$T/repo" && env KGATE="$T/fakekgate" FAKE_LOG="$T/log" FAKE_CHECK_RC="$3" FAKE_EXPLAIN_RC="$4" \
+		KG_CONFIG=kgate.yaml KG_THRESHOLDS= KG_DB=k.db KG_BASELINE="$parent" KG_MODE="$1" KG_BUILD=true \
+		KG_EXPLAIN="$2" KG_BASE_REF=main GITHUB_OUTPUT="$T/ghout" GITHUB_STEP_SUMMARY="$T/summary" \
+		RUNNER_TEMP="$T/rt" bash "$gate" 2>&1)
+}
+out=$(gate_step history true 1 0)
+like "$(cat "$T/log")" "^check .*--commit $sha --baseline $parent --format github --explain$" "history, explain: check --explain"
+like "$(cat "$T/log")" "^explain --collect -c kgate.yaml --db k.db --commit $sha --baseline $parent --format markdown$" \
+	"on a regression: explain --collect, against the same baseline"
+is "$(cat "$T/ghout")" "exit-code=1" "the exit code is check's"
+ok "the explanation reaches the job summary" grep -q "why: something" "$T/summary"
+out=$(gate_step history true 1 3)
+is "$(cat "$T/ghout")" "exit-code=1" "explain --collect failing leaves the exit code alone"
+like "$out" "::warning::kgate: explain --collect failed" "and says so"
+gate_step history true 0 0 >/dev/null
+unlike "$(cat "$T/log")" "^explain" "no regression: nothing collected"
+gate_step history false 1 0 >/dev/null
+unlike "$(cat "$T/log")" "explain" "explain: false: no --explain, no explain"
+out=$(gate_step compare true 1 0)
+like "$(cat "$T/log")" "^compare --base-dir $T/rt/kgate-base --head-dir \\. .*--format github --explain$" "compare, explain: compare --explain"
+like "$(cat "$T/log")" "^explain --collect .*--baseline $parent --base-dir $T/rt/kgate-base --format markdown$" \
+	"compare: the base side collected in the base checkout"
+is "$(cat "$T/ghout")" "exit-code=1" "compare: the exit code is compare's"
+
 # the documentation names every input of the action
 for i in $("$PY" -c 'import sys, yaml; print(" ".join(yaml.safe_load(open(sys.argv[1]))["inputs"]))' "$S/ci/action.yml"); do
 	ok "docs/CI.md documents the input $i" grep -q "\`$i\`" "$S/docs/CI.md"

@@ -95,7 +95,47 @@ run "$KGATE" check --db "$DB" --commit extra --baseline tiled --no-store --expla
 ok "check --explain json has why on the failed results" python3 -c "
 import json,sys; d=json.loads(sys.argv[1])
 f=[r for r in d['results'] if r['verdict']=='FAIL']
-assert f and all('more work' in r['why'] for r in f)" "$out"
+assert f and all('more work' in r['why'] for r in f)
+x=d['explanations']; assert len(x) == 1 and x[0]['details']['rules'][0]['id'] == 'SOLBottleneck'" "$out"
+
+# Every format carries the why.
+run "$KGATE" check --db "$DB" --commit extra --baseline tiled --no-store --explain --format markdown
+like "$out" "^\\*\\*Why:\\*\\* tr\\\\_tiled.*more work" "markdown: the why after the table"
+like "$out" "^\\| UncoalescedGlobalAccess \\| ok \\| fires: " "markdown: with its rules"
+run "$KGATE" check --db "$DB" --commit extra --baseline tiled --no-store --explain --format github
+is "$(printf '%s\n' "$out" | grep -c '%0Awhy: tr_tiled')" 1 "github: the why once, in the kernel's first annotation"
+like "$out" "^::error .*%0Awhy: .*est. speed-up 9%25" "github: escaped as a workflow command"
+run "$KGATE" check --db "$DB" --commit extra --baseline tiled --no-store --explain --format junit
+ok "junit: well-formed, the why in each failure, the rules in the first" python3 -c "
+import sys, xml.etree.ElementTree as E
+f=[x.text for x in E.fromstring(sys.argv[1]).iter('failure')]
+assert len(f) == 2 and all('why: tr_tiled' in t for t in f)
+assert 'SOLBottleneck' in f[0] and 'SOLBottleneck' not in f[1]" "$out"
+run "$KGATE" check --db "$DB" --commit naive --baseline tiled --no-store --explain --format github
+like "$out" "^::error title=kgate MISSING.*%0Awhy: .* -> tr_naive" "github: a replaced kernel's why on its MISSING annotation"
+GITHUB_STEP_SUMMARY="$T/summary.md" "$KGATE" check --db "$DB" --commit extra --baseline tiled --no-store --explain >/dev/null
+ok "the job summary has the why" grep -q '^\*\*Why:\*\* ' "$T/summary.md"
+
+# Stored with the verdicts, shown by the comment and the report.
+for c in "tiled main transpose_tiled" "naive pr transpose_naive" "extra pr transpose_tiled_extra"; do
+	set -- $c
+	"$KGATE" ingest --db "$T/s.db" --commit "$1" --branch "$2" --benchmark transpose --ncu-csv "$N/$3.raw.csv" 2>/dev/null
+done
+"$KGATE" check --db "$T/s.db" --commit extra --baseline tiled --explain >/dev/null
+is "$(sqlite3 "$T/s.db" "SELECT count(*) FROM explanations e JOIN verdicts v ON v.run = e.run AND v.time = e.time WHERE v.verdict = 'fail'")" 2 \
+	"check --explain stores one explanation beside the verdicts"
+run "$KGATE" comment --db "$T/s.db" --commit extra --print
+like "$out" "^transpose: tr\\\\_tiled.*\\(more work\\)" "comment: the stored why"
+like "$out" "<details><summary>rules and counters</summary>" "comment: the rules folded"
+"$KGATE" check --db "$T/s.db" --commit extra --baseline tiled >/dev/null
+run "$KGATE" comment --db "$T/s.db" --commit extra --print
+like "$out" "^#### Why" "a later check without --explain still shows the stored why of the same run"
+"$KGATE" report --db "$T/s.db" --html "$T/r.html" 2>/dev/null
+ok "report: the why under the newest verdicts" grep -q '<p class="why">transpose: tr_tiled' "$T/r.html"
+ok "report: the HTML rules table" grep -q '<table class="rules">' "$T/r.html"
+"$KGATE" check --db "$T/s.db" --commit naive --baseline tiled >/dev/null
+run "$KGATE" comment --db "$T/s.db" --commit naive --print
+unlike "$out" "Why" "no why for a run that was never explained"
 
 # No diagnostic counters: the command says what to collect.
 "$KGATE" ingest --db "$T/thin.db" --commit b0 --branch main --ncu-csv "$FIX/h200/ncu_saxpy_strided_raw.csv" --ncu-csv "$FIX/h200/ncu_saxpy_strided_raw.csv" 2>/dev/null

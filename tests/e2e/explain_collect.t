@@ -101,7 +101,10 @@ benchmarks:
     env: { FAKE_DUR: "$2", FAKE_SPR: "$3", FAKE_LOG: "$T/env.log", FAKE_WANT_METRICS: "$WANT_METRICS", FAKE_WANT_LAUNCHES: "${LAUNCHES:-3}"$4 }
 EOY
 }
-dump() { sqlite3 "$DB" .dump | cksum; }
+# The runs, samples and verdicts: what --collect must leave alone (the
+# explanations are kept, beside the verdicts).
+dump() { sqlite3 "$DB" 'SELECT * FROM runs; SELECT * FROM samples; SELECT * FROM verdicts' | cksum; }
+whys() { sqlite3 "$DB" 'SELECT count(*) FROM explanations'; }
 
 mkdir "$T/base" "$T/head"
 suite "$T/base/kgate.yaml" 1000 4
@@ -117,6 +120,9 @@ is "$rc" 0 "explain without counters exits 0"
 like "$out" "diagnostic counters were not collected" "the stored trace runs lack the counters"
 like "$out" "^synth: _Z6kernelILi4EEvPf" "the failed kernel is explained"
 unlike "$out" "_Z4copyPfPKf" "the unchanged kernel is not"
+is "$(whys)" 1 "the explanation is stored"
+run "$KGATE" explain --db "$DB" --commit h1 --baseline b1 --no-store
+is "$(whys)" 1 "--no-store stores none"
 
 # --collect, head side only: the base side has what is stored.
 cd "$T/head" || exit 1
@@ -135,7 +141,8 @@ like "$out" "global load 32.0 sectors/request \\(ideal 4.0\\).*\\(uncoalesced\\)
 like "$out" "base side has no collected counters" "it says the base side has no counters"
 unlike "$out" "diagnostic counters were not collected" "no advice once collected"
 like "$out" "\\+(199|200|201)% time" "the time change is the stored one (the collected launches took 1000 ns on both sides)"
-is "$(dump)" "$before" "nothing stored in the database"
+is "$(dump)" "$before" "no run, sample or verdict stored in the database"
+is "$(whys)" 2 "the collected explanation is stored too"
 
 # --collect --base-dir, --launches, json: both sides collected.
 cd "$T/head" || exit 1
@@ -155,7 +162,21 @@ ok "json: collected on both sides" python3 -c "
 import json,sys; d=json.loads(sys.argv[1]); e=d['explanations'][0]
 assert e['collected_base'] and e['collected_head'] and e['base_diagnostics'] and not d['diagnostics_missing']
 assert '4.0 -> 32.0' in e['why']" "$jout"
-is "$(dump)" "$before" "still nothing stored in the database"
+is "$(dump)" "$before" "still no run, sample or verdict stored"
+
+# The comment and the report show the newest explanation of the kernel.
+cp "$DB" "$T/c.db"
+"$KGATE" check --db "$T/c.db" --commit h1 --baseline b1 >/dev/null 2>&1
+run "$KGATE" comment --db "$T/c.db" --commit h1 --print
+is "$rc" 0 "comment --print exits 0"
+like "$out" "^#### Why" "the comment has a Why section"
+like "$out" "^synth: .*_Z6kernelILi4EEvPf.*global load sectors/request 4.0 -&gt; 32.0 \\(uncoalesced\\)" \
+	"with the newest explanation (both sides collected)"
+like "$out" "^\\| UncoalescedGlobalAccess \\| ok \\| fires: " "and its rules table"
+is "$(printf '%s\n' "$out" | grep -c '^synth: ')" 1 "one explanation per kernel"
+"$KGATE" report --db "$T/c.db" --html "$T/r.html" 2>/dev/null
+ok "the report shows it" grep -q '<p class="why">synth: _Z6kernelILi4EEvPf.*4.0 -&gt; 32.0' "$T/r.html"
+ok "with the rule that newly fires marked" grep -q '<tr class="fires"><td>UncoalescedGlobalAccess</td><td>ok</td><td>fires</td>' "$T/r.html"
 
 # A benchmark that crashes under --collect: exit 3, its message, nothing changed.
 suite "$T/crash.yaml" 3000 32 ', FAKE_CRASH: "1"'

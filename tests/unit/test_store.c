@@ -230,7 +230,7 @@ static void test_migrate_v1(void **state)
 	assert_int_equal(store_run_count(st), 1);   /* data kept */
 	struct kg_verdict_row row = { "bench", "", "k", "m", KG_VERDICT_PASS, 0.01, NAN, NAN, NAN,
 				      1, 2, 3, 4, "ok" };
-	assert_int_equal(store_verdicts_put(st, 1, "main", &row, 1), KG_EXIT_PASS);
+	assert_int_equal(store_verdicts_put(st, 1, "main", &row, 1, NULL, 0), KG_EXIT_PASS);
 	store_close(st);
 	free(p);
 }
