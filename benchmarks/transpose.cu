@@ -5,6 +5,8 @@
  *   --variant naive    one element per thread: coalesced reads, strided writes
  *   --variant tiled    32 x 32 tiles staged in shared memory (padded against
  *                      bank conflicts): coalesced reads and writes
+ *   --variant unpadded the tiled kernel without the padding column: each
+ *                      warp's column read of the tile hits one bank 32 times
  *   --block B          threads per block: 32 x (B / 32), each thread moves
  *                      32 / (B / 32) elements of a tile (256 or 1024; 32..1024)
  *   --extra-work F     in gets M = N * (1 + F) rows
@@ -44,10 +46,41 @@ __global__ void tr_tiled(const float *__restrict__ in, float *__restrict__ out, 
 	}
 }
 
+/* tr_tiled without the padding: tile[threadIdx.x][r] over a warp reads
+ * one column, 32 words 32 words apart, all in one bank. */
+__global__ void tr_unpadded(const float *__restrict__ in, float *__restrict__ out, int M, int N)
+{
+	__shared__ float tile[TILE][TILE];
+	int col = blockIdx.x * TILE + threadIdx.x;
+	for (int r = threadIdx.y; r < TILE; r += blockDim.y) {
+		int row = blockIdx.y * TILE + r;
+		if (row < M && col < N)
+			tile[r][threadIdx.x] = in[(size_t)row * N + col];
+	}
+	__syncthreads();
+	int ocol = blockIdx.y * TILE + threadIdx.x;
+	for (int r = threadIdx.y; r < TILE; r += blockDim.y) {
+		int orow = blockIdx.x * TILE + r;
+		if (orow < N && ocol < M)
+			out[(size_t)orow * M + ocol] = tile[threadIdx.x][r];
+	}
+}
+
+/* One launch of the variant's kernel. */
+static void launch(int variant, dim3 grid, dim3 block, const float *in, float *out, int M, int N)
+{
+	if (variant == 0)
+		tr_naive<<<grid, block>>>(in, out, M, N);
+	else if (variant == 1)
+		tr_tiled<<<grid, block>>>(in, out, M, N);
+	else
+		tr_unpadded<<<grid, block>>>(in, out, M, N);
+}
+
 int main(int argc, char **argv)
 {
 	struct bench_args a = { 8192, "naive", 256, 20, 2, 0.0 };
-	bench_parse(argc, argv, "naive|tiled", &a);
+	bench_parse(argc, argv, "naive|tiled|unpadded", &a);
 	if (a.n > 32768) {
 		fprintf(stderr, "transpose: --n must be at most 32768\n");
 		return 2;
@@ -81,14 +114,10 @@ int main(int argc, char **argv)
 	CK(cudaMemset(dout, 0, bytes));
 	nvtxRangePop();
 
-	int naive = !strcmp(a.variant, "naive");
+	int variant = !strcmp(a.variant, "naive") ? 0 : !strcmp(a.variant, "tiled") ? 1 : 2;
 	nvtxRangePushA("warmup");
-	for (int i = 0; i < a.warmup; i++) {
-		if (naive)
-			tr_naive<<<grid, block>>>(din, dout, M, N);
-		else
-			tr_tiled<<<grid, block>>>(din, dout, M, N);
-	}
+	for (int i = 0; i < a.warmup; i++)
+		launch(variant, grid, block, din, dout, M, N);
 	CK(cudaGetLastError());
 	CK(cudaDeviceSynchronize());
 	nvtxRangePop();
@@ -98,10 +127,7 @@ int main(int argc, char **argv)
 	timer_init(&t, a.iters);
 	for (int i = 0; i < a.iters; i++) {
 		CK(cudaEventRecord(t.ev[2 * i]));
-		if (naive)
-			tr_naive<<<grid, block>>>(din, dout, M, N);
-		else
-			tr_tiled<<<grid, block>>>(din, dout, M, N);
+		launch(variant, grid, block, din, dout, M, N);
 		CK(cudaEventRecord(t.ev[2 * i + 1]));
 	}
 	CK(cudaGetLastError());

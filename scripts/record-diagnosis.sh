@@ -6,7 +6,7 @@
 #                                            and make benchmarks)
 #
 # For each variant of the suite that the diagnosis is tested on (transpose
-# naive/tiled/+5% work, matmul naive/tiled, reduction atomic/tree, the tail
+# naive/tiled/+5% work/unpadded tile, matmul naive/tiled, reduction atomic/tree, the tail
 # grid, stream triad at its default block, at 32 threads a block and with 5%
 # more work) it runs the program twice:
 #   diag/<variant>.<pid>.jsonl   under the collector in metrics mode with
@@ -18,7 +18,7 @@
 #       imported twice: the details page (ncu's rule rows with estimated
 #       speed-ups) and the raw page (every metric, base units).
 # NCU_SKIP="a b" leaves out the ncu run of those variants (already
-# recorded).  Prints one line per run with its wall time; log.txt holds
+# recorded); ONLY="a b" runs those variants alone.  Prints one line per run with its wall time; log.txt holds
 # what the programs printed.
 set -u
 OUT=${1:?give an output directory}
@@ -38,6 +38,7 @@ VARIANTS=(
 	"transpose_naive|tr_naive|transpose --variant naive --n 8192"
 	"transpose_tiled|tr_tiled|transpose --variant tiled --n 8192"
 	"transpose_tiled_extra|tr_tiled|transpose --variant tiled --n 8192 --extra-work 0.05"
+	"transpose_unpadded|tr_unpadded|transpose --variant unpadded --n 8192"
 	"matmul_naive|mm_naive|matmul --variant naive --n 2048"
 	"matmul_tiled|mm_tiled|matmul --variant tiled --n 2048"
 	"reduction_atomic|red_atomic|reduction --variant atomic --n 16777216"
@@ -52,6 +53,9 @@ secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f s", b - a }'; }
 fails=0
 for v in "${VARIANTS[@]}"; do
 	IFS='|' read -r name kre cmd <<<"$v"
+	if [ -n "${ONLY:-}" ]; then
+		case " $ONLY " in *" $name "*) ;; *) continue ;; esac
+	fi
 	# shellcheck disable=SC2206
 	argv=($cmd)
 	argv[0]=$B/${argv[0]}

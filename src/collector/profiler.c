@@ -619,7 +619,9 @@ int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal)
 	if (coll_cfg.mode != COLL_METRICS || !ctx)
 		return 0;
 	pthread_mutex_lock(&prof_mu);
-	if (prof_off || !prof_matches(symbol))
+	/* A capture may have begun since the launch looked (its begin marks
+	 * it, then waits for this lock): no profiler call during a capture. */
+	if (prof_off || launch_capture_active() || !prof_matches(symbol))
 		goto no;
 	long m = prof_matched++;
 	if (m < coll_cfg.launch_skip ||

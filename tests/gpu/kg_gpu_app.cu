@@ -13,6 +13,13 @@
 //
 // Output goes to stderr only (stdout stays clean for tools).
 // Usage: kg_gpu_app [--n ELEMENTS] [--iters N] [--serial]
+//                   [--worker-stream nonblocking|blocking|legacy|early]
+//                   [--worker-first]
+// --worker-stream: the worker's stream, made by the worker (nonblocking,
+// the default, or blocking), the legacy default stream, or a non-blocking
+// stream made by the main thread before any launch (early).
+// --worker-first: the main thread launches only once the worker's first
+// launch has returned (the two threads still launch at once afterwards).
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
@@ -79,29 +86,47 @@ __global__ void tail(int n, float *y)
 struct worker_arg {
 	int n, iters;
 	float *buf;
+	const char *stream;     // nonblocking, blocking, legacy, early
+	cudaStream_t early;
+	volatile int started;   // the first launch has returned
 };
 
 static void *worker(void *p)
 {
 	struct worker_arg *w = (struct worker_arg *)p;
-	cudaStream_t s;
-	CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	cudaStream_t s = 0;
+	int own = 0;
+	if (!strcmp(w->stream, "early")) {
+		s = w->early;
+	} else if (strcmp(w->stream, "legacy")) {
+		CHECK(cudaStreamCreateWithFlags(&s, strcmp(w->stream, "blocking") ? cudaStreamNonBlocking
+										     : cudaStreamDefault));
+		own = 1;
+	}
 	nvtxRangePushA("worker");
-	for (int i = 0; i < w->iters; i++)
+	for (int i = 0; i < w->iters; i++) {
 		scale<<<(w->n + 255) / 256, 256, 0, s>>>(w->n, 1.0001f, w->buf);
+		__atomic_store_n(&w->started, 1, __ATOMIC_RELEASE);
+	}
 	CHECK(cudaGetLastError());
 	nvtxRangePop();
 	CHECK(cudaStreamSynchronize(s));
-	CHECK(cudaStreamDestroy(s));
+	if (own)
+		CHECK(cudaStreamDestroy(s));
 	return NULL;
 }
 
 int main(int argc, char **argv)
 {
-	int n = 1 << 24, iters = 5, serial = 0;
+	int n = 1 << 24, iters = 5, serial = 0, worker_first = 0;
+	const char *wstream = "nonblocking";
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--serial") == 0)
 			serial = 1;
+		else if (strcmp(argv[i], "--worker-first") == 0)
+			worker_first = 1;
+		else if (i + 1 < argc && strcmp(argv[i], "--worker-stream") == 0)
+			wstream = argv[++i];
 		else if (i + 1 < argc && strcmp(argv[i], "--n") == 0)
 			n = atoi(argv[++i]);
 		else if (i + 1 < argc && strcmp(argv[i], "--iters") == 0)
@@ -119,7 +144,9 @@ int main(int argc, char **argv)
 	int blocks = (n + 255) / 256;
 
 	// the worker thread: its own range and stream, concurrently
-	struct worker_arg wa = { n, iters, w };
+	struct worker_arg wa = { n, iters, w, wstream, 0, 0 };
+	if (!strcmp(wstream, "early"))
+		CHECK(cudaStreamCreateWithFlags(&wa.early, cudaStreamNonBlocking));
 	pthread_t th;
 	if (pthread_create(&th, NULL, worker, &wa) != 0) {
 		fprintf(stderr, "kg_gpu_app: pthread_create failed\n");
@@ -130,6 +157,8 @@ int main(int argc, char **argv)
 	// which serializes them) and durations compare launch for launch
 	if (serial)
 		pthread_join(th, NULL);
+	while (worker_first && !__atomic_load_n(&wa.started, __ATOMIC_ACQUIRE))
+		;
 
 	nvtxDomainHandle_t dom = nvtxDomainCreateA("kgate-test");
 	nvtxStringHandle_t back = nvtxDomainRegisterStringA(dom, "backward");
@@ -182,6 +211,8 @@ int main(int argc, char **argv)
 	if (!serial)
 		pthread_join(th, NULL);
 
+	if (wa.early)
+		CHECK(cudaStreamDestroy(wa.early));
 	CHECK(cudaGraphExecDestroy(ge));
 	CHECK(cudaGraphDestroy(g));
 	CHECK(cudaStreamDestroy(gs));
