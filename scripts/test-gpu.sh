@@ -11,7 +11,8 @@
 #   1. runs tests/gpu/kg_gpu_app under the collector in trace mode, checks
 #      the records file and every kernel's NVTX path;
 #   2. runs it in metrics mode (the default, single-pass metric set) and with
-#      the default set plus sm__throughput (multi-pass kernel replay);
+#      the default set plus sm__throughput (multi-pass kernel replay), also
+#      with its two threads launching at once (3 runs of each set);
 #   3. runs it under ncu with the same metrics (--clock-control none);
 #   4. compares per launch: instructions equal, DRAM bytes within 0.1%,
 #      duration medians within 3%, the same kernels;
@@ -163,6 +164,24 @@ METRICS=$(one_file 'metrics.*.jsonl') || METRICS=
 under_collector metrics multi env KGATE_METRICS="$MULTI" "$APP" "${APPARGS[@]}"
 result "metrics mode, multi-pass set: app exits 0" "$([ $RC -eq 0 ] && echo PASS || echo FAIL)" "exit $RC"
 MULTIREC=$(one_file 'multi.*.jsonl') || MULTIREC=
+
+# two threads launching profiled kernels at once (no --serial), a stream
+# capture after: 3 runs each of the single-pass and the multi-pass set; every
+# one exits 0 and every launch outside the graph has values
+conc_ok=0
+conc_detail=
+for set in DEFAULT MULTI; do
+	for r in 1 2 3; do
+		under_collector metrics "conc$set$r" env KGATE_METRICS="${!set}" "$APP" --n "$N" --iters "$ITERS"
+		f=$(one_file "conc$set$r.*.jsonl") || f=
+		got=$([ -n "$f" ] && grep '"type":"kernel"' "$f" | grep -v '"graph":' | grep -c '"smsp__inst_executed.sum":[0-9]')
+		all=$([ -n "$f" ] && grep '"type":"kernel"' "$f" | grep -vc '"graph":')
+		[ "$RC" -eq 0 ] && [ -n "$f" ] && [ "$got" = "$all" ] && conc_ok=$((conc_ok + 1))
+		conc_detail="$conc_detail ${set,,}$r:exit $RC ${got:-0}/${all:-0}"
+	done
+done
+result "metrics mode, two threads at once: exit 0, every launch profiled" \
+	"$([ $conc_ok -eq 6 ] && echo PASS || echo FAIL)" "$conc_ok of 6 runs:$conc_detail"
 
 # application replay: one run per single-pass group
 passes=

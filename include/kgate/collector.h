@@ -44,6 +44,7 @@
 #define KG_ENV_REPLAY       "KGATE_REPLAY"        /* kernel | application */
 #define KG_ENV_PASS         "KGATE_PASS"          /* application replay: pass index */
 #define KG_ENV_FLUSH_MS     "KGATE_FLUSH_MS"      /* periodic flush, default 500 */
+#define KG_ENV_DEBUG        "KGATE_DEBUG"         /* 1: the profiler's decisions on stderr */
 
 /* Metrics the collector derives from activity records (deterministic). */
 #define KG_M_DURATION   "gpu__time_duration.sum"   /* ns, noisy */

@@ -30,9 +30,19 @@ struct coll_cfg {
 	int passes;          /* number of passes of the metric set (1 if unknown) */
 	int duration_asked;  /* metrics mode: gpu__time_duration.sum was requested */
 	unsigned flush_ms;
+	int debug;           /* KGATE_DEBUG=1: the profiler's decisions on stderr */
 };
 
 extern struct coll_cfg coll_cfg;
+
+/* One line on stderr when KGATE_DEBUG is set: what the profiler decided
+ * for a launch, for reports of launches without counters. */
+#define COLL_DEBUG(...)                                                        \
+	do {                                                                   \
+		if (coll_cfg.debug)                                            \
+			coll_debug_line(__VA_ARGS__);                          \
+	} while (0)
+void coll_debug_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* One kernel execution as the Activity API reported it (copied). */
 struct coll_kernel {

@@ -230,6 +230,7 @@ static void coll_read_env(void)
 		coll_cfg.launch_count = -1;
 	coll_cfg.pass = (int)coll_env_long(KG_ENV_PASS, 0, 0);
 	coll_cfg.flush_ms = (unsigned)coll_env_long(KG_ENV_FLUSH_MS, 500, 0);
+	coll_cfg.debug = coll_env_long(KG_ENV_DEBUG, 0, 0) > 0;
 	coll_cfg.passes = 1;
 	if (coll_cfg.mode == COLL_METRICS) {
 		if (metrics && *metrics) {
@@ -432,6 +433,16 @@ static void coll_header_locked(void)
 	coll_n_early = 0;
 	if (coll_out)
 		fflush(coll_out);
+}
+
+void coll_debug_line(const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "kgate-collector[%lu]: %s\n", (unsigned long)pthread_self(), line);
 }
 
 void coll_first_launch(CUcontext ctx)

@@ -590,6 +590,10 @@ void launch_on_callback(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
 			launch_pending = !launch_graph && coll_cfg.mode == COLL_METRICS &&
 					 !launch_capture_active();
 		}
+		if (launch_depth == 1 && coll_cfg.mode == COLL_METRICS)
+			COLL_DEBUG("launch %lld enters: %s%s%s", (long long)launch_ord,
+				   launch_graph ? "graph launch" : launch_pending ? "offered" : "a capture is on",
+				   cb->context ? "" : ", no context yet", cb->symbolName ? "" : ", no symbol");
 		if (launch_pending && cb->context)
 			launch_try_profile(cb);
 		corr_put(cb->correlationId, launch_ord, launch_path, launch_graph);

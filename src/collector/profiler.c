@@ -88,7 +88,33 @@ struct prof_ctx {
 
 typedef char *(*prof_demangle_fn)(const char *, char *, size_t *, int *);
 
-static pthread_mutex_t prof_mu = PTHREAD_MUTEX_INITIALIZER; /* held enter..exit */
+/*
+ * The profiler's lock, held from a profiled launch's API entry to its exit,
+ * and taken in turn: a ticket lock.  A plain mutex let one thread that
+ * launches back to back take it again before a waiting thread woke (15
+ * launches in a row on an H200), so the other thread's launch waited until
+ * a stream capture had begun and went unprofiled.
+ */
+static pthread_mutex_t prof_tk_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t prof_tk_cv = PTHREAD_COND_INITIALIZER;
+static unsigned long prof_tk_next, prof_tk_serving;
+
+static void prof_lock(void)
+{
+	pthread_mutex_lock(&prof_tk_mu);
+	unsigned long me = prof_tk_next++;
+	while (me != prof_tk_serving)
+		pthread_cond_wait(&prof_tk_cv, &prof_tk_mu);
+	pthread_mutex_unlock(&prof_tk_mu);
+}
+
+static void prof_unlock(void)
+{
+	pthread_mutex_lock(&prof_tk_mu);
+	prof_tk_serving++;
+	pthread_cond_broadcast(&prof_tk_cv);
+	pthread_mutex_unlock(&prof_tk_mu);
+}
 static struct prof_ctx prof_ctxs[PROF_CTX_MAX];
 static size_t prof_n_ctx;
 static int prof_off;          /* profiling disabled for the process */
@@ -484,7 +510,7 @@ typedef CUresult (*prof_pop_fn)(CUcontext *);
 /*
  * Decode the ranges of the image and give each launch its values (the
  * i-th range is the i-th profiled launch of the context: ranges are made
- * one launch at a time under prof_mu).  push: make the context current
+ * one launch at a time under the profiler's lock).  push: make the context current
  * around the decode (outside a launch callback of that context).
  */
 static void prof_decode_locked(struct prof_ctx *pc, int push)
@@ -520,6 +546,8 @@ static void prof_decode_locked(struct prof_ctx *pc, int push)
 		return;
 	}
 	size_t n = pc->n_pending, base;
+	COLL_DEBUG("decode: %zu launches waiting, %zu ranges, %zu dropped", n, (size_t)gi.numTotalRanges,
+		   (size_t)dd.numOfRangeDropped);
 	if (gi.numTotalRanges == n && !dd.numOfRangeDropped) {
 		base = 0;
 	} else if (n == 1 && gi.numTotalRanges >= 1) {
@@ -579,27 +607,27 @@ void profiler_prepare(CUcontext ctx)
 {
 	if (coll_cfg.mode != COLL_METRICS || !ctx)
 		return;
-	pthread_mutex_lock(&prof_mu);
+	prof_lock();
 	if (!prof_off)
 		prof_find_locked(ctx, 1);
-	pthread_mutex_unlock(&prof_mu);
+	prof_unlock();
 }
 
 void profiler_sync(void)
 {
 	if (coll_cfg.mode != COLL_METRICS)
 		return;
-	pthread_mutex_lock(&prof_mu);
+	prof_lock();
 	for (size_t i = 0; i < prof_n_ctx; i++)
 		prof_decode_locked(&prof_ctxs[i], 1);
-	pthread_mutex_unlock(&prof_mu);
+	prof_unlock();
 }
 
 void profiler_on_context_destroy(CUcontext ctx)
 {
 	if (coll_cfg.mode != COLL_METRICS)
 		return;
-	pthread_mutex_lock(&prof_mu);
+	prof_lock();
 	struct prof_ctx *pc = prof_find_locked(ctx, 0);
 	if (pc) {
 		/* the last chance for its ranges (the API callbacks of a reset
@@ -607,7 +635,7 @@ void profiler_on_context_destroy(CUcontext ctx)
 		prof_decode_locked(pc, 0);
 		prof_ctx_release_locked(pc);
 	}
-	pthread_mutex_unlock(&prof_mu);
+	prof_unlock();
 }
 
 /* ------------------------------------------------------------------ */
@@ -615,21 +643,26 @@ void profiler_on_context_destroy(CUcontext ctx)
 
 int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal)
 {
-	(void)ordinal;
 	if (coll_cfg.mode != COLL_METRICS || !ctx)
 		return 0;
-	pthread_mutex_lock(&prof_mu);
+	prof_lock();
 	/* A capture may have begun since the launch looked (its begin marks
 	 * it, then waits for this lock): no profiler call during a capture. */
-	if (prof_off || launch_capture_active() || !prof_matches(symbol))
+	if (prof_off || launch_capture_active() || !prof_matches(symbol)) {
+		COLL_DEBUG("launch %lld %s: not profiled (%s)", (long long)ordinal, symbol ? symbol : "?",
+			   prof_off ? "profiler off" : launch_capture_active() ? "a capture is on" : "filtered");
 		goto no;
+	}
 	long m = prof_matched++;
 	if (m < coll_cfg.launch_skip ||
 	    (coll_cfg.launch_count >= 0 && m >= coll_cfg.launch_skip + coll_cfg.launch_count))
 		goto no;
 	struct prof_ctx *pc = prof_find_locked(ctx, 1);
-	if (!pc || pc->failed)
+	if (!pc || pc->failed) {
+		COLL_DEBUG("launch %lld: not profiled (%s)", (long long)ordinal,
+			   pc ? "its context's profiler failed" : "no profiler for its context");
 		goto no;
+	}
 	if (!pc->enabled) {
 		if (prof_ctx_enable_locked(pc) != 0) {
 			pc->enabled = pc->obj != NULL;
@@ -652,11 +685,13 @@ int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal)
 		prof_fail_locked(r, "cuptiRangeProfilerStart");
 		goto no;
 	}
+	COLL_DEBUG("launch %lld: range started (%s thread, %zu waiting)", (long long)ordinal,
+		   foreign ? "another" : "the enabling", pc->n_pending);
 	prof_active = pc;
 	prof_active_foreign = foreign;
-	return 1; /* prof_mu stays held until the exit */
+	return 1; /* the profiler's lock stays held until the exit */
 no:
-	pthread_mutex_unlock(&prof_mu);
+	prof_unlock();
 	return 0;
 }
 
@@ -668,7 +703,9 @@ void profiler_launch_exit(CUcontext ctx, int64_t ordinal)
 	(void)ctx;
 	prof_active = NULL;
 	if (!pc || prof_off || pc->failed) {
-		pthread_mutex_unlock(&prof_mu);
+		COLL_DEBUG("launch %lld exits: no values (%s)", (long long)ordinal,
+			   !pc ? "no active range" : "profiler off");
+		prof_unlock();
 		launch_set_values(ordinal, NULL);
 		return;
 	}
@@ -676,23 +713,23 @@ void profiler_launch_exit(CUcontext ctx, int64_t ordinal)
 	sp.pRangeProfilerObject = pc->obj;
 	if ((r = cuptiRangeProfilerStop(&sp)) != CUPTI_SUCCESS) {
 		prof_fail_locked(r, "cuptiRangeProfilerStop");
-		pthread_mutex_unlock(&prof_mu);
+		prof_unlock();
 		launch_set_values(ordinal, NULL);
 		return;
 	}
 	pc->pending[pc->n_pending++] = ordinal;
 	if (pc->n_pending >= prof_batch || prof_active_foreign)
 		prof_decode_locked(pc, 0);
-	pthread_mutex_unlock(&prof_mu);
+	prof_unlock();
 }
 
 int profiler_usable(void)
 {
 	int ok;
 
-	pthread_mutex_lock(&prof_mu);
+	prof_lock();
 	ok = !prof_off;
-	pthread_mutex_unlock(&prof_mu);
+	prof_unlock();
 	return ok;
 }
 
@@ -700,7 +737,7 @@ void profiler_finish(void)
 {
 	if (coll_cfg.mode != COLL_METRICS)
 		return;
-	pthread_mutex_lock(&prof_mu);
+	prof_lock();
 	for (size_t i = 0; i < prof_n_ctx; i++)
 		prof_decode_locked(&prof_ctxs[i], 1);
 	for (size_t i = 0; i < prof_n_ctx; i++) {
@@ -708,5 +745,5 @@ void profiler_finish(void)
 			prof_ctx_release_locked(&prof_ctxs[i]);
 	}
 	prof_off = 1;
-	pthread_mutex_unlock(&prof_mu);
+	prof_unlock();
 }

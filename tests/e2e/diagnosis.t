@@ -48,6 +48,18 @@ explain transpose_tiled transpose_tiled_extra
 like "$out" "grid 65536 -> 68864 \\(\\+5.1%\\), instructions \\+5.1% \\(more work\\)" "tiled +5%: more work, and the grid that grew"
 agree "$out" "$N/transpose_tiled_extra.details.csv" UncoalescedGlobalAccess
 
+# Transpose tiled -> unpadded tile: 32-way shared-memory bank conflicts.
+explain transpose_tiled transpose_unpadded
+like "$out" "tr_tiled.* -> .*tr_unpadded" "tiled -> unpadded: the replaced kernel is named"
+like "$out" "static shared memory/block 4224 -> 4096" "tiled -> unpadded: the padding column is gone"
+like "$out" "shared loads 9[0-9].[0-9]% bank-conflict wavefronts" "tiled -> unpadded: the conflicts are in the sentence"
+like "$out" "SharedMemoryConflicts +base ok +head fires" "tiled -> unpadded: SharedMemoryConflicts newly fires"
+like "$out" "ncu rule SharedMemoryConflicts, est. speed-up" "tiled -> unpadded: the sentence names the rule"
+agree "$out" "$N/transpose_unpadded.details.csv" SharedMemoryConflicts
+# ncu also raises UncoalescedSharedAccess (from its source counters), a
+# rule kgate does not have: docs/EXPLAIN.md
+like "$(ncurule "$N/transpose_unpadded.details.csv" UncoalescedSharedAccess)" "^[0-9]" "tiled -> unpadded: ncu's UncoalescedSharedAccess, not in kgate"
+
 # The tail grid: one wave and one block.
 explain tail_wave tail_over_one_wave
 like "$out" "grid 1056 -> 1057" "tail: the one more block"
