@@ -9,7 +9,8 @@
 # and transpose_tiled (head: 5% more rows).  It runs "kgate compare" on
 # them (both sides stored, the gate FAILs), then times "kgate check" of the
 # head against the base and "kgate explain --collect --base-dir" of the
-# same, and prints the explanation and the seconds per explained kernel.
+# same, and prints the explanation and the seconds per explained kernel,
+# then what the PR comment and the report show of the stored explanations.
 set -u
 OUT=${1:?give an output directory}
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -61,3 +62,9 @@ echo "--- explain"
 cat "$W/explain.txt"
 echo "--- explain stderr (last lines)"
 tail -5 "$W/explain.err"
+# the stored explanations, as the pull request comment and the report show them
+"$KGATE" comment --db "$W/k.db" --commit head --print >"$W/comment.md" 2>"$W/comment.err"
+echo "--- comment --print: $(grep -c '^<details><summary>rules and counters' "$W/comment.md") explanations"
+sed -n '/^#### Why/,$p' "$W/comment.md" | grep -v '^|' | grep . | head -8 | cut -c1-240
+"$KGATE" report --db "$W/k.db" --html "$W/report.html" 2>"$W/report.err"
+echo "--- report: $(grep -c '<p class="why">' "$W/report.html") explanations"
