@@ -578,7 +578,8 @@ int cmd_explain(int argc, char **argv)
 			explain_render(&x[i], KG_EXPLAIN_MARKDOWN, &out);
 			buf_adds(&out, "\n");
 		} else {
-			buf_printf(&out, "%s: %s\n", it[i].bench, x[i].why);
+			buf_printf(&out, "%s%s%s%s: %s\n", it[i].bench, *it[i].nvtx ? " [" : "", it[i].nvtx,
+				   *it[i].nvtx ? "]" : "", x[i].why);
 			explain_render(&x[i], KG_EXPLAIN_TEXT, &out);
 			buf_adds(&out, "\n");
 		}

@@ -561,9 +561,9 @@ int explain_kernel(const struct kg_explain_item *it, const struct kg_metricmap *
 
 	double tb = explain_map_get(base, "gpu__time_duration.sum");
 	double th = explain_map_get(head, "gpu__time_duration.sum");
-	buf_adds(sentence, it->bk);
+	buf_adds(sentence, it->bname ? it->bname : it->bk);
 	if (strcmp(it->bk, it->hk))
-		buf_printf(sentence, " -> %s", it->hk);
+		buf_printf(sentence, " -> %s", it->hname ? it->hname : it->hk);
 	if (!isnan(tb) && !isnan(th) && tb > 0)
 		buf_printf(sentence, " %+.0f%% time", (th - tb) / tb * 100);
 
@@ -887,6 +887,11 @@ static int wanted(const char *const *kernels, size_t n_kernels, const struct kg_
 	return 0;
 }
 
+static const char *label_of(const struct kg_result *r)
+{
+	return r->demangled && *r->demangled ? r->demangled : r->kernel;
+}
+
 static void add_item(struct kg_explain_item **it, size_t *n, struct kg_explain_item x)
 {
 	for (size_t i = 0; i < *n; i++)
@@ -914,7 +919,8 @@ void explain_pick(const struct kg_gate *g, const struct kg_sampleset *bs,
 		else if (!sh)
 			kg_warn("no kernel '%s' in the head run", eq + 1);
 		else
-			add_item(it, n, (struct kg_explain_item){ sb->benchmark, sb->nvtx, sb->kernel, sh->kernel });
+			add_item(it, n, (struct kg_explain_item){ sb->benchmark, sb->nvtx, sb->kernel, sh->kernel,
+								   sb->demangled, sh->demangled });
 		free(b);
 	}
 	if (n_pairs && !n_kernels)
@@ -922,14 +928,16 @@ void explain_pick(const struct kg_gate *g, const struct kg_sampleset *bs,
 	for (size_t i = 0; i < g->n; i++) {
 		const struct kg_result *r = &g->r[i];
 		if (r->verdict == KG_VERDICT_FAIL && r->fails && wanted(kernels, n_kernels, r))
-			add_item(it, n, (struct kg_explain_item){ r->benchmark, r->nvtx, r->kernel, r->kernel });
+			add_item(it, n, (struct kg_explain_item){ r->benchmark, r->nvtx, r->kernel, r->kernel,
+								   label_of(r), label_of(r) });
 		if (r->verdict != KG_VERDICT_MISSING)
 			continue;
 		for (size_t j = 0; j < g->n; j++) {
 			const struct kg_result *q = &g->r[j];
 			if (q->verdict == KG_VERDICT_NEW && !strcmp(q->benchmark, r->benchmark) &&
 			    !strcmp(q->nvtx, r->nvtx) && (wanted(kernels, n_kernels, r) || wanted(kernels, n_kernels, q)))
-				add_item(it, n, (struct kg_explain_item){ r->benchmark, r->nvtx, r->kernel, q->kernel });
+				add_item(it, n, (struct kg_explain_item){ r->benchmark, r->nvtx, r->kernel, q->kernel,
+									   label_of(r), label_of(q) });
 		}
 	}
 }

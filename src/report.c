@@ -373,6 +373,11 @@ void report_check_markdown(const struct report_check *c, struct kg_buf *b)
 	for (size_t k = 0; k < c->n_why; k++) {
 		buf_adds(b, "\n");
 		md_cell(b, c->why[k].benchmark);
+		if (*c->why[k].nvtx) {
+			buf_adds(b, " [");
+			md_cell(b, c->why[k].nvtx);
+			buf_adds(b, "]");
+		}
 		buf_adds(b, ": ");
 		md_cell(b, c->why[k].why);
 		buf_adds(b, "\n\n<details><summary>rules and counters</summary>\n\n");
@@ -1055,6 +1060,11 @@ static void html_verdicts(struct ctx *c, struct kg_buf *b, struct report_summary
 		buf_adds(b, i ? "" : "<h3>Why</h3>\n");
 		buf_adds(b, "<p class=\"why\">");
 		report_html_escape(b, x->benchmark);
+		if (*x->nvtx) {
+			buf_adds(b, " [");
+			report_html_escape(b, x->nvtx);
+			buf_adds(b, "]");
+		}
 		buf_adds(b, ": ");
 		report_html_escape(b, x->why);
 		buf_adds(b, "</p>\n<details><summary>rules and counters</summary>\n");

@@ -141,6 +141,7 @@ void explain_free(struct kg_explanation *x);
  * unless one replaced the other).  Strings point into the sample sets. */
 struct kg_explain_item {
 	const char *bench, *nvtx, *bk, *hk;
+	const char *bname, *hname;  /* their demangled names, for people */
 };
 struct kg_gate;
 /*

@@ -97,7 +97,7 @@ like "$(ncurule "$N/stream_triad_block32.details.csv" TheoreticalOccupancy)" "^[
 
 # Stream triad with 5% more elements: slower, explained from counters.
 explain stream_triad stream_triad_extra
-like "$out" "^stream: .*triad.* \\+[0-9]+% time" "triad +5%: the slowdown"
+like "$out" "^stream \\[stream/compute\\]: triad.* \\+[0-9]+% time" "triad +5%: the slowdown"
 unlike "$out" "diagnostic counters were not collected" "triad +5%: counters of the warm-up launch, launched alike, stand in"
 like "$out" "global memory requests \\+5.0% \\(more work\\)" "triad +5%: more work, from the global memory requests"
 

@@ -118,7 +118,7 @@ before=$(dump)
 run "$KGATE" explain --db "$DB" --commit h1 --baseline b1
 is "$rc" 0 "explain without counters exits 0"
 like "$out" "diagnostic counters were not collected" "the stored trace runs lack the counters"
-like "$out" "^synth: _Z6kernelILi4EEvPf" "the failed kernel is explained"
+like "$out" "^synth \\[step\\]: void kernel<4>\\(float\\*\\)" "the failed kernel is explained, by its demangled name"
 unlike "$out" "_Z4copyPfPKf" "the unchanged kernel is not"
 is "$(whys)" 1 "the explanation is stored"
 run "$KGATE" explain --db "$DB" --commit h1 --baseline b1 --no-store
@@ -170,12 +170,12 @@ cp "$DB" "$T/c.db"
 run "$KGATE" comment --db "$T/c.db" --commit h1 --print
 is "$rc" 0 "comment --print exits 0"
 like "$out" "^#### Why" "the comment has a Why section"
-like "$out" "^synth: .*_Z6kernelILi4EEvPf.*global load sectors/request 4.0 -&gt; 32.0 \\(uncoalesced\\)" \
+like "$out" "^synth .*step.*: void kernel&lt;4&gt;.*global load sectors/request 4.0 -&gt; 32.0 \\(uncoalesced\\)" \
 	"with the newest explanation (both sides collected)"
 like "$out" "^\\| UncoalescedGlobalAccess \\| ok \\| fires: " "and its rules table"
-is "$(printf '%s\n' "$out" | grep -c '^synth: ')" 1 "one explanation per kernel"
+is "$(printf '%s\n' "$out" | grep -c '^synth ')" 1 "one explanation per kernel"
 "$KGATE" report --db "$T/c.db" --html "$T/r.html" 2>/dev/null
-ok "the report shows it" grep -q '<p class="why">synth: _Z6kernelILi4EEvPf.*4.0 -&gt; 32.0' "$T/r.html"
+ok "the report shows it" grep -q '<p class="why">synth \[step\]: void kernel&lt;4&gt;(float\*).*4.0 -&gt; 32.0' "$T/r.html"
 ok "with the rule that newly fires marked" grep -q '<tr class="fires"><td>UncoalescedGlobalAccess</td><td>ok</td><td>fires</td>' "$T/r.html"
 
 # A benchmark that crashes under --collect: exit 3, its message, nothing changed.
