@@ -4,22 +4,39 @@
 #
 #   benchmarks/self/gpu/overhead.sh OUTDIR
 #
-# Needs build/libkgate-collector.so, build/gpu/launch_overhead (nvcc -O2
-# -arch=sm_90 benchmarks/self/gpu/launch_overhead.cu), ncu, and for the
-# PyTorch rows python3 with torch.  Prints one line per measurement; the
+# Needs build/libkgate-collector.so, build/gpu/launch_overhead (built here
+# when missing: nvcc -O2 -arch=sm_90 launch_overhead.cu), ncu, and for the
+# PyTorch rows python3 with torch; for the trace-mode anchor,
+# build/gpu/min_activity.so (min_activity.c: kernel activity records and
+# nothing else, the CUPTI floor).  Prints one line per measurement; the
 # figures go to docs/PERFORMANCE.md by hand.  SKIP_MULTI=1 leaves out the
-# 9-pass comparison with ncu (about 50 s); TORCH_RUNS sets the PyTorch
-# rounds (default 2).
+# 9-pass comparison with ncu (about 50 s), SKIP_METRICS=1 all of metrics
+# mode and ncu, SKIP_TORCH=1 the PyTorch rows; TORCH_RUNS sets the PyTorch
+# rounds (default 2), LAUNCH_RUNS the launch-overhead rounds (default 3).
 set -u
 OUT=${1:?give an output directory}
 mkdir -p "$OUT"
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 COLL=$ROOT/build/libkgate-collector.so
 LO=$ROOT/build/gpu/launch_overhead
+MIN=$ROOT/build/gpu/min_activity.so
 NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 N=${N:-20000}
 DEFAULT_SET=gpu__time_duration.sum,sm__cycles_elapsed.max,smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__inst_executed.avg.pct_of_peak_sustained_elapsed,smsp__issue_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed
 MULTI_SET=$DEFAULT_SET,sm__throughput.avg.pct_of_peak_sustained_elapsed
+
+# the two test programs, built here when missing (CUDA headers and nvcc)
+CUDA=${CUDA:-/usr/local/cuda}
+CUPTI_DIR=$CUDA/targets/x86_64-linux/lib
+mkdir -p "$ROOT/build/gpu"
+if [ ! -x "$LO" ]; then
+	"$CUDA/bin/nvcc" -O2 -arch=sm_90 -o "$LO" "$ROOT/benchmarks/self/gpu/launch_overhead.cu" ||
+		{ echo "overhead: cannot build $LO" >&2; exit 2; }
+fi
+if [ ! -f "$MIN" ]; then
+	cc -O2 -std=c11 -shared -fPIC -I"$CUDA/include" -o "$MIN" "$ROOT/benchmarks/self/gpu/min_activity.c" \
+		-L"$CUPTI_DIR" -lcupti -Wl,-rpath,"$CUPTI_DIR" || echo "overhead: cannot build $MIN; no anchor row" >&2
+fi
 
 now() { date +%s.%N; }
 sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
@@ -31,15 +48,24 @@ coll() { # mode records-name cmd...
 }
 us() { sed -n 's/.*us_per_launch \([0-9.]*\).*/\1/p'; }
 
-echo "== launch overhead: $N launches of a 1-block kernel (us per launch, 3 runs each, interleaved)"
-for r in 1 2 3; do
+echo "== launch overhead: $N launches of a 1-block kernel (us per launch, interleaved)"
+for ((r = 1; r <= ${LAUNCH_RUNS:-3}; r++)); do
 	p=$("$LO" "$N" | us)
+	m=
+	if [ -f "$MIN" ]; then
+		m=$(env CUDA_INJECTION64_PATH="$MIN" "$LO" "$N" 2>"$OUT/min_$r.err" | us)
+	fi
 	t=$(coll trace lo_trace "$LO" "$N" | us)
-	echo "run $r: plain $p us, trace $t us, added $(awk -v p="$p" -v t="$t" 'BEGIN { printf "%.3f", t - p }') us"
+	if [ -n "$m" ]; then
+		echo "run $r: plain $p us, minimal activity collector $m us (+$(awk -v p="$p" -v t="$m" 'BEGIN { printf "%.3f", t - p }')), kgate trace $t us (+$(awk -v p="$p" -v t="$t" 'BEGIN { printf "%.3f", t - p }')), kgate beyond the minimal $(awk -v p="$m" -v t="$t" 'BEGIN { printf "%.3f", t - p }') us"
+	else
+		echo "run $r: plain $p us, trace $t us, added $(awk -v p="$p" -v t="$t" 'BEGIN { printf "%.3f", t - p }') us"
+	fi
 done
 
-echo "== metrics mode, default single-pass set, per profiled launch (ranges decoded in batches of 128, and after each launch)"
-for n in ${METRICS_LAUNCHES:-100 1000}; do
+[ -n "${SKIP_METRICS:-}" ] && SKIP_MULTI=1
+[ -n "${SKIP_METRICS:-}" ] || echo "== metrics mode, default single-pass set, per profiled launch (ranges decoded in batches of 128, and after each launch)"
+[ -n "${SKIP_METRICS:-}" ] || for n in ${METRICS_LAUNCHES:-100 1000}; do
 	for bt in 128 1; do
 		a=$(now)
 		coll metrics "lo_metrics_${bt}_$n" env KGATE_METRICS="$DEFAULT_SET" KGATE_PROFILE_BATCH=$bt \
@@ -48,8 +74,8 @@ for n in ${METRICS_LAUNCHES:-100 1000}; do
 		echo "kgate metrics (batch $bt), $n launches: $(sub "$a" "$b") s wall"
 	done
 done
-echo "== ncu, one metric (gpu__time_duration.sum)"
-for n in 1 100; do
+[ -n "${SKIP_METRICS:-}" ] || echo "== ncu, one metric (gpu__time_duration.sum)"
+[ -n "${SKIP_METRICS:-}" ] || for n in 1 100; do
 	a=$(now); "$NCU" --clock-control none --metrics gpu__time_duration.sum "$LO" "$n" >"$OUT/ncu_$n.txt" 2>&1; b=$(now)
 	echo "ncu, $n launches: $(sub "$a" "$b") s wall"
 done
@@ -61,7 +87,7 @@ if [ -z "${SKIP_MULTI:-}" ]; then
 	echo "ncu, 9 passes, 100 launches: $(sub "$a" "$b") s wall"
 fi
 
-if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+if [ -z "${SKIP_TORCH:-}" ] && python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
 	echo "== PyTorch training step (benchmarks/torch_step.py, mean ms per step from CUDA events)"
 	TS="$ROOT/benchmarks/torch_step.py"
 	# ms: "mean_ms wall_ms" of a run's output
