@@ -50,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cupti_profiler_host.h>
 #include <cupti_profiler_target.h>
@@ -131,6 +132,17 @@ static size_t prof_batch = PROF_BATCH_DEFAULT; /* ranges per decode */
 static size_t prof_cap = PROF_BATCH_DEFAULT + PROF_SLACK; /* ranges in the image */
 
 static void prof_fail_locked(CUptiResult r, const char *what);
+
+/* KGATE_DEBUG timings: a monotonic clock in ms, the running range's start. */
+static double prof_t_start, prof_start_ms;
+static double prof_ms(void)
+{
+	struct timespec ts;
+	if (!coll_cfg.debug)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
 
 /* ------------------------------------------------------------------ */
 /* Selection                                                           */
@@ -528,7 +540,9 @@ static void prof_decode_locked(struct prof_ctx *pc, int push)
 	}
 	CUpti_RangeProfiler_DecodeData_Params dd = { .structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE };
 	dd.pRangeProfilerObject = pc->obj;
+	double td = prof_ms();
 	r = cuptiRangeProfilerDecodeData(&dd);
+	td = prof_ms() - td;
 	if (pushed) {
 		prof_pop_fn pop_fn = (prof_pop_fn)dlsym(RTLD_DEFAULT, "cuCtxPopCurrent_v2");
 		if (pop_fn)
@@ -546,8 +560,8 @@ static void prof_decode_locked(struct prof_ctx *pc, int push)
 		return;
 	}
 	size_t n = pc->n_pending, base;
-	COLL_DEBUG("decode: %zu launches waiting, %zu ranges, %zu dropped", n, (size_t)gi.numTotalRanges,
-		   (size_t)dd.numOfRangeDropped);
+	COLL_DEBUG("decode: %zu launches waiting, %zu ranges, %zu dropped; %.3f ms", n,
+		   (size_t)gi.numTotalRanges, (size_t)dd.numOfRangeDropped, td);
 	if (gi.numTotalRanges == n && !dd.numOfRangeDropped) {
 		base = 0;
 	} else if (n == 1 && gi.numTotalRanges >= 1) {
@@ -680,13 +694,16 @@ int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal)
 		goto no;
 	CUpti_RangeProfiler_Start_Params st = { .structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE };
 	st.pRangeProfilerObject = pc->obj;
+	double t0 = prof_ms();
 	CUptiResult r = cuptiRangeProfilerStart(&st);
+	prof_t_start = prof_ms();
+	prof_start_ms = prof_t_start - t0;
 	if (r != CUPTI_SUCCESS) {
 		prof_fail_locked(r, "cuptiRangeProfilerStart");
 		goto no;
 	}
-	COLL_DEBUG("launch %lld: range started (%s thread, %zu waiting)", (long long)ordinal,
-		   foreign ? "another" : "the enabling", pc->n_pending);
+	COLL_DEBUG("launch %lld: range started (%s thread, %zu waiting; start %.3f ms)",
+		   (long long)ordinal, foreign ? "another" : "the enabling", pc->n_pending, prof_start_ms);
 	prof_active = pc;
 	prof_active_foreign = foreign;
 	return 1; /* the profiler's lock stays held until the exit */
@@ -711,7 +728,11 @@ void profiler_launch_exit(CUcontext ctx, int64_t ordinal)
 	}
 	CUpti_RangeProfiler_Stop_Params sp = { .structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE };
 	sp.pRangeProfilerObject = pc->obj;
-	if ((r = cuptiRangeProfilerStop(&sp)) != CUPTI_SUCCESS) {
+	double t1 = prof_ms();
+	r = cuptiRangeProfilerStop(&sp);
+	COLL_DEBUG("launch %lld: launch call %.3f ms, stop %.3f ms", (long long)ordinal, t1 - prof_t_start,
+		   prof_ms() - t1);
+	if (r != CUPTI_SUCCESS) {
 		prof_fail_locked(r, "cuptiRangeProfilerStop");
 		prof_unlock();
 		launch_set_values(ordinal, NULL);
