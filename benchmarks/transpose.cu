@@ -27,9 +27,12 @@ __global__ void tr_naive(const float *__restrict__ in, float *__restrict__ out, 
 	}
 }
 
-__global__ void tr_tiled(const float *__restrict__ in, float *__restrict__ out, int M, int N)
+/* One 32 x 32 tile through shared memory, PAD words of padding a row. */
+template <int PAD>
+__device__ __forceinline__ void tile_transpose(const float *__restrict__ in, float *__restrict__ out,
+					       int M, int N)
 {
-	__shared__ float tile[TILE][TILE + 1];
+	__shared__ float tile[TILE][TILE + PAD];
 	int col = blockIdx.x * TILE + threadIdx.x;
 	for (int r = threadIdx.y; r < TILE; r += blockDim.y) {
 		int row = blockIdx.y * TILE + r;
@@ -46,24 +49,17 @@ __global__ void tr_tiled(const float *__restrict__ in, float *__restrict__ out, 
 	}
 }
 
-/* tr_tiled without the padding: tile[threadIdx.x][r] over a warp reads
- * one column, 32 words 32 words apart, all in one bank. */
+/* Padded: a warp's column read of the tile spreads over all 32 banks. */
+__global__ void tr_tiled(const float *__restrict__ in, float *__restrict__ out, int M, int N)
+{
+	tile_transpose<1>(in, out, M, N);
+}
+
+/* Unpadded: tile[threadIdx.x][r] over a warp reads one column, 32 words
+ * 32 words apart, all in one bank. */
 __global__ void tr_unpadded(const float *__restrict__ in, float *__restrict__ out, int M, int N)
 {
-	__shared__ float tile[TILE][TILE];
-	int col = blockIdx.x * TILE + threadIdx.x;
-	for (int r = threadIdx.y; r < TILE; r += blockDim.y) {
-		int row = blockIdx.y * TILE + r;
-		if (row < M && col < N)
-			tile[r][threadIdx.x] = in[(size_t)row * N + col];
-	}
-	__syncthreads();
-	int ocol = blockIdx.y * TILE + threadIdx.x;
-	for (int r = threadIdx.y; r < TILE; r += blockDim.y) {
-		int orow = blockIdx.x * TILE + r;
-		if (orow < N && ocol < M)
-			out[(size_t)orow * M + ocol] = tile[threadIdx.x][r];
-	}
+	tile_transpose<0>(in, out, M, N);
 }
 
 /* One launch of the variant's kernel. */
