@@ -465,7 +465,10 @@ static struct prof_ctx *prof_find_locked(CUcontext ctx, int create)
 	struct prof_ctx *pc = &prof_ctxs[prof_n_ctx++];
 	memset(pc, 0, sizeof(*pc));
 	pc->ctx = ctx;
+	double t0 = prof_ms();
 	prof_ctx_host_locked(pc);
+	COLL_DEBUG("context set-up (host API: chip, counter availability, config image): %.3f ms",
+		   prof_ms() - t0);
 	return pc;
 }
 
@@ -591,6 +594,7 @@ static void prof_decode_locked(struct prof_ctx *pc, int push)
 		prof_reset_locked(pc);
 		return;
 	}
+	double tev = prof_ms();
 	for (size_t i = 0; i < n; i++) {
 		for (size_t j = 0; j < coll_cfg.n_metrics; j++)
 			prof_values[j] = NAN;
@@ -613,8 +617,11 @@ static void prof_decode_locked(struct prof_ctx *pc, int push)
 			launch_set_values(pc->pending[i], prof_values);
 		}
 	}
+	double tre = prof_ms();
 	pc->n_pending = 0;
 	prof_reset_locked(pc);
+	COLL_DEBUG("evaluate: %zu ranges, %.3f ms; new counter data image and config: %.3f ms", n,
+		   tre - tev, prof_ms() - tre);
 }
 
 void profiler_prepare(CUcontext ctx)
@@ -678,6 +685,7 @@ int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal)
 		goto no;
 	}
 	if (!pc->enabled) {
+		double te = prof_ms();
 		if (prof_ctx_enable_locked(pc) != 0) {
 			pc->enabled = pc->obj != NULL;
 			prof_ctx_release_locked(pc);
@@ -686,6 +694,8 @@ int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal)
 		pc->enabled = 1;
 		if (prof_reset_locked(pc) != 0)
 			goto no;
+		COLL_DEBUG("profiler enabled (enable, counter data image, set config): %.3f ms",
+			   prof_ms() - te);
 	}
 	int foreign = !pthread_equal(pc->owner, pthread_self());
 	if (pc->n_pending >= prof_batch || (foreign && pc->n_pending))
