@@ -241,18 +241,59 @@ char *check_baseline_label(const char *sha, const char *label, const char *base_
 	return xasprintf("%.12s (%s)", bc, label);
 }
 
+int check_find_sides(struct kg_store *st, const char *commit, const char *ref, size_t limit,
+		     struct kg_run_info **head, struct kg_run_info **base, size_t *n_base,
+		     char **bsha, char **blabel)
+{
+	size_t n_head = 0;
+	int rc;
+
+	*head = *base = NULL;
+	*n_base = 0;
+	*bsha = *blabel = NULL;
+	char *sha = commit ? xstrdup(commit) : git_head();
+	if (!sha) {
+		kg_error("no --commit given and git cannot say what HEAD is");
+		return KG_EXIT_USAGE;
+	}
+	struct kg_run_filter f = { .commit = sha, .limit = 1 };
+	rc = store_find_runs(st, &f, head, &n_head);
+	if (rc == KG_EXIT_PASS && !n_head) {
+		kg_error("no run is stored for commit '%s' (run 'kgate run' or 'kgate ingest' first)", sha);
+		rc = KG_EXIT_USAGE;
+	}
+	free(sha);
+	if (rc == KG_EXIT_PASS)
+		rc = check_pick_baseline(st, *head, ref, bsha, blabel);
+	if (rc == KG_EXIT_PASS && *bsha)
+		rc = check_find_baseline(st, *head, *bsha, limit, base, n_base);
+	if (rc != KG_EXIT_PASS && *head && !n_head) {
+		store_runs_free(*head, 0);
+		*head = NULL;
+	}
+	return rc;
+}
+
+int check_load_samples(struct kg_store *st, const struct kg_run_info *head,
+		       const struct kg_run_info *base, size_t n_base,
+		       struct kg_sampleset *hs, struct kg_sampleset *bs)
+{
+	int64_t *ids = xcalloc(n_base ? n_base : 1, sizeof *ids);
+	for (size_t i = 0; i < n_base; i++)
+		ids[i] = base[i].id;
+	int rc = store_load_samples(st, &head->id, 1, hs);
+	if (rc == KG_EXIT_PASS && n_base)
+		rc = store_load_samples(st, ids, n_base, bs);
+	free(ids);
+	return rc;
+}
+
 int check_runs(struct kg_store *st, const struct kg_thresholds *t,
 	       const struct kg_run_info *head, const struct kg_run_info *base,
 	       size_t n_base, const char *baseline, const struct kg_check_opts *o)
 {
 	struct kg_sampleset hs = { 0 }, bs = { 0 };
-	int64_t *ids = xcalloc(n_base ? n_base : 1, sizeof *ids);
-	for (size_t i = 0; i < n_base; i++)
-		ids[i] = base[i].id;
-	int rc = store_load_samples(st, &head->id, 1, &hs);
-	if (rc == KG_EXIT_PASS && n_base)
-		rc = store_load_samples(st, ids, n_base, &bs);
-	free(ids);
+	int rc = check_load_samples(st, head, base, n_base, &hs, &bs);
 	if (rc != KG_EXIT_PASS) {
 		store_sampleset_free(&hs);
 		store_sampleset_free(&bs);

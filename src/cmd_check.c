@@ -19,7 +19,6 @@
 #include "cmd.h"
 #include "kgate/check.h"
 #include "kgate/config.h"
-#include "kgate/git.h"
 #include "kgate/kgate.h"
 #include "kgate/store.h"
 #include "kgate/util.h"
@@ -113,8 +112,8 @@ int cmd_check(int argc, char **argv)
 	struct kg_thresholds *t = NULL;
 	struct kg_store *st = NULL;
 	struct kg_run_info *head = NULL, *base = NULL;
-	size_t n_head = 0, n_base = 0;
-	char *commit = NULL, *bsha = NULL, *blabel = NULL;
+	size_t n_base = 0;
+	char *bsha = NULL, *blabel = NULL;
 	int rc;
 
 	if (cmd_wants_help(argc, argv)) {
@@ -139,33 +138,14 @@ int cmd_check(int argc, char **argv)
 		a.no_store = 1;
 	}
 
-	commit = a.commit ? xstrdup(a.commit) : git_head();
-	if (!commit) {
-		kg_error("no --commit given and git cannot say what HEAD is");
-		rc = KG_EXIT_USAGE;
+	if ((rc = check_find_sides(st, a.commit, a.baseline, (size_t)t->baseline_runs, &head, &base,
+				   &n_base, &bsha, &blabel)) != KG_EXIT_PASS)
 		goto out;
-	}
-	struct kg_run_filter f = { 0 };
-	f.commit = commit;
-	f.limit = 1;
-	if ((rc = store_find_runs(st, &f, &head, &n_head)) != KG_EXIT_PASS)
-		goto out;
-	if (!n_head) {
-		kg_error("no run is stored for commit '%s' (run 'kgate run' or 'kgate ingest' first)", commit);
-		rc = KG_EXIT_USAGE;
-		goto out;
-	}
-	if ((rc = check_pick_baseline(st, head, a.baseline, &bsha, &blabel)) != KG_EXIT_PASS)
-		goto out;
-	if (bsha) {
-		if ((rc = check_find_baseline(st, head, bsha, (size_t)t->baseline_runs, &base, &n_base)))
-			goto out;
-		if (!n_base)
-			kg_warn("no run of baseline %.12s on %s (driver %s): every kernel counts as new", bsha,
-				head->gpu_name ? head->gpu_name : "this GPU", head->driver ? head->driver : "?");
-	} else {
+	if (!bsha)
 		kg_warn("no baseline run is stored: every kernel counts as new");
-	}
+	else if (!n_base)
+		kg_warn("no run of baseline %.12s on %s (driver %s): every kernel counts as new", bsha,
+			head->gpu_name ? head->gpu_name : "this GPU", head->driver ? head->driver : "?");
 	char *label = check_baseline_label(bsha, blabel, n_base ? base[0].commit : NULL);
 	struct kg_check_opts o = {
 		.format = a.format,
@@ -180,10 +160,9 @@ int cmd_check(int argc, char **argv)
 	free(label);
 out:
 	if (head)
-		store_runs_free(head, n_head);
+		store_runs_free(head, 1);
 	if (base)
 		store_runs_free(base, n_base);
-	free(commit);
 	free(bsha);
 	free(blabel);
 	store_close(st);

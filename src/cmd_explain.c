@@ -33,7 +33,6 @@
 #include "kgate/config.h"
 #include "kgate/explain.h"
 #include "kgate/gate.h"
-#include "kgate/git.h"
 #include "kgate/kgate.h"
 #include "kgate/output.h"
 #include "kgate/runner.h"
@@ -471,8 +470,8 @@ int cmd_explain(int argc, char **argv)
 	struct ex_args a = { .db = "kgate.db", .format = KG_FMT_TEXT, .launches = 3 };
 	struct kg_store *st = NULL;
 	struct kg_run_info *head = NULL, *base = NULL;
-	size_t n_head = 0, n_base = 0;
-	char *commit = NULL, *bsha = NULL, *blabel = NULL;
+	size_t n_base = 0;
+	char *bsha = NULL, *blabel = NULL;
 	struct kg_thresholds *t = NULL;
 	struct kg_sampleset hs = { 0 }, bs = { 0 };
 	int rc;
@@ -496,39 +495,18 @@ int cmd_explain(int argc, char **argv)
 		kg_warn("'%s' is read-only: the explanations will not be stored", a.db);
 		a.no_store = 1;
 	}
-	commit = a.commit ? xstrdup(a.commit) : git_head();
-	if (!commit) {
-		kg_error("no --commit given and git cannot say what HEAD is");
-		rc = KG_EXIT_USAGE;
-		goto out;
-	}
-	struct kg_run_filter f = { .commit = commit, .limit = 1 };
-	if ((rc = store_find_runs(st, &f, &head, &n_head)) != KG_EXIT_PASS)
-		goto out;
-	if (!n_head) {
-		kg_error("no run is stored for commit '%s'", commit);
-		rc = KG_EXIT_USAGE;
-		goto out;
-	}
 	if ((rc = check_load_thresholds(a.thresholds, a.cfg ? a.cfg : "kgate.yaml", a.cfg != NULL, &t)))
 		goto out;
-	if ((rc = check_pick_baseline(st, head, a.baseline, &bsha, &blabel)) != KG_EXIT_PASS)
-		goto out;
-	if (bsha && (rc = check_find_baseline(st, head, bsha, (size_t)t->baseline_runs, &base, &n_base)))
+	if ((rc = check_find_sides(st, a.commit, a.baseline, (size_t)t->baseline_runs, &head, &base,
+				   &n_base, &bsha, &blabel)) != KG_EXIT_PASS)
 		goto out;
 	if (!n_base) {
-		kg_error("no baseline run is stored for commit '%s': nothing to explain against", commit);
+		kg_error("no baseline run is stored for commit '%s': nothing to explain against",
+			 head->commit);
 		rc = KG_EXIT_USAGE;
 		goto out;
 	}
-	int64_t *ids = xcalloc(n_base, sizeof *ids);
-	for (size_t i = 0; i < n_base; i++)
-		ids[i] = base[i].id;
-	rc = store_load_samples(st, &head->id, 1, &hs);
-	if (rc == KG_EXIT_PASS)
-		rc = store_load_samples(st, ids, n_base, &bs);
-	free(ids);
-	if (rc != KG_EXIT_PASS)
+	if ((rc = check_load_samples(st, head, base, n_base, &hs, &bs)) != KG_EXIT_PASS)
 		goto out;
 
 	struct kg_gate g;
@@ -552,7 +530,7 @@ int cmd_explain(int argc, char **argv)
 	}
 	if (a.collect) {
 		const struct kg_sampleset *stored[2] = { &bs, &hs };
-		const char *sides[2] = { bsha, commit };
+		const char *sides[2] = { bsha, head->commit };
 		rc = collect(&a, it, n, mb, mh, chip, stored, sides, got);
 	}
 	struct kg_buf out = KG_BUF_INIT;
@@ -627,11 +605,10 @@ out:
 	store_sampleset_free(&hs);
 	store_sampleset_free(&bs);
 	if (head)
-		store_runs_free(head, n_head);
+		store_runs_free(head, 1);
 	if (base)
 		store_runs_free(base, n_base);
 	config_free_thresholds(t);
-	free(commit);
 	free(bsha);
 	free(blabel);
 	free(a.pairs);

@@ -57,6 +57,24 @@ int check_find_baseline(struct kg_store *st, const struct kg_run_info *head,
 int check_pick_baseline(struct kg_store *st, const struct kg_run_info *head, const char *ref,
 			char **sha, char **label);
 
+/*
+ * The two sides of a check, as "kgate check" and "kgate explain" choose
+ * them: *head the newest stored run of commit (NULL: git's HEAD; a unique
+ * prefix of a stored commit is enough), *bsha and *blabel the baseline
+ * (check_pick_baseline's, from ref), *base the baseline's runs on head's
+ * GPU model and driver, at most limit (*n_base 0 when there are none, or
+ * no baseline: not an error).  No head run, or no commit: the error said,
+ * KG_EXIT_USAGE.  Everything malloc'd, NULL where not found.
+ */
+int check_find_sides(struct kg_store *st, const char *commit, const char *ref, size_t limit,
+		     struct kg_run_info **head, struct kg_run_info **base, size_t *n_base,
+		     char **bsha, char **blabel);
+
+/* The samples of the head run and of the n_base baseline runs. */
+int check_load_samples(struct kg_store *st, const struct kg_run_info *head,
+		       const struct kg_run_info *base, size_t n_base,
+		       struct kg_sampleset *hs, struct kg_sampleset *bs);
+
 /* The thresholds of a check: the file thresholds when given, else the
  * one the suite file names (when suite_given, or suite exists), else the
  * built-in ones.  An enum kg_exit; errors are printed. */
