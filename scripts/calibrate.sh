@@ -58,8 +58,12 @@ usage() {
 	sed -n '4,5p' "$0" | sed 's/^# *//; s/^  */  /' >&2
 	exit 2
 }
+# die MESSAGE [STATUS]: a runtime failure (3) also shows the end of kgate's log
 die() {
-	echo "calibrate: $*" >&2
+	echo "calibrate: $1" >&2
+	if [ "${2:-2}" = 3 ] && [ -s "${OUT:-}/kgate.log" ]; then
+		tail -n 5 "$OUT/kgate.log" | sed 's/^/calibrate:   kgate: /' >&2
+	fi
 	exit "${2:-2}"
 }
 

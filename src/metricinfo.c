@@ -92,8 +92,11 @@ static int try_open(const char *path, struct kg_buf *why)
 }
 
 /* libcupti dlopens libnvperf_host.so with RTLD_DEEPBIND, which
- * AddressSanitizer refuses by aborting the process: in such a build the
- * host API is "cannot tell" rather than a crash. */
+ * AddressSanitizer refuses by aborting the process; and with libcupti
+ * merely loaded, LeakSanitizer's exit-time scan can crash in its tracer
+ * ("Tracer caught signal 11"), depending on where the libraries land.  So
+ * in such a build the collector is never loaded: the host API is "cannot
+ * tell" rather than a crash. */
 #if defined(__SANITIZE_ADDRESS__)
 #define KG_ASAN 1
 #elif defined(__has_feature)
@@ -101,47 +104,53 @@ static int try_open(const char *path, struct kg_buf *why)
 #define KG_ASAN 1
 #endif
 #endif
+#ifndef KG_ASAN
+#define KG_ASAN 0
+#endif
+
+/* Find and open the collector library: $KGATE_COLLECTOR, else next to the
+ * binary, else ../lib/kgate/.  1 when opened; else why, in why. */
+static int open_collector(struct kg_buf *why)
+{
+	const char *env = getenv("KGATE_COLLECTOR");
+	char exe[PATH_MAX];
+	ssize_t n;
+	int ok;
+
+	if (KG_ASAN) {
+		buf_adds(why, "not loaded in an AddressSanitizer build (libcupti loads "
+			      "libnvperf_host.so with RTLD_DEEPBIND)");
+		return 0;
+	}
+	if (env && *env)
+		return try_open(env, why);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0) {
+		buf_adds(why, "cannot find the kgate binary (/proc/self/exe)");
+		return 0;
+	}
+	exe[n] = '\0';
+	char *slash = strrchr(exe, '/');
+	if (slash)
+		*slash = '\0';
+	char *p = xasprintf("%s/" COLLECTOR_SO, exe);
+	ok = try_open(p, why);
+	free(p);
+	if (!ok) {
+		p = xasprintf("%s/../lib/kgate/" COLLECTOR_SO, exe);
+		ok = try_open(p, why);
+		free(p);
+	}
+	return ok;
+}
 
 static int load(struct kg_buf *err)
 {
 	if (!lib.tried) {
 		struct kg_buf why = KG_BUF_INIT;
-		const char *env = getenv("KGATE_COLLECTOR");
-		int ok = 0;
 
 		lib.tried = 1;
-		if (env && *env) {
-			ok = try_open(env, &why);
-		} else {
-			char exe[PATH_MAX];
-			ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-			if (n > 0) {
-				exe[n] = '\0';
-				char *slash = strrchr(exe, '/');
-				if (slash)
-					*slash = '\0';
-				char *p = xasprintf("%s/" COLLECTOR_SO, exe);
-				ok = try_open(p, &why);
-				free(p);
-				if (!ok) {
-					p = xasprintf("%s/../lib/kgate/" COLLECTOR_SO, exe);
-					ok = try_open(p, &why);
-					free(p);
-				}
-			} else {
-				buf_adds(&why, "cannot find the kgate binary (/proc/self/exe)");
-			}
-		}
-#ifdef KG_ASAN
-		if (ok) {
-			lib.list = NULL;
-			lib.passes = NULL;
-			ok = 0;
-			buf_adds(&why, "loaded, but CUPTI's host API cannot run in an AddressSanitizer "
-				       "build (libcupti loads libnvperf_host.so with RTLD_DEEPBIND)");
-		}
-#endif
-		if (!ok)
+		if (!open_collector(&why))
 			lib.why = xasprintf("cannot load the collector library " COLLECTOR_SO
 					    " (set KGATE_COLLECTOR to its path): %s",
 					    why.s ? why.s : "not found");
