@@ -45,7 +45,9 @@ static void test_no_collector_cannot_tell(void **state)
 
 	assert_int_equal(metricinfo_valid("gh100", "dram__bytes_read.sum", &err), -1);
 	assert_non_null(strstr(err.s, "cannot load the collector library"));
-	assert_non_null(strstr(err.s, "/nonexistent/libkgate-collector.so"));
+	/* an AddressSanitizer build never loads the collector, and says so */
+	if (!strstr(err.s, "not loaded in an AddressSanitizer build"))
+		assert_non_null(strstr(err.s, "/nonexistent/libkgate-collector.so"));
 	buf_reset(&err);
 	assert_int_equal(metricinfo_names("gh100", &names, &n, &err), -1);
 	assert_non_null(strstr(err.s, "KGATE_COLLECTOR"));
