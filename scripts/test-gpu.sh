@@ -17,14 +17,19 @@
 #   4. compares per launch: instructions equal, DRAM bytes within 0.1%,
 #      duration medians within 3%, the same kernels;
 #   5. runs tests/gpu/torch_step.py in trace mode: every kernel has a path;
+#      then larger (KGATE_GPU_TORCH_ARGS, default 5 steps, batch 8192, width
+#      1024: data beyond the L2) in metrics mode and under ncu with the same
+#      metrics, twice each, compared as in 4 and each tool with itself;
 #   6. failure modes: the CUPTI subscription already taken, a bad metric
 #      name, the app started by ncu with the collector set: an error record
 #      (or no file) and exit status 0 every time;
-#   7. ingests every records file with kgate ingest into a scratch database;
+#   7. ingests every records file with kgate ingest into a scratch database,
+#      and checks the kernel names kgate stored against ncu's;
 #   8. prints a PASS/FAIL table; everything (records files, ncu reports and
 #      CSV, logs, results.tsv) stays under OUTDIR.
 # Each step reports its own failure and the script goes on; the exit status
-# is 1 when any check failed, 0 otherwise.
+# is 1 when any check failed, 0 otherwise.  SKIP_APP=1 leaves out the steps
+# of the test program (1-4 and 6), for a run of the PyTorch steps alone.
 if [ -z "${BASH_VERSION:-}" ]; then
 	exec bash "$0" "$@"
 fi
@@ -116,6 +121,7 @@ log "default metric set: $DEFAULT"
 MULTI="$DEFAULT,sm__throughput.avg.pct_of_peak_sustained_elapsed"
 EXPECT="saxpy=step/forward:$ITERS,attention=step/forward/attention:$ITERS,strided=step/backward:$ITERS,scale=worker:$ITERS,graph_k=graph:2,tail=:1"
 
+if [ -z "${SKIP_APP:-}" ]; then
 # ---- 1. build the test programs ------------------------------------------
 mkdir -p "$BUILD/gpu"
 if [ ! -x "$APP" ] || [ "$ROOT/tests/gpu/kg_gpu_app.cu" -nt "$APP" ]; then
@@ -201,7 +207,11 @@ rm -f "$OUTDIR/ncu.ncu-rep"
 if "$NCU" --clock-control none --cache-control none --metrics "$MULTI" --force-overwrite \
 	-o "$OUTDIR/ncu" "$APP" "${APPARGS[@]}" >"$OUTDIR/ncu.stdout" 2>"$OUTDIR/ncu.stderr" &&
 	"$NCU" --import "$OUTDIR/ncu.ncu-rep" --csv --page raw --print-units base \
-		--print-kernel-base mangled >"$NCUCSV" 2>"$OUTDIR/ncu-import.stderr"; then
+		--print-kernel-base mangled >"$NCUCSV" 2>"$OUTDIR/ncu-import.stderr" &&
+	"$NCU" --import "$OUTDIR/ncu.ncu-rep" --csv --page raw --print-units base \
+		--print-kernel-base demangled >"$OUTDIR/ncu_raw_demangled.csv" 2>>"$OUTDIR/ncu-import.stderr" &&
+	"$NCU" --import "$OUTDIR/ncu.ncu-rep" --csv --page raw --print-units base \
+		--print-kernel-base function >"$OUTDIR/ncu_raw_function.csv" 2>>"$OUTDIR/ncu-import.stderr"; then
 	result "ncu run" PASS "$(grep -c . "$NCUCSV") CSV lines in ncu_raw.csv"
 else
 	result "ncu run" FAIL "see ncu.stdout / ncu.stderr"
@@ -219,6 +229,8 @@ if [ -n "$MULTIREC" ] && [ -n "$NCUCSV" ] && [ -n "$TRACE" ]; then
 		sed 's/^/multi-pass: /' | collect
 fi
 
+fi # SKIP_APP
+
 # ---- 5. PyTorch ----------------------------------------------------------
 if "$PY" -c 'import torch; assert torch.cuda.is_available()' >/dev/null 2>&1; then
 	# PyTorch loads the libcupti of its own wheel at import; the collector
@@ -231,10 +243,46 @@ if "$PY" -c 'import torch; assert torch.cuda.is_available()' >/dev/null 2>&1; th
 	else
 		result "torch: records file" FAIL "none written; see torch.stderr"
 	fi
+	# the same step, larger (data beyond the L2), in metrics mode and under
+	# ncu with the same metrics, twice each: the same launches, compared per
+	# launch as the test program's, and each tool against itself
+	TARGS=(${KGATE_GPU_TORCH_ARGS:-5 8192 1024})
+	under_collector trace torcht "$PY" "$ROOT/tests/gpu/torch_step.py" "${TARGS[@]}"
+	TORCHT=$(one_file 'torcht.*.jsonl') || TORCHT=
+	for r in 1 2; do
+		under_collector metrics "torchm$r" env KGATE_METRICS="$DEFAULT" "$PY" "$ROOT/tests/gpu/torch_step.py" "${TARGS[@]}"
+		result "torch, metrics mode, run $r: exits 0" "$([ $RC -eq 0 ] && echo PASS || echo FAIL)" "exit $RC"
+		rm -f "$OUTDIR/ncu_torch$r.ncu-rep"
+		if "$NCU" --clock-control none --cache-control none --metrics "$DEFAULT" --force-overwrite \
+			-o "$OUTDIR/ncu_torch$r" "$PY" "$ROOT/tests/gpu/torch_step.py" "${TARGS[@]}" \
+			>"$OUTDIR/ncu_torch$r.stdout" 2>"$OUTDIR/ncu_torch$r.stderr"; then
+			for kb in mangled demangled function; do
+				"$NCU" --import "$OUTDIR/ncu_torch$r.ncu-rep" --csv --page raw --print-units base \
+					--print-kernel-base $kb >"$OUTDIR/ncu_torch${r}_$kb.csv" 2>>"$OUTDIR/ncu_torch-import.stderr"
+			done
+			result "torch: ncu run $r" PASS "$(($(grep -c . "$OUTDIR/ncu_torch${r}_mangled.csv") - 2)) launches profiled"
+		else
+			result "torch: ncu run $r" FAIL "see ncu_torch$r.stdout / ncu_torch$r.stderr"
+		fi
+	done
+	TORCHM=$(one_file 'torchm1.*.jsonl') || TORCHM=
+	TORCHM2=$(one_file 'torchm2.*.jsonl') || TORCHM2=
+	if [ -n "$TORCHM" ] && [ -s "$OUTDIR/ncu_torch1_mangled.csv" ]; then
+		"$PY" "$COMPARE" metrics "$TORCHM" "$OUTDIR/ncu_torch1_mangled.csv" "${TORCHT:-$TORCHM}" "$DEFAULT" \
+			"$OUTDIR/ncu_torch2_mangled.csv" 2>>"$LOG" |
+			sed 's/^/torch: /' | collect
+	else
+		result "torch: collector vs ncu" FAIL "missing the metrics records or ncu's export"
+	fi
+	[ -n "$TORCHM" ] && [ -n "$TORCHM2" ] &&
+		"$PY" "$COMPARE" repeat "torch, collector" "$TORCHM" "$TORCHM2" 2>>"$LOG" | collect
+	[ -s "$OUTDIR/ncu_torch1_mangled.csv" ] && [ -s "$OUTDIR/ncu_torch2_mangled.csv" ] &&
+		"$PY" "$COMPARE" repeat "torch, ncu" "$OUTDIR/ncu_torch1_mangled.csv" "$OUTDIR/ncu_torch2_mangled.csv" 2>>"$LOG" | collect
 else
 	result "torch" FAIL "python3 has no CUDA-enabled PyTorch"
 fi
 
+if [ -z "${SKIP_APP:-}" ]; then
 # ---- 6. failure modes ----------------------------------------------------
 # 6a. another CUPTI client holds the subscription
 under_collector trace held "$HOLDER"
@@ -288,6 +336,8 @@ else
 	result "collector inside ncu's process" FAIL "exit $rc; $f has no footer"
 fi
 
+fi # SKIP_APP
+
 # ---- 7. ingest -----------------------------------------------------------
 DB=$OUTDIR/ingest.db
 rm -f "$DB" "$DB-wal" "$DB-shm"
@@ -321,6 +371,15 @@ if [ -f "$1" ]; then
 	rc=$?
 	result "ingest application replay passes together" "$([ $rc -eq 0 ] && echo PASS || echo FAIL)" "exit $rc: $(tail -1 "$OUTDIR/ingest-app.err")"
 fi
+
+# kgate's demangled names, as stored, against ncu's
+for set in "app ncu_raw.csv ncu_raw_demangled.csv ncu_raw_function.csv" \
+	"torch ncu_torch1_mangled.csv ncu_torch1_demangled.csv ncu_torch1_function.csv"; do
+	set -- $set
+	if [ -s "$OUTDIR/$2" ] && [ -s "$OUTDIR/$3" ] && [ -s "$OUTDIR/$4" ] && [ -s "$DB" ]; then
+		"$PY" "$COMPARE" names "$DB" "$OUTDIR/$2" "$OUTDIR/$3" "$OUTDIR/$4" "$1" 2>>"$LOG" | collect
+	fi
+done
 
 # ---- 8. the table --------------------------------------------------------
 {

@@ -34,4 +34,47 @@ for v in transpose_naive transpose_tiled; do
 	a=$(med $k dram__bytes_read.sum) b=$(med $n dram__bytes_read.sum)
 	ok "$v: DRAM bytes read $a within 0.5% of ncu's $b" within "$a" "$b" 0.005
 done
+
+# A PyTorch training step (tests/gpu/torch_step.py 5 8192 1024: data beyond
+# the L2), in metrics mode and under ncu with the same metrics, twice each
+# (tests/fixtures/h200/torch).  Through kgate's own ingest: every kernel the
+# collector saw is one kernel with ncu's; instructions per kernel are equal
+# wherever ncu reproduces its own count; kgate's function names are ncu's.
+P="$H/torch"
+"$KGATE" ingest --db "$DB" --commit torch-k1 --benchmark torch --records "$P"/metrics1.*.jsonl 2>/dev/null
+"$KGATE" ingest --db "$DB" --commit torch-n1 --benchmark torch --ncu-csv "$P/ncu1.mangled.csv" 2>/dev/null
+"$KGATE" ingest --db "$DB" --commit torch-n2 --benchmark torch --ncu-csv "$P/ncu2.mangled.csv" 2>/dev/null
+id() { sqlite3 "$DB" "SELECT r.id FROM runs r WHERE r.commit_sha = '$1'"; }
+k1=$(id torch-k1) n1=$(id torch-n1) n2=$(id torch-n2)
+is "$(sqlite3 "$DB" "SELECT count(DISTINCT kernel) FROM samples_named WHERE run = $k1")" 13 "torch: the collector saw 13 kernels"
+is "$(sqlite3 "$DB" "SELECT count(*) FROM (SELECT DISTINCT kernel FROM samples_named WHERE run = $k1
+	INTERSECT SELECT DISTINCT kernel FROM samples_named WHERE run = $n1)")" 13 "torch: ncu saw the same 13, by name"
+# each kernel's instruction counts in launch order, one line per kernel
+inst() {
+	sqlite3 "$DB" "SELECT kernel || ' ' || group_concat(value, ',') FROM (SELECT kernel, value FROM samples_named
+		WHERE run = $1 AND metric = 'smsp__inst_executed.sum' ORDER BY kernel, ordinal) GROUP BY kernel"
+}
+inst "$k1" >"$T/k1" && inst "$n1" >"$T/n1" && inst "$n2" >"$T/n2"
+# kernels whose counts ncu does not reproduce between its two runs are left out
+awk 'NR == FNR { c[$1] = $2; next } c[$1] != $2 { print $1 }' "$T/n1" "$T/n2" >"$T/unstable"
+is "$(sed 's/^_ZN7cutlass7Kernel2I43\(cutlass_80_simt_sgemm\).*/\1/' "$T/unstable")" "cutlass_80_simt_sgemm" \
+	"torch: one kernel's instruction counts change between ncu's two runs (a cutlass SIMT SGEMM)"
+is "$(grep -v -F -f "$T/unstable" "$T/k1" | sort)" "$(grep -v -F -f "$T/unstable" "$T/n1" | sort)" \
+	"torch: the other 12 kernels' instructions equal ncu's, launch by launch"
+is "$(wc -l <"$T/k1")" 13 "torch: and all 13 have counts"
+# the function names: kgate's base name of each mangled name against ncu's
+# export of the same launches with --print-kernel-base function
+names() { # CSV -> "ID<TAB>Kernel Name" lines
+	python3 -c 'import csv, sys
+rows = [r for r in csv.reader(open(sys.argv[1])) if r and not r[0].startswith("==")]
+h = rows[0]
+for r in rows[1:]:
+    d = dict(zip(h, r))
+    if d["ID"].strip(): print(d["ID"] + "\t" + d["Kernel Name"])' "$1"
+}
+names "$P/ncu1.mangled.csv" >"$T/m" && names "$P/ncu1.function.csv" >"$T/f"
+join -t "$(printf '\t')" "$T/m" "$T/f" | cut -f2,3 | sort -u >"$T/ncu_names"
+sqlite3 -separator "$(printf '\t')" "$DB" "SELECT DISTINCT kernel, base FROM samples_named WHERE run = $k1" | sort -u >"$T/kg_names"
+is "$(wc -l <"$T/ncu_names")" 13 "torch: ncu names 13 kernels"
+is "$(cat "$T/kg_names")" "$(cat "$T/ncu_names")" "torch: kgate's function name of every kernel is ncu's"
 done_testing
