@@ -246,7 +246,7 @@ if "$PY" -c 'import torch; assert torch.cuda.is_available()' >/dev/null 2>&1; th
 	# the same step, larger (data beyond the L2), in metrics mode and under
 	# ncu with the same metrics, twice each: the same launches, compared per
 	# launch as the test program's, and each tool against itself
-	TARGS=(${KGATE_GPU_TORCH_ARGS:-5 8192 1024})
+	read -r -a TARGS <<<"${KGATE_GPU_TORCH_ARGS:-5 8192 1024}"
 	under_collector trace torcht "$PY" "$ROOT/tests/gpu/torch_step.py" "${TARGS[@]}"
 	TORCHT=$(one_file 'torcht.*.jsonl') || TORCHT=
 	for r in 1 2; do
@@ -375,7 +375,8 @@ fi
 # kgate's demangled names, as stored, against ncu's
 for set in "app ncu_raw.csv ncu_raw_demangled.csv ncu_raw_function.csv" \
 	"torch ncu_torch1_mangled.csv ncu_torch1_demangled.csv ncu_torch1_function.csv"; do
-	set -- $set
+	read -r -a f <<<"$set"
+	set -- "${f[@]}"
 	if [ -s "$OUTDIR/$2" ] && [ -s "$OUTDIR/$3" ] && [ -s "$OUTDIR/$4" ] && [ -s "$DB" ]; then
 		"$PY" "$COMPARE" names "$DB" "$OUTDIR/$2" "$OUTDIR/$3" "$OUTDIR/$4" "$1" 2>>"$LOG" | collect
 	fi
