@@ -267,10 +267,6 @@ int check_find_sides(struct kg_store *st, const char *commit, const char *ref, s
 		rc = check_pick_baseline(st, *head, ref, bsha, blabel);
 	if (rc == KG_EXIT_PASS && *bsha)
 		rc = check_find_baseline(st, *head, *bsha, limit, base, n_base);
-	if (rc != KG_EXIT_PASS && *head && !n_head) {
-		store_runs_free(*head, 0);
-		*head = NULL;
-	}
 	return rc;
 }
 

@@ -64,7 +64,9 @@ int check_pick_baseline(struct kg_store *st, const struct kg_run_info *head, con
  * (check_pick_baseline's, from ref), *base the baseline's runs on head's
  * GPU model and driver, at most limit (*n_base 0 when there are none, or
  * no baseline: not an error).  No head run, or no commit: the error said,
- * KG_EXIT_USAGE.  Everything malloc'd, NULL where not found.
+ * KG_EXIT_USAGE.  Everything malloc'd, NULL where not found, and set also
+ * when an error comes after it was found: the caller frees *head (one run),
+ * *base (*n_base runs), *bsha and *blabel either way.
  */
 int check_find_sides(struct kg_store *st, const char *commit, const char *ref, size_t limit,
 		     struct kg_run_info **head, struct kg_run_info **base, size_t *n_base,
