@@ -10,6 +10,7 @@
 #include "metrics.h"
 
 #include <ctype.h>
+#include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,10 +107,31 @@ CUpti_Profiler_Host_Object *metrics_host_open(const char *chip, const uint8_t *a
 	p.pCounterAvailabilityImage = avail;
 	r = cuptiProfilerHostInitialize(&p);
 	if (r != CUPTI_SUCCESS || !p.pHostObject) {
-		metrics_err(err, errlen, "CUPTI does not know chip '%s' (%s)", up, metrics_rs(r));
+		if (metrics_host_missing())
+			metrics_err(err, errlen,
+				    "CUPTI's host API is unavailable: libcupti could not load "
+				    "libnvperf_host.so (%s); install it beside libcupti or put its "
+				    "directory on LD_LIBRARY_PATH", metrics_rs(r));
+		else
+			metrics_err(err, errlen, "CUPTI does not know chip '%s' (%s)", up,
+				    metrics_rs(r));
 		return NULL;
 	}
 	return p.pHostObject;
+}
+
+/* libcupti loads libnvperf_host.so at the host API's first initialization,
+ * also when the chip then turns out to be unknown (seen with CUPTI 13.0);
+ * so after a failed initialization, the library not being in the process
+ * means libcupti could not load it. */
+int metrics_host_missing(void)
+{
+	void *h = dlopen("libnvperf_host.so", RTLD_LAZY | RTLD_NOLOAD);
+
+	if (!h)
+		return 1;
+	dlclose(h);
+	return 0;
 }
 
 void metrics_host_close(CUpti_Profiler_Host_Object *h)

@@ -25,6 +25,10 @@ CUpti_Profiler_Host_Object *metrics_host_open(const char *chip, const uint8_t *a
 					      char *err, size_t errlen);
 void metrics_host_close(CUpti_Profiler_Host_Object *h);
 
+/* After metrics_host_open failed: 1 when libcupti could not load
+ * libnvperf_host.so (the host API is missing, not the chip unknown). */
+int metrics_host_missing(void);
+
 /* Validate every name (the first bad one is named in err), add them to the
  * host object's config and build the config image (malloc'd, *img) and its
  * pass count.  0 ok, -1 error. */

@@ -370,7 +370,8 @@ static void prof_ctx_host_locked(struct prof_ctx *pc)
 	    metrics_config(pc->host, pc->chip, (const char *const *)coll_cfg.metrics,
 			   coll_cfg.n_metrics, &pc->config, &pc->config_size, &passes, err,
 			   sizeof(err)) != 0) {
-		coll_error("invalid_metric", -1, "%s; no metrics, trace only", err);
+		coll_error(!pc->host && metrics_host_missing() ? "metrics_unavailable" : "invalid_metric",
+			   -1, "%s; no metrics, trace only", err);
 		prof_off = 1;
 		pc->failed = 1;
 		return;

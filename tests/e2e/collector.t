@@ -301,7 +301,14 @@ CUptiResult CUPTIAPI cuptiProfilerGetCounterAvailability(CUpti_Profiler_GetCount
 /* The host API: a metric is unknown when its name has "bogus"; a set with
  * a name holding "multi" takes 2 passes. */
 static int host_obj, host_multi, stops, img_base; /* img_base: stops before the image's first range */
-CUptiResult CUPTIAPI cuptiProfilerHostInitialize(CUpti_Profiler_Host_Initialize_Params *p) { p->pHostObject = (CUpti_Profiler_Host_Object *)&host_obj; host_multi = 0; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiProfilerHostInitialize(CUpti_Profiler_Host_Initialize_Params *p)
+{
+	if (getenv("FAKE_NOHOST")) /* as libcupti does when it cannot load libnvperf_host.so */
+		return CUPTI_ERROR_NOT_INITIALIZED;
+	p->pHostObject = (CUpti_Profiler_Host_Object *)&host_obj;
+	host_multi = 0;
+	return CUPTI_SUCCESS;
+}
 CUptiResult CUPTIAPI cuptiProfilerHostDeinitialize(CUpti_Profiler_Host_Deinitialize_Params *p) { (void)p; return CUPTI_SUCCESS; }
 CUptiResult CUPTIAPI cuptiProfilerHostGetMetricProperties(CUpti_Profiler_Host_GetMetricProperties_Params *p) { return strstr(p->pMetricName, "bogus") ? CUPTI_ERROR_INVALID_METRIC_NAME : CUPTI_SUCCESS; }
 CUptiResult CUPTIAPI cuptiProfilerHostConfigAddMetrics(CUpti_Profiler_Host_ConfigAddMetrics_Params *p)
@@ -550,6 +557,15 @@ is "$rc" 0 "metrics mode without the profiler: the program exits 0"
 f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
 like "$(cat "$f")" '"code":"metrics_unavailable"' "an error record says metrics mode is unavailable"
 like "$(head -1 "$f")" '"mode":"trace"' "the header says the run degraded to trace"
+is "$(grep -c '"type":"kernel"' "$f")" 9 "and every kernel is still recorded"
+
+rm -f "$T"/fake/r.*.jsonl
+fake FAKE_NOHOST=1 KGATE_MODE=metrics "$T/fake/app" "$COLL"
+is "$rc" 0 "libnvperf_host.so missing: the program exits 0"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+like "$(cat "$f")" '"code":"metrics_unavailable","message":"CUPTI.s host API is unavailable: libcupti could not load libnvperf_host.so' \
+	"an error record names the missing library"
+like "$err" "kgate-collector: CUPTI's host API is unavailable: libcupti could not load libnvperf_host.so" "and stderr says it once"
 is "$(grep -c '"type":"kernel"' "$f")" 9 "and every kernel is still recorded"
 
 rm -f "$T"/fake/r.*.jsonl
