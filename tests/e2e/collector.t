@@ -330,7 +330,13 @@ CUptiResult CUPTIAPI cuptiProfilerHostEvaluateToGpuValues(CUpti_Profiler_Host_Ev
 	return CUPTI_SUCCESS;
 }
 static int rp_obj;
-CUptiResult CUPTIAPI cuptiRangeProfilerEnable(CUpti_RangeProfiler_Enable_Params *p) { p->pRangeProfilerObject = (CUpti_RangeProfiler_Object *)&rp_obj; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiRangeProfilerEnable(CUpti_RangeProfiler_Enable_Params *p)
+{
+	if (getenv("FAKE_HWBUSY")) /* the counters are in use by another process */
+		return CUPTI_ERROR_HARDWARE_BUSY;
+	p->pRangeProfilerObject = (CUpti_RangeProfiler_Object *)&rp_obj;
+	return CUPTI_SUCCESS;
+}
 CUptiResult CUPTIAPI cuptiRangeProfilerDisable(CUpti_RangeProfiler_Disable_Params *p) { (void)p; return CUPTI_SUCCESS; }
 CUptiResult CUPTIAPI cuptiRangeProfilerGetCounterDataSize(CUpti_RangeProfiler_GetCounterDataSize_Params *p) { p->counterDataSize = 64; return CUPTI_SUCCESS; }
 CUptiResult CUPTIAPI cuptiRangeProfilerCounterDataImageInitialize(CUpti_RangeProfiler_CounterDataImage_Initialize_Params *p) { memset(p->pCounterData, 0, p->counterDataSize); img_base = stops; return CUPTI_SUCCESS; }
@@ -558,6 +564,18 @@ f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
 like "$(cat "$f")" '"code":"metrics_unavailable"' "an error record says metrics mode is unavailable"
 like "$(head -1 "$f")" '"mode":"trace"' "the header says the run degraded to trace"
 is "$(grep -c '"type":"kernel"' "$f")" 9 "and every kernel is still recorded"
+
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics KGATE_METRICS=m__a.sum "$T/fake/app" "$COLL"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+ok "counters free: launches carry values" test "$(grep -c '"m__a.sum":1' "$f")" -gt 0
+rm -f "$T"/fake/r.*.jsonl
+fake FAKE_HWBUSY=1 KGATE_MODE=metrics KGATE_METRICS=m__a.sum "$T/fake/app" "$COLL"
+is "$rc" 0 "counters busy: the program exits 0"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+like "$(cat "$f")" '"code":"hardware_busy"' "an error record hardware_busy"
+is "$(grep -c '"type":"kernel"' "$f")" 9 "and every kernel is still recorded"
+is "$(grep -c '"m__a.sum":1' "$f")" 0 "without counter values"
 
 rm -f "$T"/fake/r.*.jsonl
 fake FAKE_NOHOST=1 KGATE_MODE=metrics "$T/fake/app" "$COLL"
