@@ -18,42 +18,28 @@
 set -u
 OUT=${1:?give an output directory}
 mkdir -p "$OUT"
-ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
-COLL=$ROOT/build/libkgate-collector.so
-LO=$ROOT/build/gpu/launch_overhead
-NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-CUDA=${CUDA:-/usr/local/cuda}
-SET=gpu__time_duration.sum,sm__cycles_elapsed.max,smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__inst_executed.avg.pct_of_peak_sustained_elapsed,smsp__issue_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed
-
-mkdir -p "$ROOT/build/gpu"
-if [ ! -x "$LO" ]; then
-	"$CUDA/bin/nvcc" -O2 -arch=sm_90 -o "$LO" "$ROOT/benchmarks/self/gpu/launch_overhead.cu" ||
-		{ echo "multipass: cannot build $LO" >&2; exit 2; }
-fi
+# shellcheck source=benchmarks/self/gpu/launch_common.sh
+. "$(dirname "$0")/launch_common.sh"
 [ -f "$COLL" ] || { echo "multipass: no $COLL (run make)" >&2; exit 2; }
 
-now() { date +%s.%N; }
-sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 declare -A T
 
 # kgate NAME N REPLAY: one program run (every pass of it under application
 # replay), wall seconds into T[NAME]
 kgate_run() {
-	local name=$1 n=$2 replay=$3 a b passes p
+	local name=$1 n=$2 replay=$3 a b passes=1 p=0
 	a=$(now)
-	env CUDA_INJECTION64_PATH="$COLL" NVTX_INJECTION64_PATH="$COLL" KGATE_MODE=metrics \
-		KGATE_METRICS="$SET" KGATE_REPLAY="$replay" KGATE_PASS=0 KGATE_DEBUG=1 \
-		KGATE_RECORDS="$OUT/$name.p0.jsonl" "$LO" "$n" >"$OUT/$name.p0.out" 2>"$OUT/$name.p0.err"
-	passes=1
-	if [ "$replay" = application ]; then
-		passes=$(head -1 "$OUT/$name.p0.jsonl" | sed -n 's/.*"passes":\([0-9]*\).*/\1/p')
-		for ((p = 1; p < ${passes:-1}; p++)); do
-			env CUDA_INJECTION64_PATH="$COLL" NVTX_INJECTION64_PATH="$COLL" KGATE_MODE=metrics \
-				KGATE_METRICS="$SET" KGATE_REPLAY=application KGATE_PASS=$p KGATE_DEBUG=1 \
-				KGATE_RECORDS="$OUT/$name.p$p.jsonl" "$LO" "$n" >"$OUT/$name.p$p.out" \
-				2>"$OUT/$name.p$p.err"
-		done
-	fi
+	while [ "$p" -lt "$passes" ]; do
+		env CUDA_INJECTION64_PATH="$COLL" NVTX_INJECTION64_PATH="$COLL" KGATE_MODE=metrics \
+			KGATE_METRICS="$MULTI_SET" KGATE_REPLAY="$replay" KGATE_PASS=$p KGATE_DEBUG=1 \
+			KGATE_RECORDS="$OUT/$name.p$p.jsonl" "$LO" "$n" >"$OUT/$name.p$p.out" \
+			2>"$OUT/$name.p$p.err"
+		if [ "$p" -eq 0 ] && [ "$replay" = application ]; then
+			passes=$(head -1 "$OUT/$name.p0.jsonl" | sed -n 's/.*"passes":\([0-9]*\).*/\1/p')
+			passes=${passes:-1}
+		fi
+		p=$((p + 1))
+	done
 	b=$(now)
 	T[$name]=$(sub "$a" "$b")
 	echo "kgate $replay replay, N=$n ($passes process(es)): ${T[$name]} s wall"
@@ -62,7 +48,7 @@ kgate_run() {
 ncu_run() { # NAME N REPLAY
 	local name=$1 n=$2 replay=$3 a b
 	a=$(now)
-	"$NCU" --clock-control none --replay-mode "$replay" --metrics "$SET" "$LO" "$n" \
+	"$NCU" --clock-control none --replay-mode "$replay" --metrics "$MULTI_SET" "$LO" "$n" \
 		>"$OUT/$name.txt" 2>&1
 	b=$(now)
 	T[$name]=$(sub "$a" "$b")
@@ -76,7 +62,7 @@ bare_run() { # NAME N
 	echo "bare, N=$2: ${T[$1]} s wall"
 }
 
-echo "== $SET"
+echo "== $MULTI_SET"
 for n in 1 100; do
 	bare_run bare_$n $n
 	kgate_run kg_kernel_$n $n kernel

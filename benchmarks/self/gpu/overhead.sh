@@ -16,30 +16,17 @@
 set -u
 OUT=${1:?give an output directory}
 mkdir -p "$OUT"
-ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
-COLL=$ROOT/build/libkgate-collector.so
-LO=$ROOT/build/gpu/launch_overhead
+# shellcheck source=benchmarks/self/gpu/launch_common.sh
+. "$(dirname "$0")/launch_common.sh"
 MIN=$ROOT/build/gpu/min_activity.so
-NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 N=${N:-20000}
-DEFAULT_SET=gpu__time_duration.sum,sm__cycles_elapsed.max,smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__inst_executed.avg.pct_of_peak_sustained_elapsed,smsp__issue_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed
-MULTI_SET=$DEFAULT_SET,sm__throughput.avg.pct_of_peak_sustained_elapsed
 
-# the two test programs, built here when missing (CUDA headers and nvcc)
-CUDA=${CUDA:-/usr/local/cuda}
-CUPTI_DIR=$CUDA/targets/x86_64-linux/lib
-mkdir -p "$ROOT/build/gpu"
-if [ ! -x "$LO" ]; then
-	"$CUDA/bin/nvcc" -O2 -arch=sm_90 -o "$LO" "$ROOT/benchmarks/self/gpu/launch_overhead.cu" ||
-		{ echo "overhead: cannot build $LO" >&2; exit 2; }
-fi
+# the minimal activity collector, built here when missing (CUDA headers)
 if [ ! -f "$MIN" ]; then
 	cc -O2 -std=c11 -shared -fPIC -I"$CUDA/include" -o "$MIN" "$ROOT/benchmarks/self/gpu/min_activity.c" \
 		-L"$CUPTI_DIR" -lcupti -Wl,-rpath,"$CUPTI_DIR" || echo "overhead: cannot build $MIN; no anchor row" >&2
 fi
 
-now() { date +%s.%N; }
-sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 coll() { # mode records-name cmd...
 	local mode=$1 name=$2
 	shift 2

@@ -1,0 +1,22 @@
+# launch_common.sh: what overhead.sh and multipass.sh share, sourced by
+# both: the paths (ROOT, COLL, LO, NCU, CUDA, CUPTI_DIR), the collector's
+# default single-pass metric set and the 9-pass set beside it, the
+# 1-block launch program built when missing, and wall-clock helpers.
+# shellcheck shell=bash disable=SC2034  # the variables are the sourcing script's
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+COLL=$ROOT/build/libkgate-collector.so
+LO=$ROOT/build/gpu/launch_overhead
+NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+CUDA=${CUDA:-/usr/local/cuda}
+CUPTI_DIR=$CUDA/targets/x86_64-linux/lib
+DEFAULT_SET=gpu__time_duration.sum,sm__cycles_elapsed.max,smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__inst_executed.avg.pct_of_peak_sustained_elapsed,smsp__issue_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed
+MULTI_SET=$DEFAULT_SET,sm__throughput.avg.pct_of_peak_sustained_elapsed
+
+mkdir -p "$ROOT/build/gpu"
+if [ ! -x "$LO" ]; then
+	"$CUDA/bin/nvcc" -O2 -arch=sm_90 -o "$LO" "$ROOT/benchmarks/self/gpu/launch_overhead.cu" ||
+		{ echo "$(basename "$0"): cannot build $LO" >&2; exit 2; }
+fi
+
+now() { date +%s.%N; }
+sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
