@@ -78,6 +78,16 @@ one_file() {
 	done
 	return 1
 }
+# ncu_exports REPORT BASE: ncu's raw page of REPORT as CSV, once for each way
+# of printing kernel names, into BASE_mangled.csv, BASE_demangled.csv and
+# BASE_function.csv (the same launch IDs in each); 0 when all three worked
+ncu_exports() {
+	local kb
+	for kb in mangled demangled function; do
+		"$NCU" --import "$1" --csv --page raw --print-units base --print-kernel-base $kb \
+			>"${2}_$kb.csv" 2>>"${2}-import.stderr" || return 1
+	done
+}
 # under_collector MODE TAG CMD...: run CMD with the collector; sets RC
 under_collector() {
 	local mode=$1 tag=$2
@@ -202,17 +212,12 @@ result "application replay: passes" "$([ -n "$passes" ] && echo PASS || echo FAI
 	"${passes:-?} single-pass groups for the multi-pass set"
 
 # ---- 3. ncu --------------------------------------------------------------
-NCUCSV=$OUTDIR/ncu_raw.csv
+NCUCSV=$OUTDIR/ncu_raw_mangled.csv
 rm -f "$OUTDIR/ncu.ncu-rep"
 if "$NCU" --clock-control none --cache-control none --metrics "$MULTI" --force-overwrite \
 	-o "$OUTDIR/ncu" "$APP" "${APPARGS[@]}" >"$OUTDIR/ncu.stdout" 2>"$OUTDIR/ncu.stderr" &&
-	"$NCU" --import "$OUTDIR/ncu.ncu-rep" --csv --page raw --print-units base \
-		--print-kernel-base mangled >"$NCUCSV" 2>"$OUTDIR/ncu-import.stderr" &&
-	"$NCU" --import "$OUTDIR/ncu.ncu-rep" --csv --page raw --print-units base \
-		--print-kernel-base demangled >"$OUTDIR/ncu_raw_demangled.csv" 2>>"$OUTDIR/ncu-import.stderr" &&
-	"$NCU" --import "$OUTDIR/ncu.ncu-rep" --csv --page raw --print-units base \
-		--print-kernel-base function >"$OUTDIR/ncu_raw_function.csv" 2>>"$OUTDIR/ncu-import.stderr"; then
-	result "ncu run" PASS "$(grep -c . "$NCUCSV") CSV lines in ncu_raw.csv"
+	ncu_exports "$OUTDIR/ncu.ncu-rep" "$OUTDIR/ncu_raw"; then
+	result "ncu run" PASS "$(grep -c . "$NCUCSV") CSV lines in ncu_raw_mangled.csv"
 else
 	result "ncu run" FAIL "see ncu.stdout / ncu.stderr"
 	NCUCSV=
@@ -255,11 +260,8 @@ if "$PY" -c 'import torch; assert torch.cuda.is_available()' >/dev/null 2>&1; th
 		rm -f "$OUTDIR/ncu_torch$r.ncu-rep"
 		if "$NCU" --clock-control none --cache-control none --metrics "$DEFAULT" --force-overwrite \
 			-o "$OUTDIR/ncu_torch$r" "$PY" "$ROOT/tests/gpu/torch_step.py" "${TARGS[@]}" \
-			>"$OUTDIR/ncu_torch$r.stdout" 2>"$OUTDIR/ncu_torch$r.stderr"; then
-			for kb in mangled demangled function; do
-				"$NCU" --import "$OUTDIR/ncu_torch$r.ncu-rep" --csv --page raw --print-units base \
-					--print-kernel-base $kb >"$OUTDIR/ncu_torch${r}_$kb.csv" 2>>"$OUTDIR/ncu_torch-import.stderr"
-			done
+			>"$OUTDIR/ncu_torch$r.stdout" 2>"$OUTDIR/ncu_torch$r.stderr" &&
+			ncu_exports "$OUTDIR/ncu_torch$r.ncu-rep" "$OUTDIR/ncu_torch$r"; then
 			result "torch: ncu run $r" PASS "$(($(grep -c . "$OUTDIR/ncu_torch${r}_mangled.csv") - 2)) launches profiled"
 		else
 			result "torch: ncu run $r" FAIL "see ncu_torch$r.stdout / ncu_torch$r.stderr"
@@ -373,12 +375,11 @@ if [ -f "$1" ]; then
 fi
 
 # kgate's demangled names, as stored, against ncu's
-for set in "app ncu_raw.csv ncu_raw_demangled.csv ncu_raw_function.csv" \
-	"torch ncu_torch1_mangled.csv ncu_torch1_demangled.csv ncu_torch1_function.csv"; do
-	read -r -a f <<<"$set"
-	set -- "${f[@]}"
-	if [ -s "$OUTDIR/$2" ] && [ -s "$OUTDIR/$3" ] && [ -s "$OUTDIR/$4" ] && [ -s "$DB" ]; then
-		"$PY" "$COMPARE" names "$DB" "$OUTDIR/$2" "$OUTDIR/$3" "$OUTDIR/$4" "$1" 2>>"$LOG" | collect
+for set in app:ncu_raw torch:ncu_torch1; do
+	b=$OUTDIR/${set#*:}
+	if [ -s "${b}_mangled.csv" ] && [ -s "${b}_demangled.csv" ] && [ -s "${b}_function.csv" ] && [ -s "$DB" ]; then
+		"$PY" "$COMPARE" names "$DB" "${b}_mangled.csv" "${b}_demangled.csv" "${b}_function.csv" \
+			"${set%%:*}" 2>>"$LOG" | collect
 	fi
 done
 
