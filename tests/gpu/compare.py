@@ -319,10 +319,7 @@ def check_torch(path):
 
 def ncu_names(path):
     """Launch ID -> "Kernel Name" of an ncu raw CSV export."""
-    rows = [r for r in csv.reader(open(path, encoding="utf-8", errors="replace"))
-            if r and not r[0].startswith("==")]
-    head = rows[0]
-    return {d["ID"]: d["Kernel Name"] for d in (dict(zip(head, r)) for r in rows[1:] if r[0].strip())}
+    return {d["ID"]: d["Kernel Name"] for ls in read_ncu(path).values() for d in ls}
 
 
 def check_names(db, mangled_csv, demangled_csv, function_csv, label):
