@@ -1184,6 +1184,17 @@ static void th_on_inconclusive(struct ctx *c, const struct ynode *k, const struc
 	th_policy(c, k, v, &((struct kg_thresholds *)o)->on_inconclusive);
 }
 
+static const char *const on_no_baseline_names[] = { "fail", "warn" };
+
+static void th_on_no_baseline(struct ctx *c, const struct ynode *k, const struct ynode *v,
+			      void *o)
+{
+	int p;
+
+	if (get_enum(c, k, v, on_no_baseline_names, NFIELDS(on_no_baseline_names), &p) == 0)
+		((struct kg_thresholds *)o)->on_no_baseline = p == 0 ? KG_POLICY_FAIL : KG_POLICY_WARN;
+}
+
 static const struct field thresholds_fields[] = {
 	{ "version", Y_SCALAR, 1, th_version },
 	{ "statistics", Y_MAP, 0, th_statistics },
@@ -1192,6 +1203,7 @@ static const struct field thresholds_fields[] = {
 	{ "on_new_kernel", Y_SCALAR, 0, th_on_new },
 	{ "on_missing_kernel", Y_SCALAR, 0, th_on_missing },
 	{ "on_inconclusive", Y_SCALAR, 0, th_on_inconclusive },
+	{ "on_no_baseline", Y_SCALAR, 0, th_on_no_baseline },
 };
 
 void config_free_thresholds(struct kg_thresholds *t)
@@ -1251,6 +1263,7 @@ static int parse_thresholds(const char *name, const char *text, size_t len, int 
 	t->on_new_kernel = KG_POLICY_WARN;
 	t->on_missing_kernel = KG_POLICY_FAIL;
 	t->on_inconclusive = KG_POLICY_WARN;
+	t->on_no_baseline = KG_POLICY_WARN;
 	if (size_ok(&c, len))
 		root = tree_parse(&c, text, len, &fatal);
 	else

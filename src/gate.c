@@ -24,6 +24,7 @@
 #include "kgate/gate.h"
 #include "kgate/stats.h"
 #include "kgate/util.h"
+#include "kgate/verdict.h"
 
 /* Above this many pairwise differences each side is thinned to evenly
  * spaced order statistics, which keeps HL and MWU cheap on long histories. */
@@ -31,15 +32,7 @@
 
 const char *gate_verdict_name(enum kg_verdict v)
 {
-	switch (v) {
-	case KG_VERDICT_PASS: return "PASS";
-	case KG_VERDICT_FAIL: return "FAIL";
-	case KG_VERDICT_INCONCLUSIVE: return "INCONCLUSIVE";
-	case KG_VERDICT_NEW: return "NEW";
-	case KG_VERDICT_MISSING: return "MISSING";
-	case KG_VERDICT_SKIP: return "SKIP";
-	}
-	return "?";
+	return verdict_name(v);
 }
 
 int gate_higher_is_better(const char *metric)
@@ -342,7 +335,7 @@ void gate_compare(const struct kg_thresholds *t, const struct kg_sampleset *base
 			break;
 		case KG_VERDICT_NEW: out->n_new++; break;
 		case KG_VERDICT_MISSING: out->n_missing++; break;
-		case KG_VERDICT_SKIP: break;
+		case KG_VERDICT_SKIP: case KG_VERDICT_NO_BASELINE: break;
 		}
 		if (r->fails)
 			out->exit_status = KG_EXIT_REGRESSION;

@@ -132,3 +132,18 @@ char *git_parent(const char *sha)
 	free(spec);
 	return r;
 }
+
+char *git_resolve(const char *c)
+{
+	char *full = c[0] && c[0] != '-' ? git_rev_parse(c) : NULL;
+	return full ? full : xstrdup(c);
+}
+
+int git_is_shallow(void)
+{
+	const char *a[] = { "rev-parse", "--is-shallow-repository", NULL };
+	char *r = git_run(a);
+	int v = r ? !strcmp(r, "true") : -1;
+	free(r);
+	return v;
+}

@@ -10,6 +10,7 @@
 #include "kgate/report.h"
 #include "kgate/github.h"
 #include "kgate/kgate.h"
+#include "kgate/verdict.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -91,14 +92,11 @@ static int load_check_rows(sqlite3 *db, struct report_check *c)
 	const char *sql =
 		"SELECT v.benchmark, v.nvtx, v.kernel, COALESCE(k.demangled, v.kernel), v.metric,"
 		" v.verdict, v.message, v.shift, v.lo, v.hi, v.p, v.base_value, v.head_value,"
-		" v.n_base, v.n_head FROM verdicts v LEFT JOIN kernels k ON k.mangled = v.kernel"
-		" WHERE v.run = ?1 AND v.time = ?2 AND v.baseline IS ?3 ORDER BY v.id";
+		" v.n_base, v.n_head, v.fails FROM verdicts v LEFT JOIN kernels k ON k.mangled = v.kernel"
+		" WHERE v.check_id = ?1 ORDER BY v.id";
 	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
 		return db_fail(db, "read the stored verdicts");
-	sqlite3_bind_int64(s, 1, c->run);
-	sqlite3_bind_int64(s, 2, c->time);
-	if (c->baseline)
-		sqlite3_bind_text(s, 3, c->baseline, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 1, c->id);
 	size_t cap = 0;
 	int rc;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -122,13 +120,19 @@ static int load_check_rows(sqlite3 *db, struct report_check *c)
 		v->head_value = col_num(s, 12);
 		v->n_base = sqlite3_column_int64(s, 13);
 		v->n_head = sqlite3_column_int64(s, 14);
-		const char *vd = v->verdict ? v->verdict : "";
-		if (!strcmp(vd, "fail")) c->n_fail++;
-		else if (!strcmp(vd, "inconclusive")) c->n_inconclusive++;
-		else if (!strcmp(vd, "pass")) c->n_pass++;
-		else if (!strcmp(vd, "new")) c->n_new++;
-		else if (!strcmp(vd, "missing")) c->n_missing++;
-		else c->n_skip++;
+		v->fails = sqlite3_column_int(s, 15);
+		enum kg_verdict vd = KG_VERDICT_SKIP;
+		verdict_parse(v->verdict, &vd);
+		struct kg_outcome *o = &c->outcome;
+		switch (vd) {
+		case KG_VERDICT_FAIL: o->n_fail++; break;
+		case KG_VERDICT_INCONCLUSIVE: o->n_inconclusive++; break;
+		case KG_VERDICT_PASS: o->n_pass++; break;
+		case KG_VERDICT_NEW: o->n_new++; break;
+		case KG_VERDICT_MISSING: o->n_missing++; break;
+		default: o->n_skip++; break;
+		}
+		o->n_failing += v->fails != 0;
 	}
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE)
@@ -193,13 +197,24 @@ static int load_check_why(sqlite3 *db, struct report_check *c)
 	return 0;
 }
 
-/* The newest check among runs chosen by where_sql (binds ?1 to arg). */
+/* A stored policy name, or -1 (NULL: a check stored before schema 4). */
+static int col_policy(sqlite3_stmt *s, int i)
+{
+	enum kg_policy p;
+	const char *t = (const char *)sqlite3_column_text(s, i);
+	return t && verdict_policy_parse(t, &p) == 0 ? (int)p : -1;
+}
+
+/* The newest check among runs chosen by where_sql (binds ?1 to arg, ?2
+ * to since; r is the run, c the check). */
 static int load_newest(sqlite3 *db, const char *where_sql, const char *arg,
 		       int64_t since, struct report_check *out)
 {
 	memset(out, 0, sizeof *out);
-	char *sql = xasprintf("SELECT v.run, v.baseline, v.time, r.commit_sha FROM verdicts v"
-			      " JOIN runs r ON r.id = v.run WHERE %s ORDER BY v.id DESC LIMIT 1",
+	char *sql = xasprintf("SELECT c.id, c.run, c.baseline, c.time, r.commit_sha, c.verdict,"
+			      " c.exit_status, c.on_new_kernel, c.on_missing_kernel, c.on_inconclusive,"
+			      " c.on_no_baseline, c.note, c.not_compared FROM checks c"
+			      " JOIN runs r ON r.id = c.run WHERE %s ORDER BY c.id DESC LIMIT 1",
 			      where_sql);
 	sqlite3_stmt *s;
 	int rc = sqlite3_prepare_v2(db, sql, -1, &s, NULL);
@@ -220,10 +235,29 @@ static int load_newest(sqlite3 *db, const char *where_sql, const char *arg,
 		sqlite3_finalize(s);
 		return db_fail(db, "find the stored check");
 	}
-	out->run = sqlite3_column_int64(s, 0);
-	out->baseline = col_text(s, 1);
-	out->time = sqlite3_column_int64(s, 2);
-	out->commit = col_text(s, 3);
+	out->id = sqlite3_column_int64(s, 0);
+	out->run = sqlite3_column_int64(s, 1);
+	out->baseline = col_text(s, 2);
+	out->time = sqlite3_column_int64(s, 3);
+	out->commit = col_text(s, 4);
+	struct kg_outcome *o = &out->outcome;
+	const char *vd = (const char *)sqlite3_column_text(s, 5);
+	if (verdict_parse(vd, &o->verdict) != 0) {
+		kg_error("the stored check %lld has an unknown verdict '%s'", (long long)out->id,
+			 vd ? vd : "");
+		sqlite3_finalize(s);
+		free(out->baseline);
+		free(out->commit);
+		memset(out, 0, sizeof *out);
+		return -1;
+	}
+	o->exit_status = sqlite3_column_int(s, 6);
+	o->on_new_kernel = col_policy(s, 7);
+	o->on_missing_kernel = col_policy(s, 8);
+	o->on_inconclusive = col_policy(s, 9);
+	o->on_no_baseline = col_policy(s, 10);
+	o->note = col_text(s, 11);
+	o->not_compared = col_text(s, 12);
 	sqlite3_finalize(s);
 	rc = load_check_rows(db, out);
 	return rc ? rc : load_check_why(db, out);
@@ -249,28 +283,31 @@ void report_check_free(struct report_check *c)
 	free(c->why);
 	free(c->commit);
 	free(c->baseline);
+	verdict_outcome_free(&c->outcome);
 	memset(c, 0, sizeof *c);
 }
 
-static int verdict_rank(const char *v)
+/* Rows in the order the comment shows them: those that fail the check,
+ * then FAIL, MISSING, INCONCLUSIVE, NEW, PASS, SKIP. */
+static int verdict_rank(const struct report_verdict *r)
 {
-	static const char *const order[] = { "fail", "missing", "inconclusive", "new", "pass", "skip" };
-	for (int i = 0; i < 6; i++)
-		if (v && !strcmp(v, order[i]))
-			return i;
-	return 6;
+	static const enum kg_verdict order[] = { KG_VERDICT_FAIL, KG_VERDICT_MISSING,
+						 KG_VERDICT_INCONCLUSIVE, KG_VERDICT_NEW,
+						 KG_VERDICT_PASS, KG_VERDICT_SKIP };
+	enum kg_verdict v;
+	if (r->fails)
+		return 0;
+	if (verdict_parse(r->verdict, &v) == 0)
+		for (int i = 0; i < 6; i++)
+			if (v == order[i])
+				return i + 1;
+	return 7;
 }
 
-static const char *verdict_label(const char *v)
+static const char *verdict_label(const char *s)
 {
-	switch (verdict_rank(v)) {
-	case 0: return "\xE2\x9D\x8C FAIL";
-	case 1: return "\xE2\x9D\x93 MISSING";
-	case 2: return "\xE2\x9A\xA0\xEF\xB8\x8F INCONCLUSIVE";
-	case 3: return "\xF0\x9F\x86\x95 NEW";
-	case 4: return "\xE2\x9C\x85 PASS";
-	default: return "SKIP";
-	}
+	enum kg_verdict v;
+	return verdict_parse(s, &v) == 0 ? verdict_badge(v) : "?";
 }
 
 static void fmt_pct(char *out, size_t n, double x)
@@ -301,7 +338,8 @@ static void md_row(struct kg_buf *b, const struct report_verdict *v)
 		snprintf(p, sizeof p, "%.2g", v->p);
 	fmt_num(bv, sizeof bv, v->base_value);
 	fmt_num(hv, sizeof hv, v->head_value);
-	buf_printf(b, "| %s | ", verdict_label(v->verdict));
+	buf_printf(b, "| %s%s | ", verdict_label(v->verdict),
+		   v->fails && strcmp(v->verdict ? v->verdict : "", "fail") ? " (fails)" : "");
 	md_cell(b, v->benchmark);
 	buf_adds(b, " | ");
 	md_cell(b, v->demangled ? v->demangled : v->kernel);
@@ -324,7 +362,7 @@ static int cmp_verdict(const void *a, const void *b)
 {
 	const struct report_verdict *x = *(struct report_verdict *const *)a;
 	const struct report_verdict *y = *(struct report_verdict *const *)b;
-	int d = verdict_rank(x->verdict) - verdict_rank(y->verdict);
+	int d = verdict_rank(x) - verdict_rank(y);
 	if (d)
 		return d;
 	double sx = isnan(x->shift) ? 0 : x->shift, sy = isnan(y->shift) ? 0 : y->shift;
@@ -336,15 +374,34 @@ void report_check_markdown(const struct report_check *c, struct kg_buf *b)
 	char sha[16];
 	short_sha(sha, c->commit);
 	buf_adds(b, KG_GITHUB_MARKER "\n");
-	if (c->n_fail)
-		buf_printf(b, "### kgate: %zu regression%s\n\n", c->n_fail, c->n_fail == 1 ? "" : "s");
+	const struct kg_outcome *o = &c->outcome;
+	if (o->verdict == KG_VERDICT_NO_BASELINE)
+		buf_printf(b, "### kgate: %s NO BASELINE: nothing compared%s\n\n",
+			   o->exit_status ? "\xE2\x9D\x8C" : "\xE2\x9A\xA0\xEF\xB8\x8F",
+			   o->exit_status ? " (on\\_no\\_baseline: fail)" : "");
+	else if (o->verdict == KG_VERDICT_FAIL)
+		buf_printf(b, "### kgate: \xE2\x9D\x8C FAIL: %zu regression%s\n\n", o->n_failing,
+			   o->n_failing == 1 ? "" : "s");
 	else
-		buf_adds(b, "### kgate: no regression\n\n");
+		buf_adds(b, "### kgate: \xE2\x9C\x85 PASS: no regression\n\n");
 	buf_printf(b, "Commit `%s` against ", sha);
 	buf_adds(b, "baseline ");
 	md_cell(b, c->baseline ? c->baseline : "(none)");
-	buf_printf(b, ": %zu fail, %zu missing, %zu inconclusive, %zu new, %zu pass.\n\n",
-		   c->n_fail, c->n_missing, c->n_inconclusive, c->n_new, c->n_pass);
+	buf_printf(b, ": %zu fail, %zu missing, %zu inconclusive, %zu new, %zu pass",
+		   o->n_fail, o->n_missing, o->n_inconclusive, o->n_new, o->n_pass);
+	if (o->n_failing != o->n_fail)
+		buf_printf(b, "; %zu failing the check", o->n_failing);
+	buf_adds(b, ".\n\n");
+	if (o->verdict == KG_VERDICT_NO_BASELINE) {
+		buf_adds(b, "**No baseline:** ");
+		md_cell(b, o->note ? o->note : "nothing to compare with");
+		buf_adds(b, ".\n\n");
+	}
+	if (o->not_compared) {
+		buf_adds(b, "**Not compared:** ");
+		md_cell(b, o->not_compared);
+		buf_adds(b, ".\n\n");
+	}
 	const struct report_verdict **ord = xmalloc((c->n + 1) * sizeof *ord);
 	for (size_t i = 0; i < c->n; i++)
 		ord[i] = &c->v[i];
@@ -353,7 +410,7 @@ void report_check_markdown(const struct report_check *c, struct kg_buf *b)
 		"| verdict | benchmark | kernel | metric | change [CI] | p | baseline → head | note |\n"
 		"| --- | --- | --- | --- | --- | --- | --- | --- |\n";
 	size_t i = 0, shown = 0;
-	for (; i < c->n && verdict_rank(ord[i]->verdict) < 4; i++) {
+	for (; i < c->n && verdict_rank(ord[i]) < 5; i++) {
 		if (!shown++)
 			buf_adds(b, head);
 		md_row(b, ord[i]);
@@ -388,10 +445,7 @@ void report_check_markdown(const struct report_check *c, struct kg_buf *b)
 
 const char *report_check_state(const struct report_check *c, struct kg_buf *desc)
 {
-	if (desc)
-		buf_printf(desc, "%zu fail, %zu inconclusive, %zu pass of %zu", c->n_fail,
-			   c->n_inconclusive, c->n_pass, c->n);
-	return c->n_fail || c->n_missing ? "failure" : "success";
+	return verdict_outcome_state(&c->outcome, desc);
 }
 
 /* ---------------------------------------------------------------- trends */
@@ -1002,7 +1056,7 @@ static void html_verdicts(struct ctx *c, struct kg_buf *b, struct report_summary
 {
 	buf_adds(b, "<h2 id=\"verdicts\">Newest verdicts</h2>\n");
 	struct report_check chk;
-	int rc = load_newest(c->db, "v.run IN (SELECT id FROM runs WHERE (?1 IS NULL OR branch = ?1)"
+	int rc = load_newest(c->db, "c.run IN (SELECT id FROM runs WHERE (?1 IS NULL OR branch = ?1)"
 			     " AND time >= ?2)", c->o->branch, c->o->since, &chk);
 	if (rc != 0) {
 		buf_adds(b, "<p class=\"note\">No check is stored for these runs.</p>\n");
@@ -1017,9 +1071,24 @@ static void html_verdicts(struct ctx *c, struct kg_buf *b, struct report_summary
 	report_html_escape(b, sha);
 	buf_adds(b, "</code> against ");
 	report_html_escape(b, chk.baseline ? chk.baseline : "(none)");
-	buf_printf(b, ", checked %s: %zu fail, %zu missing, %zu inconclusive, %zu new, %zu pass.</p>\n",
-		   date, chk.n_fail, chk.n_missing, chk.n_inconclusive, chk.n_new, chk.n_pass);
-	sum->check_fail = chk.n_fail;
+	const struct kg_outcome *oc = &chk.outcome;
+	buf_printf(b, ", checked %s: <span class=\"%s\">%s</span>: %zu fail, %zu missing, %zu inconclusive,"
+		   " %zu new, %zu pass.</p>\n", date, verdict_key(oc->verdict), verdict_name(oc->verdict),
+		   oc->n_fail, oc->n_missing, oc->n_inconclusive, oc->n_new, oc->n_pass);
+	if (oc->verdict == KG_VERDICT_NO_BASELINE) {
+		buf_adds(b, "<p>No baseline: ");
+		report_html_escape(b, oc->note ? oc->note : "nothing to compare with");
+		buf_adds(b, ".</p>\n");
+	}
+	if (oc->not_compared) {
+		buf_adds(b, "<p>Not compared: ");
+		report_html_escape(b, oc->not_compared);
+		buf_adds(b, ".</p>\n");
+	}
+	sum->check_verdict = oc->verdict;
+	sum->check_exit = oc->exit_status;
+	sum->check_failing = oc->n_failing;
+	sum->has_check = 1;
 	const struct report_verdict **ord = xmalloc((chk.n + 1) * sizeof *ord);
 	for (size_t i = 0; i < chk.n; i++)
 		ord[i] = &chk.v[i];
@@ -1235,8 +1304,11 @@ int report_html(struct kg_store *st, const struct report_opts *o, char **html, s
 			   kernel_label(&c, x->kernel), name_of(&c.metric, x->metric),
 			   100 * cps[i].r->shift, sha);
 	}
-	if (sum->check_fail)
-		buf_printf(&t, "Newest check: %zu FAIL.\n", sum->check_fail);
+	if (sum->has_check)
+		buf_printf(&t, "Newest check: %s%s (%zu failing, exit status %d).\n",
+			   verdict_name(sum->check_verdict),
+			   sum->check_verdict == KG_VERDICT_NO_BASELINE ? ", nothing compared" : "",
+			   sum->check_failing, sum->check_exit);
 	if (o->link)
 		buf_printf(&t, "<%s|Open the report>\n", o->link);
 	sum->text = buf_detach(&t);

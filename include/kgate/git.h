@@ -12,5 +12,10 @@ char *git_branch(void);                       /* GITHUB_HEAD_REF, GITHUB_REF_NAM
 char *git_default_branch(void);               /* origin/HEAD's target, else main or master */
 char *git_merge_base(const char *a, const char *b);
 char *git_parent(const char *sha);            /* first parent */
+/* A commit as given (short SHA, ref, label): the full SHA when git knows
+ * it as a commit, else a copy of c.  Never NULL. */
+char *git_resolve(const char *c);
+/* 1 when the repository is a shallow clone, 0 when not, -1 when git cannot say. */
+int git_is_shallow(void);
 
 #endif
