@@ -575,6 +575,21 @@ int check_runs(struct kg_store *st, const struct kg_thresholds *t,
 		kg_error("cannot write the verdicts: %s", strerror(errno));
 		rc = KG_EXIT_RUNTIME;
 	}
+	for (size_t i = 0; i < o->n_outputs && rc == KG_EXIT_PASS; i++) {
+		struct kg_buf ob = KG_BUF_INIT;
+		output_render(o->outputs[i].format, &info, &g, 0, &ob);
+		FILE *fp = fopen(o->outputs[i].path, "w");
+		int bad = !fp;
+		if (fp) {
+			bad = fwrite(ob.s, 1, ob.len, fp) != ob.len;
+			bad |= fclose(fp) != 0;
+		}
+		if (bad) {
+			kg_error("cannot write '%s': %s", o->outputs[i].path, strerror(errno));
+			rc = KG_EXIT_RUNTIME;
+		}
+		buf_free(&ob);
+	}
 	if (o->summary)
 		write_summary(&info, &g);
 	if (rc == KG_EXIT_PASS && o->store_verdicts &&

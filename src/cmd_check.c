@@ -27,6 +27,7 @@ static const char usage_text[] =
 	"usage: kgate check [--db PATH] [-t thresholds.yaml] [-c kgate.yaml]\n"
 	"                   [--commit SHA] [--baseline REF] [--all] [--no-store] [--explain]\n"
 	"                   [--format text|markdown|json|junit|github]\n"
+	"                   [--output FORMAT=FILE]...\n"
 	"\n"
 	"Compare the newest stored run of a commit against the stored runs of its\n"
 	"baseline on the same GPU model and driver, and print one verdict per\n"
@@ -49,6 +50,8 @@ static const char usage_text[] =
 	"                     else the newest stored run of the default branch)\n"
 	"  --format F         text (default), markdown, json, junit or github\n"
 	"                     (workflow-command annotations)\n"
+	"  --output F=FILE    also write format F to FILE (repeatable, up to 8):\n"
+	"                     every rendering of the one verdict from one check\n"
 	"  --all              list passing comparisons too (text, markdown)\n"
 	"  --no-store         do not store the verdicts\n"
 	"  --explain          say why each FAILed kernel regressed, from the stored\n"
@@ -60,11 +63,38 @@ static const char usage_text[] =
 	"2 bad usage, input, no head run, or a --baseline with no run on this GPU;\n"
 	"3 database error.\n";
 
+#define MAX_OUTPUTS 8
+
 struct check_args {
 	const char *db, *thresholds, *suite, *commit, *baseline;
 	enum kg_format format;
 	int all, no_store, suite_given, explain;
+	struct kg_check_output out[MAX_OUTPUTS];
+	size_t n_out;
 };
+
+/* --output FORMAT=FILE */
+static int parse_output(const char *arg, struct check_args *a)
+{
+	const char *eq = strchr(arg, '=');
+	char fmt[32];
+	if (!eq || eq == arg || !eq[1] || (size_t)(eq - arg) >= sizeof fmt) {
+		kg_error("--output wants FORMAT=FILE, got '%s'", arg);
+		return KG_EXIT_USAGE;
+	}
+	memcpy(fmt, arg, (size_t)(eq - arg));
+	fmt[eq - arg] = '\0';
+	if (a->n_out == MAX_OUTPUTS) {
+		kg_error("at most %d --output options", MAX_OUTPUTS);
+		return KG_EXIT_USAGE;
+	}
+	if (output_format_parse(fmt, &a->out[a->n_out].format) < 0) {
+		kg_error("unknown format '%s' in --output (choose from %s)", fmt, output_format_choices());
+		return KG_EXIT_USAGE;
+	}
+	a->out[a->n_out++].path = eq + 1;
+	return KG_EXIT_PASS;
+}
 
 static int parse_args(int argc, char **argv, struct check_args *a)
 {
@@ -78,6 +108,7 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 		{ "all", no_argument, NULL, 'a' },
 		{ "no-store", no_argument, NULL, 'n' },
 		{ "explain", no_argument, NULL, 'x' },
+		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -95,6 +126,10 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 		case 'a': a->all = 1; break;
 		case 'n': a->no_store = 1; break;
 		case 'x': a->explain = 1; break;
+		case 'o':
+			if (parse_output(optarg, a) != KG_EXIT_PASS)
+				return KG_EXIT_USAGE;
+			break;
 		case 'f':
 			if (output_format_parse(optarg, &a->format) < 0) {
 				kg_error("unknown format '%s' (choose from %s)", optarg,
@@ -161,6 +196,8 @@ int cmd_check(int argc, char **argv)
 		.all = a.all,
 		.explain = a.explain,
 		.no_baseline_note = note,
+		.outputs = a.out,
+		.n_outputs = a.n_out,
 	};
 	rc = check_runs(st, t, head, base, n_base, label, &o);
 	free(label);

@@ -171,7 +171,7 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 
-	run.commit = xstrdup(commit);
+	run.commit = git_resolve_commit_arg(commit);
 	run.branch = branch ? xstrdup(branch) : NULL;
 	run.parent = git_parent(commit);
 	run.label = label ? xstrdup(label) : NULL;

@@ -147,3 +147,13 @@ int git_is_shallow(void)
 	free(r);
 	return v;
 }
+
+char *git_resolve_commit_arg(const char *c)
+{
+	char *full = git_resolve(c);
+	size_t n = strlen(c), hex = strspn(c, "0123456789abcdefABCDEF");
+	if (!strcmp(full, c) && hex == n && n >= 4 && n < 40)
+		kg_warn("'%s' looks like a short commit SHA, but git cannot resolve it here: stored as"
+			" given, so only this text finds it (give the full SHA)", c);
+	return full;
+}

@@ -17,6 +17,12 @@
 #include "kgate/output.h"
 #include "kgate/store.h"
 
+/* One more rendering of a check, written to a file (--output FORMAT=FILE). */
+struct kg_check_output {
+	enum kg_format format;
+	const char *path;
+};
+
 struct kg_check_opts {
 	enum kg_format format;
 	int color;              /* colour in text output */
@@ -28,6 +34,8 @@ struct kg_check_opts {
 	                           after the verdicts, a "why" field in json */
 	const char *no_baseline_note; /* why there is no baseline (check_find_sides'
 	                           note), shown with the NO BASELINE verdict */
+	const struct kg_check_output *outputs; /* more renderings of the one outcome */
+	size_t n_outputs;
 };
 
 /*

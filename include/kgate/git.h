@@ -15,6 +15,9 @@ char *git_parent(const char *sha);            /* first parent */
 /* A commit as given (short SHA, ref, label): the full SHA when git knows
  * it as a commit, else a copy of c.  Never NULL. */
 char *git_resolve(const char *c);
+/* git_resolve for a commit about to be stored: warns when c looks like a
+ * short SHA that git cannot resolve here (it is then stored as given). */
+char *git_resolve_commit_arg(const char *c);
 /* 1 when the repository is a shallow clone, 0 when not, -1 when git cannot say. */
 int git_is_shallow(void);
 
