@@ -379,8 +379,11 @@ void report_check_markdown(const struct report_check *c, struct kg_buf *b)
 		buf_printf(b, "### kgate: %s NO BASELINE: nothing compared%s\n\n",
 			   o->exit_status ? "\xE2\x9D\x8C" : "\xE2\x9A\xA0\xEF\xB8\x8F",
 			   o->exit_status ? " (on\\_no\\_baseline: fail)" : "");
+	else if (o->verdict == KG_VERDICT_FAIL && o->n_failing == o->n_fail)
+		buf_printf(b, "### kgate: \xE2\x9D\x8C FAIL: %zu regression%s\n\n", o->n_fail,
+			   o->n_fail == 1 ? "" : "s");
 	else if (o->verdict == KG_VERDICT_FAIL)
-		buf_printf(b, "### kgate: \xE2\x9D\x8C FAIL: %zu regression%s\n\n", o->n_failing,
+		buf_printf(b, "### kgate: \xE2\x9D\x8C FAIL: %zu failing comparison%s\n\n", o->n_failing,
 			   o->n_failing == 1 ? "" : "s");
 	else
 		buf_adds(b, "### kgate: \xE2\x9C\x85 PASS: no regression\n\n");
