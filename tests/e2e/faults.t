@@ -21,6 +21,9 @@ printf '%s\n' "$out" | grep kills | sed 's/^/# /'
 # --- two ingests and a check at once, repeated ---
 DB="$T/c.db"
 sh "$GEN" 20000 > "$T/mid.jsonl"
+# twice: the check below compares the newest run of base with the other
+# (a --baseline with no run besides the head's own is an error)
+"$KGATE" ingest --db "$DB" --records "$T/mid.jsonl" --commit base --branch main 2>/dev/null
 "$KGATE" ingest --db "$DB" --records "$T/mid.jsonl" --commit base --branch main 2>/dev/null
 locked=0 lost=0 i=0
 # A writer waits up to the busy timeout (10 s) for the other; under valgrind
@@ -41,8 +44,8 @@ while [ $i -lt 5 ]; do
 done
 is "$locked" 0 "concurrent ingests and check: no 'database is locked'"
 is "$lost" 0 "concurrent ingests and check: every command succeeded"
-is "$(sqlite3 "$DB" "SELECT count(*) FROM runs")" 11 "all 11 runs stored"
-is "$(sqlite3 "$DB" "SELECT count(*) FROM (SELECT run FROM samples GROUP BY run HAVING count(*) = 140000)")" 11 \
+is "$(sqlite3 "$DB" "SELECT count(*) FROM runs")" 12 "all 12 runs stored"
+is "$(sqlite3 "$DB" "SELECT count(*) FROM (SELECT run FROM samples GROUP BY run HAVING count(*) = 140000)")" 12 \
 	"every run whole (140000 samples each)"
 unset KGATE_BUSY_TIMEOUT_MS
 
