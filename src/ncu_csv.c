@@ -11,6 +11,7 @@
  */
 #include "kgate/ncu_csv.h"
 #include "kgate/demangle.h"
+#include "kgate/metric.h"
 #include "kgate/util.h"
 
 #include <errno.h>
@@ -411,7 +412,7 @@ static int imp_sample(struct importer *im, const char *kernel_raw, const char *i
 		im->kc.dem, im->kc.base
 	};
 	int rc = store_sample_add(im->st, im->benchmark, "", &kn, metric, unit,
-				  store_metric_is_deterministic(metric), im->repeat,
+				  metric_deterministic(metric), im->repeat,
 				  (int64_t)ordinal, value);
 	if (rc == KG_EXIT_PASS)
 		im->samples++;

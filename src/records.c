@@ -12,6 +12,7 @@
 #include "kgate/records.h"
 #include "kgate/collector.h"
 #include "kgate/demangle.h"
+#include "kgate/metric.h"
 #include "kgate/util.h"
 
 #include <errno.h>
@@ -81,7 +82,7 @@ static struct name_ent *name_lookup(struct name_cache *c, const char *raw)
 		c->e[i].dem = demangle_name(raw);
 		c->e[i].base = demangle_base(c->e[i].dem);
 	} else if (c->kind == NAMES_METRIC) {
-		c->e[i].det = store_metric_is_deterministic(raw);
+		c->e[i].det = metric_deterministic(raw);
 	}
 	c->n++;
 	return &c->e[i];

@@ -269,7 +269,12 @@ static void test_bounds(void **state)
 	assert_non_null(strstr(r.message, "over the maximum 1500"));
 }
 
-/* Holm: 40 kernels with the same borderline evidence do not all fail. */
+/*
+ * Holm: 40 kernels with the same evidence, 7 vs 7 with complete separation
+ * (exact p = 1/C(14,7) = 2.9e-4 each): alone the test fails it; together
+ * Holm lifts every p above alpha, but each interval lies wholly above the
+ * 3% limit, and that alone is a FAIL (Holm does not make it wider).
+ */
 static void test_holm(void **state)
 {
 	(void)state;
@@ -296,10 +301,12 @@ static void test_holm(void **state)
 	set_make(&hs, h, K);
 	gate_compare(t, &bs, &hs, &g);
 	assert_int_equal(g.n, K);
-	assert_int_equal(g.n_fail, 0); /* 40 x 2.9e-4 > 0.001 after Holm */
-	assert_int_equal(g.n_inconclusive, K);
-	for (size_t i = 0; i < g.n; i++)
+	assert_int_equal(g.n_fail, K);
+	for (size_t i = 0; i < g.n; i++) {
 		assert_true(g.r[i].p_adj > g.r[i].p);
+		assert_true(g.r[i].p_adj > 0.001); /* 40 x 2.9e-4 after Holm */
+		assert_true(g.r[i].lo >= 0.03);
+	}
 	gate_free(&g);
 	set_free(&bs);
 	set_free(&hs);
