@@ -17,10 +17,10 @@
  *                  than min_samples on either side is INCONCLUSIVE, never
  *                  PASS.  A FAIL needs a change in the worse direction: two
  *                  identical sides never FAIL, even under regression: 0%.
- *   deterministic: compared launch by launch: the sorted values of the two
- *                  sides are matched by rank (as multisets, scaled to the
- *                  longer side), so a kernel launched at several sizes is
- *                  judged per size; a launch that changed beyond the
+ *   deterministic: compared launch by launch, as multisets: equal values
+ *                  pair off, the rest pair by rank (the baseline scaled to
+ *                  the head's number of launches), so a kernel launched at
+ *                  several sizes is judged per size; a launch that changed beyond the
  *                  tolerance in the bad direction is a FAIL, and the
  *                  message says how many launches changed and from what
  *                  to what.
@@ -109,6 +109,17 @@ static struct kg_result *result_add(struct kg_gate *g, size_t *cap, const struct
 	return r;
 }
 
+/* The result's message; a long one is cut (it is a summary). */
+static void say(struct kg_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct kg_result *r, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(r->message, sizeof r->message, fmt, ap);
+	va_end(ap);
+	(void)n;
+}
+
 static void compare_noisy(const struct kg_thresholds *t, const struct kg_metric_rule *rule,
 			  const struct kg_series *b, const struct kg_series *h, struct kg_result *r)
 {
@@ -121,6 +132,21 @@ static void compare_noisy(const struct kg_thresholds *t, const struct kg_metric_
 	for (size_t i = 0; i < nh && logs; i++)
 		logs = y[i] > 0;
 	double scale = r->base;
+	/* A counter that is 0 whenever the code is right (bank conflicts,
+	 * spills): its appearance is the regression, however few launches
+	 * show it and whatever the median says. */
+	size_t grew = 0;
+	double top = 0;
+	r->zero_base = !r->higher_is_better && b->n > 0;
+	for (size_t i = 0; i < b->n && r->zero_base; i++)
+		r->zero_base = b->v[i] == 0;
+	for (size_t i = 0; i < h->n && r->zero_base; i++)
+		if (h->v[i] > 0) {
+			grew++;
+			top = h->v[i] > top ? h->v[i] : top;
+		}
+	if (r->zero_base)
+		say(r, "0 -> %.6g: grew from a zero baseline in %zu of %zu launches", top, grew, h->n);
 	for (size_t i = 0; i < nb; i++)
 		x[i] = logs ? log(x[i]) : x[i];
 	for (size_t i = 0; i < nh; i++)
@@ -163,17 +189,6 @@ static void compare_noisy(const struct kg_thresholds *t, const struct kg_metric_
 	free(y);
 }
 
-/* The result's message; a long one is cut (it is a summary). */
-static void say(struct kg_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(struct kg_result *r, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(r->message, sizeof r->message, fmt, ap);
-	va_end(ap);
-	(void)n;
-}
-
 /* Relative change from b to h; from a zero b, any change is infinite. */
 static double rel_change(double b, double h)
 {
@@ -192,13 +207,14 @@ static void change_text(char *out, size_t size, double b, double h)
 }
 
 /*
- * A deterministic counter, launch by launch.  Each side's values are
- * sorted and the head's i-th value is matched with the base value of the
- * same rank (scaled when the sides hold different numbers of launches, as
- * when the baseline has several runs): a kernel launched at two sizes keeps
- * its two values, and a change in one launch of seven is one changed pair,
- * not lost in a median.  The worst pair decides; the message counts the
- * launches that changed and shows the worst.
+ * A deterministic counter, launch by launch.  The baseline's sorted values
+ * are brought to the head's number of launches by rank (the baseline may
+ * hold several runs); launches whose value appears on both sides are
+ * paired off as equal (a multiset), and what is left is paired by rank and
+ * judged: a kernel launched at two sizes keeps its two values, and a
+ * change in one launch of seven is one changed launch, not lost in a
+ * median.  The worst pair decides; the message counts the head launches
+ * that changed and shows the worst.
  */
 static void compare_deterministic(const struct kg_metric_rule *rule, const struct kg_series *b,
 				  const struct kg_series *h, struct kg_result *r)
@@ -209,32 +225,42 @@ static void compare_deterministic(const struct kg_metric_rule *rule, const struc
 	r->shift = 0;
 	r->verdict = KG_VERDICT_PASS;
 	if (!b->n || !h->n) {
-		snprintf(r->message, sizeof r->message, "no launches to compare");
+		say(r, "no launches to compare");
 		return;
 	}
-	double *x = xmalloc(b->n * sizeof *x), *y = xmalloc(h->n * sizeof *y);
+	size_t n = h->n;
+	double *x = xmalloc(b->n * sizeof *x), *y = xmalloc(n * sizeof *y);
+	double *xs = xmalloc(n * sizeof *xs);
 	memcpy(x, b->v, b->n * sizeof *x);
-	memcpy(y, h->v, h->n * sizeof *y);
+	memcpy(y, h->v, n * sizeof *y);
 	qsort(x, b->n, sizeof *x, cmp_double);
-	qsort(y, h->n, sizeof *y, cmp_double);
-	/* Walk the longer side; match by rank on the other. */
-	size_t n = b->n > h->n ? b->n : h->n, changed = 0, worse = 0;
-	double worst_bad = -INFINITY, wb = 0, wh = 0, best_abs = 0, cb = 0, ch = 0;
+	qsort(y, n, sizeof *y, cmp_double);
 	for (size_t i = 0; i < n; i++) {
-		size_t ib = b->n == n ? i : (size_t)(((double)i + 0.5) * (double)b->n / (double)n);
-		size_t ih = h->n == n ? i : (size_t)(((double)i + 0.5) * (double)h->n / (double)n);
-		double vb = x[ib < b->n ? ib : b->n - 1], vh = y[ih < h->n ? ih : h->n - 1];
-		if (vb == vh)
-			continue;
-		double c = rel_change(vb, vh);
+		size_t k = b->n == n ? i : (size_t)(((double)i + 0.5) * (double)b->n / (double)n);
+		xs[i] = x[k < b->n ? k : b->n - 1];
+	}
+	/* Pair off equal values (both sorted: a merge), keep the rest in order. */
+	size_t i = 0, j = 0, nx = 0, ny = 0;
+	while (i < n || j < n) {
+		if (i < n && j < n && xs[i] == y[j]) {
+			i++, j++;
+		} else if (j == n || (i < n && xs[i] < y[j])) {
+			x[nx++] = xs[i++];
+		} else {
+			y[ny++] = y[j++];
+		}
+	}
+	/* nx == ny: both sides had n values and lost the same number */
+	size_t changed = 0, worse = 0;
+	double worst_bad = -INFINITY, wb = 0, wh = 0, best_abs = -1, cb = 0, ch = 0;
+	for (size_t k = 0; k < nx && k < ny; k++) {
+		double vb = x[k], vh = y[k], c = rel_change(vb, vh);
 		double bad = r->better == KG_BETTER_HIGHER ? -c
 			     : r->better == KG_BETTER_UNCHANGED ? fabs(c) : c;
-		if (fabs(c) > tol) {
-			changed++;
-			if (fabs(c) > best_abs || !isfinite(c)) {
-				best_abs = fabs(c);
-				cb = vb, ch = vh;
-			}
+		changed += fabs(c) > tol;
+		if (fabs(c) > best_abs) {
+			best_abs = fabs(c);
+			cb = vb, ch = vh;
 		}
 		if (bad > tol)
 			worse++;
@@ -245,7 +271,8 @@ static void compare_deterministic(const struct kg_metric_rule *rule, const struc
 	}
 	free(x);
 	free(y);
-	char what[96];
+	free(xs);
+	char what[64];
 	if (worse) {
 		r->verdict = KG_VERDICT_FAIL;
 		r->shift = rel_change(wb, wh);
@@ -257,8 +284,8 @@ static void compare_deterministic(const struct kg_metric_rule *rule, const struc
 		change_text(what, sizeof what, cb, ch);
 		say(r, "changed %s in %zu of %zu launches (%.12g -> %.12g)", what, changed, n, cb, ch);
 	} else {
-		r->shift = r->base == r->head ? 0 : rel_change(r->base, r->head);
-		snprintf(r->message, sizeof r->message, "unchanged");
+		r->shift = nx ? rel_change(cb, ch) : 0;
+		say(r, nx ? "within tolerance" : "unchanged");
 	}
 }
 
@@ -377,15 +404,13 @@ static void decide_noisy(const struct kg_thresholds *t, struct kg_gate *g)
 		 * Either way the change must be a worsening. */
 		int sig = !isnan(r->p_adj) && r->p_adj < t->alpha && r->bad_shift >= r->threshold;
 		int whole = !isnan(r->bad_low) && r->bad_low >= r->threshold;
-		if ((sig || whole) && r->bad_shift > 0) {
+		int from_zero = r->zero_base && !isnan(r->p_adj) && r->p_adj < t->alpha;
+		if (from_zero) {
+			r->verdict = KG_VERDICT_FAIL;   /* the message is compare_noisy's */
+		} else if ((sig || whole) && r->bad_shift > 0) {
 			r->verdict = KG_VERDICT_FAIL;
-			if (r->base == 0 && isinf(r->shift))
-				snprintf(r->message, sizeof r->message,
-					 "%.6g -> %.6g: grew from a zero baseline", r->base, r->head);
-			else
-				snprintf(r->message, sizeof r->message, "%s by %.2f%% (limit %.3g%%)",
-					 r->higher_is_better ? "lower" : "slower",
-					 100 * fabs(r->shift), 100 * r->threshold);
+			say(r, "%s by %.2f%% (limit %.3g%%)", r->higher_is_better ? "lower" : "slower",
+			    100 * fabs(r->shift), 100 * r->threshold);
 		} else if (!isnan(r->bad_bound) && (r->bad_bound < r->threshold || r->bad_bound <= 0)) {
 			r->verdict = KG_VERDICT_PASS;
 			snprintf(r->message, sizeof r->message, "%s", r->shift < 0 && !r->higher_is_better

@@ -35,6 +35,7 @@ struct kg_result {
 	double bad_shift;       /* change in the worse direction (internal) */
 	double bad_bound;       /* worse end of the interval (internal) */
 	double bad_low;         /* better end of the interval, as a worsening (internal) */
+	int zero_base;          /* every baseline value 0, growth worse (internal) */
 	int fails;              /* 1 when this result makes the check fail */
 	char message[160];      /* why, in a few words */
 };
