@@ -141,7 +141,10 @@ void ncu_csv_reader_free(struct ncu_csv_reader *rd)
 /* ------------------------------------------------------------------ */
 /* Values and units                                                    */
 
-/* "1,234.56" -> 1234.56; 0 when the field is not a number ("n/a", ""). */
+/* "1,234.56" -> 1234.56; 0 when the field is not a number ("n/a", "",
+ * and "nan", which ncu writes for a derived metric it cannot compute, as
+ * derived_tempMetric4 of real H200 raw exports), -1 when it is an infinite
+ * one ("inf", "1e999"): the gate cannot judge it, so the export is refused. */
 static int parse_number(const char *s, double *v)
 {
 	char tmp[128];
@@ -162,8 +165,10 @@ static int parse_number(const char *s, double *v)
 	char *end;
 	errno = 0;
 	*v = strtod(tmp, &end);
-	if (end == tmp || *end || errno == ERANGE || isnan(*v))
+	if (end == tmp || *end || isnan(*v))
 		return 0;
+	if (isinf(*v) || (errno == ERANGE && *v != 0))
+		return -1;
 	return 1;
 }
 
@@ -439,6 +444,15 @@ static int bad_row(struct importer *im, struct ncu_csv_reader *rd, const char *w
 	return KG_EXIT_USAGE;
 }
 
+/* A value that is a number but not a finite one, refused with its field. */
+static int not_finite(struct importer *im, struct ncu_csv_reader *rd, const char *metric,
+		      const char *id, const char *value)
+{
+	kg_error("%s:%zu: %s of launch %s is '%s', not a finite number", im->path, rd->line,
+		 metric, id, value);
+	return KG_EXIT_USAGE;
+}
+
 static int valid_id(const char *s)
 {
 	if (!s || !*s)
@@ -530,12 +544,15 @@ static int import_file(struct importer *im)
 				im->kernels++;
 			}
 			double v, f;
-			if (!parse_number(mval, &v))
+			int num = parse_number(mval, &v);
+			if (num == 0)
 				continue;   /* "n/a", text values */
 			const char *section = field(&rd, c.section);
 			char *metric = details_metric(section ? section : "", mname);
 			const char *unit = convert_unit(field(&rd, c.munit) ? field(&rd, c.munit) : "", &f);
-			if (!launch_seen(&l, metric, 1))
+			if (num < 0 || !isfinite(v * f))
+				rc = not_finite(im, &rd, metric, id, mval);
+			else if (!launch_seen(&l, metric, 1))
 				rc = imp_sample(im, kernel, id, metric, unit, v * f);
 			free(metric);
 			if (rc)
@@ -552,10 +569,14 @@ static int import_file(struct importer *im)
 			for (size_t i = 0; i < ncols && !rc; i++) {
 				const char *name = names[i];
 				double v, f;
-				if (raw_column_skipped(name) || !parse_number(rd.fields[i], &v))
+				int num;
+				if (raw_column_skipped(name) || !(num = parse_number(rd.fields[i], &v)))
 					continue;
 				const char *u = convert_unit(units[i], &f);
-				rc = imp_sample(im, kernel, id, name, u, v * f);
+				if (num < 0 || !isfinite(v * f))
+					rc = not_finite(im, &rd, name, id, rd.fields[i]);
+				else
+					rc = imp_sample(im, kernel, id, name, u, v * f);
 			}
 			if (rc)
 				break;

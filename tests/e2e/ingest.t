@@ -132,4 +132,29 @@ is "$rc" 0 "several benchmarks in one run"
 is "$(sqlite3 "$T/multi.db" "SELECT b.name || ':' || count(DISTINCT s.repeat) FROM samples s JOIN benchmarks b ON b.id = s.benchmark GROUP BY b.name ORDER BY b.name" | tr '\n' ' ')" \
 	"one:2 two:1 " "--benchmark names the inputs after it; the first also those before"
 
+# A value that is a number but an infinite one (an export edited, or a
+# counter that overflowed) is refused with its field, and nothing is stored.
+# ("nan" is how ncu writes a derived metric it cannot compute: skipped like
+# "n/a", as real H200 raw exports hold it.)
+sed 's/"gpu__time_duration.sum","ns","230,816"/"gpu__time_duration.sum","ns","inf"/' \
+	"$H200/ncu_saxpy_strided_details.csv" > "$T/inf.csv"
+grep -q '"inf"' "$T/inf.csv" || echo "# the fixture changed: no value replaced"
+run "$KGATE" ingest --db "$T/inf.db" --commit inf --ncu-csv "$T/inf.csv"
+is "$rc" 2 "a duration 'inf' in an ncu export exits 2"
+like "$err" "inf.csv:[0-9]+: gpu__time_duration.sum of launch 0 is 'inf', not a finite number" \
+	"the metric and the launch are named"
+is "$(sqlite3 "$T/inf.db" "SELECT count(*) FROM samples" 2>/dev/null || echo 0)" 0 "nothing is stored"
+sed 's/"gpu__time_duration.sum","ns","230,816"/"gpu__time_duration.sum","ns","-inf"/' \
+	"$H200/ncu_saxpy_strided_details.csv" > "$T/ninf.csv"
+run "$KGATE" ingest --db "$T/inf.db" --commit ninf --ncu-csv "$T/ninf.csv"
+is "$rc" 2 "a duration '-inf' exits 2"
+sed 's/"gpu__time_duration.sum","ns","230,816"/"gpu__time_duration.sum","us","1e307"/' \
+	"$H200/ncu_saxpy_strided_details.csv" > "$T/big.csv"
+run "$KGATE" ingest --db "$T/inf.db" --commit big --ncu-csv "$T/big.csv"
+is "$rc" 2 "a value that overflows when converted to ns exits 2"
+sed 's/"gpu__time_duration.sum":[0-9.]*/"gpu__time_duration.sum":1e999/' "$REC/good.jsonl" > "$T/inf.jsonl"
+run "$KGATE" ingest --db "$T/inf.db" --commit inf --records "$T/inf.jsonl"
+is "$rc" 2 "a records file with a non-finite value exits 2"
+like "$err" "inf.jsonl:2:[0-9]+: bad JSON: real number overflow near '1e999'" "the line and the value are named"
+
 done_testing
