@@ -157,4 +157,21 @@ run "$KGATE" ingest --db "$T/inf.db" --commit inf --records "$T/inf.jsonl"
 is "$rc" 2 "a records file with a non-finite value exits 2"
 like "$err" "inf.jsonl:2:[0-9]+: bad JSON: real number overflow near '1e999'" "the line and the value are named"
 
+# A header time from the future would be "the newest run of main" for
+# every later check: refused, nothing stored; a day of clock skew is not.
+future=$(( $(date +%s) + 10 * 86400 ))
+sed "1s/\"time\":[0-9]*/\"time\":$future/" "$REC/good.jsonl" > "$T/future.jsonl"
+run "$KGATE" ingest --db "$T/future.db" --commit future --records "$T/future.jsonl"
+is "$rc" 2 "a records header time 10 days ahead exits 2"
+like "$err" "future.jsonl:1: header: \"time\" $future is 10.0 days ahead of this machine's clock" \
+	"the header field is named"
+is "$(sqlite3 "$T/future.db" "SELECT count(*) FROM runs" 2>/dev/null || echo 0)" 0 "no run is stored"
+soon=$(( $(date +%s) + 3600 ))
+sed "1s/\"time\":[0-9]*/\"time\":$soon/" "$REC/good.jsonl" > "$T/soon.jsonl"
+run "$KGATE" ingest --db "$T/future.db" --commit soon --records "$T/soon.jsonl"
+is "$rc" 0 "an hour of clock skew is accepted"
+sed "1s/\"time\":[0-9]*/\"time\":-5/" "$REC/good.jsonl" > "$T/neg.jsonl"
+run "$KGATE" ingest --db "$T/future.db" --commit neg --records "$T/neg.jsonl"
+is "$rc" 2 "a negative header time exits 2"
+
 done_testing
