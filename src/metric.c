@@ -69,7 +69,10 @@ enum kg_better metric_better(const char *m)
 			return KG_BETTER_HIGHER;   /* launch__occupancy_limit_*, ... */
 		if (has(m, "local_mem"))
 			return KG_BETTER_LOWER;    /* more local memory: register spills */
-		return KG_BETTER_UNCHANGED;        /* grid, block, registers, shared memory */
+		/* grid, block, registers, shared memory: no direction is
+		 * better in general (the gate treats growth as the worse; a
+		 * thresholds file may say `better: unchanged`) */
+		return KG_BETTER_UNKNOWN;
 	}
 	/* What is wasted is worse when it grows, whatever its rollup. */
 	if (has(m, "stall") || has(m, "miss") || has(m, "bank_conflict") || has(m, "spill") ||

@@ -15,10 +15,10 @@
 
 /* Which direction of change is the better one. */
 enum kg_better {
-	KG_BETTER_UNKNOWN = 0,  /* not known: the gate treats growth as the worse */
+	KG_BETTER_UNKNOWN = 0,  /* not known (grid, block): the gate treats growth as the worse */
 	KG_BETTER_LOWER,        /* time, instructions, bytes, stalls, conflicts */
 	KG_BETTER_HIGHER,       /* throughput, % of peak, rates, hit rates, occupancy, IPC */
-	KG_BETTER_UNCHANGED,    /* launch configuration: any change is the worse */
+	KG_BETTER_UNCHANGED,    /* only from a thresholds file: any change is the worse */
 };
 
 struct kg_metric_class {

@@ -452,16 +452,21 @@ static void test_deterministic_per_launch(void **state)
 	assert_int_equal(vals(T_DEFAULT, m, 1, base3, 21, head, 7, &r), KG_VERDICT_PASS);
 	head[0] = 1.5e6;
 	assert_int_equal(vals(T_DEFAULT, m, 1, base3, 21, head, 7, &r), KG_VERDICT_FAIL);
-	/* Launch configuration: any change fails, smaller or larger. */
+	/* Launch configuration: a larger grid on some launches fails; a
+	 * smaller one passes unless the thresholds say better: unchanged. */
 	const char *grid = "launch__grid_size";
 	const char *tgrid = "version: 1\ndefaults: { launch__grid_size: { deterministic: true } }\n";
+	const char *tsame = "version: 1\n"
+			    "defaults: { launch__grid_size: { deterministic: true, better: unchanged } }\n";
 	double gb[7] = { 128, 128, 128, 128, 4096, 4096, 4096 }, gh[7];
 	memcpy(gh, gb, sizeof gh);
 	gh[4] = gh[5] = gh[6] = 6144;
 	assert_int_equal(vals(tgrid, grid, 1, gb, 7, gh, 7, &r), KG_VERDICT_FAIL);
 	assert_non_null(strstr(r.message, "in 3 of 7 launches"));
 	gh[4] = gh[5] = gh[6] = 2048;
-	assert_int_equal(vals(tgrid, grid, 1, gb, 7, gh, 7, &r), KG_VERDICT_FAIL);
+	assert_int_equal(vals(tgrid, grid, 1, gb, 7, gh, 7, &r), KG_VERDICT_PASS);
+	assert_non_null(strstr(r.message, "in 3 of 7 launches"));
+	assert_int_equal(vals(tsame, grid, 1, gb, 7, gh, 7, &r), KG_VERDICT_FAIL);
 	/* Fewer instructions in some launches: a PASS that says so. */
 	memcpy(head, base, sizeof head);
 	head[1] = 3e6;
@@ -533,9 +538,9 @@ static void test_rates(void **state)
 static void test_better_key(void **state)
 {
 	(void)state;
-	const char *m = "some_vendor__score.sum";
-	const char *higher = "version: 1\ndefaults: { some_vendor__score.sum: { regression: 3%, better: higher } }\n";
-	const char *lower = "version: 1\ndefaults: { some_vendor__score.sum: { regression: 3%, better: lower } }\n";
+	const char *m = "sm__ctas_launched.sum";
+	const char *higher = "version: 1\ndefaults: { sm__ctas_launched.sum: { regression: 3%, better: higher } }\n";
+	const char *lower = "version: 1\ndefaults: { sm__ctas_launched.sum: { regression: 3%, better: lower } }\n";
 	struct kg_result r;
 	assert_int_equal(one(higher, (struct spec){ "k", m, 0, 20, 100, 0.01 },
 			     (struct spec){ "k", m, 0, 20, 80, 0.01 }, &r), KG_VERDICT_FAIL);

@@ -40,10 +40,10 @@ static void test_directions(void **state)
 		{ "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum", KG_BETTER_LOWER },
 		{ "smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct", KG_BETTER_LOWER },
 		{ "launch__local_mem_per_thread", KG_BETTER_LOWER },
-		{ "launch__grid_size", KG_BETTER_UNCHANGED },
-		{ "launch__block_size", KG_BETTER_UNCHANGED },
-		{ "launch__registers_per_thread", KG_BETTER_UNCHANGED },
-		{ "launch__shared_mem_per_block_dynamic", KG_BETTER_UNCHANGED },
+		{ "launch__grid_size", KG_BETTER_UNKNOWN },
+		{ "launch__block_size", KG_BETTER_UNKNOWN },
+		{ "launch__registers_per_thread", KG_BETTER_UNKNOWN },
+		{ "launch__shared_mem_per_block_dynamic", KG_BETTER_UNKNOWN },
 		{ "some_vendor__thing.sum", KG_BETTER_UNKNOWN },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
