@@ -146,7 +146,8 @@ static void compare_noisy(const struct kg_thresholds *t, const struct kg_metric_
 			top = h->v[i] > top ? h->v[i] : top;
 		}
 	if (r->zero_base)
-		say(r, "0 -> %.6g: grew from a zero baseline in %zu of %zu launches", top, grew, h->n);
+		say(r, "grew from a zero baseline: 0 -> %.6g (largest) in %zu of %zu launches", top,
+		    grew, h->n);
 	for (size_t i = 0; i < nb; i++)
 		x[i] = logs ? log(x[i]) : x[i];
 	for (size_t i = 0; i < nh; i++)
