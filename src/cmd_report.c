@@ -42,7 +42,7 @@ static const char usage_text[] =
 	"  --html FILE        write the report to FILE, every chart in it\n"
 	"  --dir DIR          write the report into DIR (made if missing): an index and\n"
 	"                     pages of charts\n"
-	"  --charts-per-page N  charts on a page of --dir (default 400; a kernel's\n"
+	"  --charts-per-page N  charts on a page of --dir (default 200; a kernel's\n"
 	"                     charts are never split)\n"
 	"  --post URL         post a short summary as Slack-compatible JSON ({\"text\": ...})\n"
 	"  --link URL         where the report can be seen, linked from the summary\n"
@@ -165,7 +165,7 @@ int cmd_report(int argc, char **argv)
 	struct report_opts o;
 	report_opts_defaults(&o);
 	const char *db = "kgate.db", *html_path = NULL, *dir = NULL, *post = NULL;
-	size_t per_page = 400;
+	size_t per_page = 200;
 	int ch;
 	optind = 1;
 	opterr = 0;

@@ -1328,9 +1328,14 @@ static size_t assign_pages(struct ctx *c, size_t max_charts)
 	return page;
 }
 
-/* The charts of series [i, j), one section per benchmark. */
-static void html_charts(struct ctx *c, struct kg_buf *b, size_t i0, size_t j0, int hover_all)
+/* The charts of series [i, j), one section per benchmark; a hover mark on
+ * every commit while they hold at most max_hover points. */
+static void html_charts(struct ctx *c, struct kg_buf *b, size_t i0, size_t j0)
 {
+	size_t points = 0;
+	for (size_t i = i0; i < j0; i++)
+		points += c->s[i].npt;
+	int hover_all = points <= c->o->max_hover;
 	for (size_t i = i0; i < j0;) {
 		size_t j = i;
 		while (j < j0 && c->s[j].bench == c->s[i].bench)
@@ -1397,7 +1402,6 @@ int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_ch
 		nchart_pages = assign_pages(&c, max_charts);
 	sum->runs = c.nruns;
 	sum->series = c.ns;
-	int hover_all = c.pages || sum->points <= o->max_hover;
 
 	char d0[32] = "", d1[32] = "";
 	if (c.nruns) {
@@ -1418,7 +1422,7 @@ int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_ch
 			   " third quartile among them.%s</p>\n",
 			   c.nruns, c.nruns == 1 ? "" : "s", d0, d1, c.ns, o->cp.alpha,
 			   100 * o->cp.min_shift, COLW,
-			   hover_all ? " Hover over a point for its commit." :
+			   sum->points <= o->max_hover ? " Hover over a point for its commit." :
 			   " This report is large: hover marks are drawn only at change points and at"
 			   " the newest commit of each chart.");
 	}
@@ -1478,7 +1482,7 @@ int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_ch
 	sum->roofline_points = roofline(&c, &b);
 
 	if (!c.pages) {
-		html_charts(&c, &b, 0, c.ns, hover_all);
+		html_charts(&c, &b, 0, c.ns);
 		buf_adds(&b, page_foot);
 		page_add(pages, npages, "index.html", &b);
 	} else {
@@ -1527,7 +1531,7 @@ int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_ch
 				buf_printf(&pg, " <a href=\"%s\">Next page</a>.", next);
 			}
 			buf_adds(&pg, "</p>\n");
-			html_charts(&c, &pg, i, j, hover_all);
+			html_charts(&c, &pg, i, j);
 			buf_adds(&pg, page_foot);
 			page_add(&cp_pages, &ncp_pages, pn, &pg);
 			i = j;

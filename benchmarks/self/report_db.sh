@@ -14,7 +14,7 @@ set -eu
 DB=$1 RUNS=$2 KERNELS=$3
 "$KGATE" ingest --db "$DB" --commit fixture --branch fixture --benchmark saxpy \
 	--ncu-csv "$KGATE_SRC/tests/fixtures/h200/ncu_saxpy_strided_raw.csv" 2>/dev/null
-sqlite3 "$DB" <<SQL
+sqlite3 "$DB" >/dev/null <<SQL
 PRAGMA synchronous = OFF;
 PRAGMA journal_mode = OFF;
 PRAGMA cache_size = -200000;
@@ -32,7 +32,7 @@ INSERT INTO kernels (mangled, demangled, base)
          printf('bench_kernel_%04d', x) FROM n;
 WITH RECURSIVE n(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM n WHERE x < $RUNS - 1)
 INSERT INTO runs (commit_sha, branch, time, gpu_name, source, status)
-  SELECT printf('%040x', 1000 + x), 'main', 1700000000 + 86400 * x, 'NVIDIA H200', 'ncu-csv', 'ok' FROM n;
+  SELECT printf('%010x%030x', 7919 * (x + 1), x), 'main', 1700000000 + 86400 * x, 'NVIDIA H200', 'ncu-csv', 'ok' FROM n;
 CREATE TEMP TABLE bk AS
   SELECT id AS kid, CAST(substr(mangled, 14) AS INTEGER) AS x FROM kernels WHERE mangled LIKE 'bench_kernel_%';
 CREATE TEMP TABLE rr AS SELECT id, row_number() OVER (ORDER BY id) - 1 AS p FROM runs WHERE branch = 'main';
