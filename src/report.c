@@ -902,6 +902,7 @@ static void chart(struct ctx *c, const struct series *x, struct kg_buf *b, int h
 	double span = c->nruns > 1 ? (double)(c->nruns - 1) : 1;
 #define XOF(pos) (c->nruns > 1 ? (double)(pos) / span * PW : PW / 2.0)
 #define YOF(v) (MT + (int)lround((hi - (v)) / (hi - lo) * (H - MT - MB)))
+#define COLUMN(pos) ((int)(XOF(pos) / COLW) < PW / COLW ? (int)(XOF(pos) / COLW) : PW / COLW - 1)
 	/* columns: one per commit, or, with more commits than PW / COLW, one
 	 * per COLW pixels, never across a change point */
 	int aggregate = x->npt > PW / COLW;
@@ -910,12 +911,12 @@ static void chart(struct ctx *c, const struct series *x, struct kg_buf *b, int h
 	size_t ncol = 0, k = 0;
 	for (size_t i = 0; i < x->npt;) {
 		size_t j = i + 1;
-		int ci = (int)(XOF(x->pt[i].pos) / COLW);
+		int ci = COLUMN(x->pt[i].pos);
 		while (k < x->ncp && x->cp[k].at <= i)
 			k++;
 		size_t stop = k < x->ncp ? x->cp[k].at : x->npt;
 		if (aggregate)
-			while (j < stop && (int)(XOF(x->pt[j].pos) / COLW) == ci)
+			while (j < stop && COLUMN(x->pt[j].pos) == ci)
 				j++;
 		double q1 = INFINITY, q3 = -INFINITY;
 		for (size_t t = i; t < j; t++) {
@@ -1037,6 +1038,7 @@ static void chart(struct ctx *c, const struct series *x, struct kg_buf *b, int h
 	}
 #undef XOF
 #undef YOF
+#undef COLUMN
 	buf_adds(b, "</svg></figure>\n");
 }
 
