@@ -12,6 +12,7 @@
 #include "kgate/kgate.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -644,16 +645,18 @@ static void series_reset(struct ctx *c)
  * The samples of the selected runs, each series' values reduced to a point
  * per commit as they are read, so memory holds points, not samples.  That
  * needs each run's rows to come together: they do in rowid order (a run is
- * stored in one transaction) and in the run index's order, which the two
- * reads below follow; should a run's rows come apart anyway (1 is returned
- * then), the caller reads again in ORDER BY run.  When most runs are
- * selected the table is scanned in rowid order, which is cheaper than
- * looking every row up through the run index.
+ * stored in one transaction) and in the run index's order, which the reads
+ * below follow; should a run's rows come apart anyway (1 is returned then),
+ * the caller reads again in ORDER BY run.  When most runs are selected the
+ * table is scanned in rowid order, which is cheaper than looking every row
+ * up through the run index, by two threads over two rowid ranges split at
+ * a run's first row; seen[pos] is set for each run met.
  */
-static int load_samples_once(struct ctx *c, int ordered, int scan)
+static int load_samples_once(struct ctx *c, int ordered, int scan, int64_t lo, int64_t hi,
+			     unsigned char *seen)
 {
-	char *sql = scan ? xasprintf("SELECT run, benchmark, nvtx, kernel, metric, value FROM samples%s",
-				     ordered ? " ORDER BY run" : "")
+	char *sql = scan ? xasprintf("SELECT run, benchmark, nvtx, kernel, metric, value FROM samples"
+				     " WHERE rowid >= ?3 AND rowid < ?4%s", ordered ? " ORDER BY run" : "")
 		: xasprintf("SELECT run, benchmark, nvtx, kernel, metric, value FROM samples"
 			    " WHERE run IN (SELECT id%s)%s", run_where, ordered ? " ORDER BY run" : "");
 	sqlite3_stmt *s;
@@ -661,7 +664,10 @@ static int load_samples_once(struct ctx *c, int ordered, int scan)
 	free(sql);
 	if (rc != SQLITE_OK)
 		return db_fail(c->db, "read the samples");
-	if (!scan) {
+	if (scan) {
+		sqlite3_bind_int64(s, 3, lo);
+		sqlite3_bind_int64(s, 4, hi);
+	} else {
 		if (c->o->branch)
 			sqlite3_bind_text(s, 1, c->o->branch, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(s, 2, c->o->since);
@@ -682,6 +688,7 @@ static int load_samples_once(struct ctx *c, int ordered, int scan)
 				apart = 1;
 				break;
 			}
+			seen[pos] = 1;
 			prev = run;
 			prev_pos = pos;
 		}
@@ -712,6 +719,115 @@ static int load_samples_once(struct ctx *c, int ordered, int scan)
 	return 0;
 }
 
+struct half {
+	struct ctx c;           /* its own connection and series */
+	int64_t lo, hi;
+	unsigned char *seen;
+	int rc;
+};
+
+static void *read_half(void *arg)
+{
+	struct half *h = arg;
+	h->rc = load_samples_once(&h->c, 0, 1, h->lo, h->hi, h->seen);
+	return NULL;
+}
+
+static int64_t one_int(sqlite3 *db, const char *sql, int64_t arg, int64_t dflt)
+{
+	sqlite3_stmt *s;
+	int64_t v = dflt;
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+		return dflt;
+	sqlite3_bind_int64(s, 1, arg);
+	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL)
+		v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return v;
+}
+
+/* The scan in two threads: 0 done, 1 the runs' rows came apart (or a
+ * thread could not be had: read again in one), -1 error (printed). */
+static int load_samples_split(struct ctx *c, unsigned char *seen)
+{
+	int64_t first = one_int(c->db, "SELECT min(rowid) FROM samples", 0, -1);
+	int64_t last = one_int(c->db, "SELECT max(rowid) FROM samples", 0, -1);
+	const char *file = sqlite3_db_filename(c->db, "main");
+	if (first < 0 || last - first < 100000 || !file || !*file)
+		return 1;
+	int64_t mid_run = one_int(c->db, "SELECT run FROM samples WHERE rowid >= ?1 ORDER BY rowid LIMIT 1",
+				  first + (last - first) / 2, -1);
+	int64_t split = one_int(c->db, "SELECT min(rowid) FROM samples WHERE run = ?1", mid_run, -1);
+	if (mid_run < 0 || split <= first)
+		return 1;
+	struct half h[2];
+	memset(h, 0, sizeof h);
+	for (int k = 0; k < 2; k++) {
+		h[k].c = *c;
+		h[k].c.s = NULL;
+		h[k].c.slot = NULL;
+		h[k].c.ns = h[k].c.cap = 0;
+		h[k].seen = xcalloc(c->nruns + 1, 1);
+	}
+	h[0].lo = first;
+	h[0].hi = split;
+	h[1].lo = split;
+	h[1].hi = last + 1;
+	int rc = 0;
+	if (sqlite3_open_v2(file, &h[1].c.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		sqlite3_close(h[1].c.db);
+		h[1].c.db = NULL;
+		rc = 1;
+	}
+	pthread_t tid;
+	if (!rc && pthread_create(&tid, NULL, read_half, &h[1]) != 0)
+		rc = 1;
+	if (!rc) {
+		read_half(&h[0]);
+		pthread_join(tid, NULL);
+		rc = h[0].rc < 0 || h[1].rc < 0 ? -1 : h[0].rc || h[1].rc;
+		for (size_t i = 0; !rc && i < c->nruns; i++)
+			if (h[0].seen[i] && h[1].seen[i])
+				rc = 1;   /* a run on both sides of the split */
+	}
+	if (!rc) {
+		/* the first half's series, then the second's points appended */
+		c->s = h[0].c.s;
+		c->slot = h[0].c.slot;
+		c->ns = h[0].c.ns;
+		c->cap = h[0].c.cap;
+		h[0].c.s = NULL;
+		h[0].c.slot = NULL;
+		h[0].c.ns = 0;
+		for (size_t i = 0; i < h[1].c.ns; i++) {
+			struct series *y = &h[1].c.s[i];
+			struct series *x = series_get(c, y->gpu, y->bench, y->nvtx, y->kernel, y->metric);
+			if (!x->npt) {
+				x->pt = y->pt;
+				x->npt = y->npt;
+				x->cappt = y->cappt;
+				y->pt = NULL;
+				continue;
+			}
+			if (x->npt + y->npt > x->cappt) {
+				x->cappt = x->npt + y->npt;
+				x->pt = xrealloc(x->pt, x->cappt * sizeof *x->pt);
+			}
+			memcpy(x->pt + x->npt, y->pt, y->npt * sizeof *y->pt);
+			x->npt += y->npt;
+		}
+		for (size_t i = 0; i < c->nruns; i++)
+			seen[i] = h[0].seen[i] | h[1].seen[i];
+	}
+	for (int k = 0; k < 2; k++) {
+		series_reset(&h[k].c);
+		free(h[k].seen);
+	}
+	if (h[1].c.db)
+		sqlite3_close(h[1].c.db);
+	return rc;
+}
+
 static int load_samples(struct ctx *c)
 {
 	sqlite3_stmt *s;
@@ -722,11 +838,17 @@ static int load_samples(struct ctx *c)
 		all = sqlite3_column_int64(s, 0);
 	sqlite3_finalize(s);
 	int scan = (int64_t)c->nruns * 4 >= all * 3;
-	int rc = load_samples_once(c, 0, scan);
+	unsigned char *seen = xcalloc(c->nruns + 1, 1);
+	int rc = scan ? load_samples_split(c, seen) : 1;
 	if (rc == 1) {
 		series_reset(c);
-		rc = load_samples_once(c, 1, scan);
+		rc = load_samples_once(c, 0, scan, INT64_MIN, INT64_MAX, seen);
 	}
+	if (rc == 1) {
+		series_reset(c);
+		rc = load_samples_once(c, 1, scan, INT64_MIN, INT64_MAX, seen);
+	}
+	free(seen);
 	return rc == 1 ? db_fail(c->db, "read the samples in run order") : rc;
 }
 
