@@ -36,7 +36,7 @@
 
 struct corr_slot {
 	uint32_t corr;
-	uint8_t used, graph, done;
+	uint8_t used, graph, done, from_main;
 	int64_t ordinal;
 	const char *path;
 };
@@ -57,7 +57,8 @@ static void corr_init(void)
 
 /* done: the launch has its record without an activity record (a profiling
  * session's launch); one that still arrives is dropped and counted. */
-static void corr_put(uint32_t corr, int64_t ordinal, const char *path, int graph, int done)
+static void corr_put(uint32_t corr, int64_t ordinal, const char *path, int from_main, int graph,
+		     int done)
 {
 	pthread_once(&corr_once, corr_init);
 	if (!corr_tab)
@@ -65,7 +66,8 @@ static void corr_put(uint32_t corr, int64_t ordinal, const char *path, int graph
 	struct corr_slot *s = &corr_tab[corr & (CORR_N - 1)];
 	pthread_mutex_t *mu = &corr_mu[corr % CORR_LOCKS];
 	pthread_mutex_lock(mu);
-	*s = (struct corr_slot){ corr, 1, (uint8_t)graph, (uint8_t)done, ordinal, path };
+	*s = (struct corr_slot){ corr, 1, (uint8_t)graph, (uint8_t)done, (uint8_t)from_main, ordinal,
+				 path };
 	pthread_mutex_unlock(mu);
 }
 
@@ -80,6 +82,7 @@ struct sel_slot {
 	double *values;            /* NULL with have_values: profiling failed */
 	struct coll_kernel *parked; /* the activity record, name owned */
 	const char *path;
+	int from_main; /* the path is the main thread's (nvtx_launch_path) */
 	char *name; /* symbol name from the launch callback */
 	int session;  /* in a profiling session: parked is built from the callback */
 	int selected; /* session: the filter selected it (else its duration only) */
@@ -113,7 +116,7 @@ static void launch_dim3(struct jw *w, const char *key, const int32_t d[3])
 /* k may be NULL (values without an activity record); values may be NULL
  * (no profiler values); profiled says whether values were expected. */
 static void launch_emit(const struct coll_kernel *k, const char *name, int64_t ordinal,
-			const char *path, const double *values, int profiled)
+			const char *path, int from_main, const double *values, int profiled)
 {
 	struct jw w;
 	int have_ts = k && (k->start || k->end);
@@ -142,8 +145,11 @@ static void launch_emit(const struct coll_kernel *k, const char *name, int64_t o
 		if (k->graph_id)
 			jw_kint(&w, "graph", k->graph_id);
 	}
-	if (path && *path)
+	if (path && *path) {
 		jw_kstr(&w, "nvtx", path);
+		if (from_main)
+			jw_kstr(&w, "nvtx_from", "main_thread");
+	}
 	jw_key(&w, "metrics");
 	jw_obj_open(&w);
 	if (profiled) {
@@ -224,7 +230,7 @@ static void sel_flush_locked(struct sel_slot *s)
 		return;
 	if (s->parked || s->have_values)
 		launch_emit(s->parked, s->parked ? s->parked->name : s->name, s->ordinal, s->path,
-			    s->values, !s->session || s->selected);
+			    s->from_main, s->values, !s->session || s->selected);
 	launch_free_kernel(s->parked);
 	free(s->values);
 	free(s->name);
@@ -274,7 +280,7 @@ void launch_on_kernel(const struct coll_kernel *k)
 {
 	int64_t ordinal = -1;
 	const char *path = "";
-	int profiled = 0, found = 0;
+	int profiled = 0, found = 0, from_main = 0;
 
 	if (!k->start && !k->end)
 		atomic_fetch_add(&launch_no_ts, 1);
@@ -286,6 +292,7 @@ void launch_on_kernel(const struct coll_kernel *k)
 		if (s->used && s->corr == k->corr) {
 			found = 1;
 			path = s->path;
+			from_main = s->from_main;
 			if (!s->graph) {
 				if (!s->done) {
 					ordinal = s->ordinal;
@@ -313,7 +320,7 @@ void launch_on_kernel(const struct coll_kernel *k)
 		if (s)
 			profiled = 1;
 		if (s && s->have_values) {
-			launch_emit(k, k->name, ordinal, path, s->values, 1);
+			launch_emit(k, k->name, ordinal, path, from_main, s->values, 1);
 			free(s->values);
 			s->values = NULL;
 			s->have_values = 0;
@@ -330,7 +337,7 @@ void launch_on_kernel(const struct coll_kernel *k)
 		}
 		pthread_mutex_unlock(&sel_mu);
 	}
-	launch_emit(k, k->name, ordinal, path, NULL, profiled);
+	launch_emit(k, k->name, ordinal, path, from_main, NULL, profiled);
 }
 
 /* ------------------------------------------------------------------ */
@@ -339,6 +346,7 @@ void launch_on_kernel(const struct coll_kernel *k)
 static __thread int launch_depth;
 static __thread int64_t launch_ord;
 static __thread const char *launch_path;
+static __thread int launch_from_main; /* launch_path is the main thread's */
 static __thread int launch_graph;
 static __thread int launch_dec;        /* metrics mode: the profiler's decision (PROF_*) */
 static __thread uint32_t launch_outer_corr; /* the outermost call's correlation id */
@@ -702,6 +710,7 @@ static void launch_try_profile(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
 	pthread_mutex_lock(&sel_mu);
 	s = sel_get_locked(launch_ord, 1);
 	s->path = launch_path;
+	s->from_main = launch_from_main;
 	s->name = cb->symbolName ? strdup(cb->symbolName) : NULL;
 	pthread_mutex_unlock(&sel_mu);
 	launch_dec = profiler_launch_enter(cb->context, cb->symbolName, launch_ord, 0);
@@ -726,7 +735,7 @@ static void launch_try_profile(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
 	pthread_mutex_unlock(&sel_mu);
 	/* decided in a nested call: the outer call's id has no record either */
 	if (launch_in_session() && launch_depth > 1)
-		corr_put(launch_outer_corr, launch_ord, launch_path, 0, 1);
+		corr_put(launch_outer_corr, launch_ord, launch_path, launch_from_main, 0, 1);
 }
 
 void launch_on_callback(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
@@ -751,7 +760,7 @@ void launch_on_callback(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
 		if (launch_depth++ == 0) {
 			coll_first_launch(cb->context);
 			launch_graph = kind == 2;
-			launch_path = nvtx_current();
+			launch_path = nvtx_launch_path(&launch_from_main);
 			launch_ord = launch_graph ? -1 : atomic_fetch_add(&launch_next, 1);
 			launch_dec = PROF_NO;
 			launch_outer_corr = cb->correlationId;
@@ -774,7 +783,8 @@ void launch_on_callback(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
 				launch_config(s->parked, dom, cbid, cb);
 			pthread_mutex_unlock(&sel_mu);
 		}
-		corr_put(cb->correlationId, launch_ord, launch_path, launch_graph, launch_in_session());
+		corr_put(cb->correlationId, launch_ord, launch_path, launch_from_main, launch_graph,
+			 launch_in_session());
 	} else if (launch_depth > 0) {
 		if (launch_dec != PROF_NO && launch_depth == launch_prof_depth) {
 			int failed = cb->functionReturnValue &&

@@ -482,6 +482,12 @@ static void *worker(void *u)
 	pop();
 	return NULL;
 }
+/* a thread with no range of its own, as PyTorch's autograd thread */
+static void *autograd(void *u)
+{
+	launch(*(uint32_t *)u, "_Z8backwardv");
+	return NULL;
+}
 
 int main(int argc, char **argv)
 {
@@ -507,6 +513,23 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	printf("init=%d\n", init());
+	if (argc > 2 && !strcmp(argv[2], "autograd")) {
+		/* launched by a thread with no range while the main thread waits
+		 * inside step/backward, then while it has no range open */
+		pthread_t t;
+		uint32_t c1 = 80, c2 = 90;
+		push("step");
+		push("backward");
+		pthread_create(&t, NULL, autograd, &c1);
+		pthread_join(t, NULL);
+		pop();
+		pop();
+		pthread_create(&t, NULL, autograd, &c2);
+		pthread_join(t, NULL);
+		kernel("_Z8backwardv", 80, 1000, 2000, 1, 32);
+		kernel("_Z8backwardv", 90, 3000, 4000, 1, 32);
+		return 0;
+	}
 	if (argc > 2)
 		return 0; /* only the injection */
 
@@ -662,6 +685,18 @@ fake FAKE_FORK=1 "$T/fake/app" "$COLL"
 f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
 is "$(grep -c '"type":"header"' "$f") $(grep -c '"type":"kernel"' "$f") $(grep -c '"type":"footer"' "$f")" "1 9 1" \
 	"a forked child that exits writes nothing into the parent's file"
+
+# a thread with no range open launches while the main thread is inside a
+# range (PyTorch's autograd thread during loss.backward()): the main
+# thread's path, and the record says where it came from
+for mode in trace metrics; do
+	rm -f "$T"/fake/r.*.jsonl
+	fake KGATE_MODE=$mode KGATE_METRICS=m__a.sum "$T/fake/app" "$COLL" autograd
+	f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+	like "$(grep '"ordinal":0,' "$f")" '"nvtx":"step/backward","nvtx_from":"main_thread"' \
+		"$mode: a launch from a thread without ranges takes the main thread's open path"
+	unlike "$(grep '"ordinal":1,' "$f")" '"nvtx"' "$mode: and none when the main thread has none open"
+done
 
 # NVTX_INJECTION64_PATH must name the libcupti the process uses
 rm -f "$T"/fake/r.*.jsonl
