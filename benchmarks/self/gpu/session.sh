@@ -6,7 +6,8 @@
 #
 #   1. cost per profiled launch of the 1-block kernel (launch_overhead at two
 #      launch counts, the difference over the extra launches): the session
-#      (the default), kernel replay (KGATE_SESSION=0), ncu with one metric;
+#      (batches of 128 and 1024 ranges), kernel replay (KGATE_SESSION=0), ncu
+#      with one metric and with the default set;
 #      the session once more with KGATE_DEBUG=1 for the collector's timings;
 #   2. tests/gpu/kg_gpu_app (--serial) in the session against ncu with the
 #      same set (--cache-control none): compare.py per launch;
@@ -17,8 +18,9 @@
 #   4. KGATE_LAUNCH_COUNT=3: the session ends after 3 launches and the later
 #      kernels keep their trace records;
 #   5. the transformer-encoder training step of benchmarks/torch_step.py:
-#      bare, and every kernel profiled, per step; tests/gpu/torch_step.py
-#      (autograd's thread launching the backward pass) against ncu.
+#      bare, and every kernel profiled, per step (batches of 128 and 1024),
+#      its NVTX paths in trace mode; tests/gpu/torch_step.py (autograd's
+#      thread launching the backward pass) against two ncu runs.
 # Needs the collector and the two CUDA programs (COLL, LO, APP: default
 # build/), ncu, python3 with PyTorch.  Prints a table at the end; logs and
 # records files stay in OUTDIR.
@@ -57,22 +59,23 @@ row "gpu: $(cat "$OUT/gpu.txt"); ncu: $("$NCU" --version 2>/dev/null | tail -1)"
 # ---- 1. per profiled launch ----------------------------------------------
 # launch_overhead N launches 100 warm-up kernels, then N: N + 100 profiled
 timed() { local a b; a=$(now); "$@"; b=$(now); sub "$a" "$b"; }
-for r in 1 2; do
-	s1=$(timed coll metrics "lo_s100_$r" "$LO" 100)
-	s4=$(timed coll metrics "lo_s400_$r" "$LO" 400)
-	row "session, 1-block kernel, run $r: 200 launches ${s1} s, 500 launches ${s4} s, per profiled launch $(per "$s1" "$s4" 300) ms"
+# timed_ncu TAG ARGS...: ncu's output to OUT/TAG.txt, the wall time on stdout
+timed_ncu() { local a b t=$1; shift; a=$(now); "$NCU" "$@" >"$OUT/$t.txt" 2>&1; b=$(now); sub "$a" "$b"; }
+for r in 1 2 3; do
+	for bt in 128 1024; do
+		s1=$(timed coll metrics "lo_${bt}_100_$r" env KGATE_PROFILE_BATCH=$bt "$LO" 100)
+		s4=$(timed coll metrics "lo_${bt}_400_$r" env KGATE_PROFILE_BATCH=$bt "$LO" 400)
+		row "session, batches of $bt, 1-block kernel, run $r: 200 launches ${s1} s, 500 launches ${s4} s, per profiled launch $(per "$s1" "$s4" 300) ms"
+	done
+	n1=$(timed_ncu "ncu_lo1_$r" --clock-control none --metrics gpu__time_duration.sum "$LO" 1)
+	n2=$(timed_ncu "ncu_lo300_$r" --clock-control none --metrics gpu__time_duration.sum "$LO" 300)
+	row "ncu, one metric, run $r: 101 launches ${n1} s, 400 launches ${n2} s, per profiled launch $(per "$n1" "$n2" 299) ms"
 done
-b1=$(timed coll metrics lo_b100 env KGATE_PROFILE_BATCH=1024 "$LO" 100)
-b4=$(timed coll metrics lo_b400 env KGATE_PROFILE_BATCH=1024 "$LO" 400)
-row "session, one batch of up to 1024 ranges: 200 launches ${b1} s, 500 launches ${b4} s, per profiled launch $(per "$b1" "$b4" 300) ms"
 k1=$(timed coll metrics lo_k30 env KGATE_SESSION=0 "$LO" 30)
 k2=$(timed coll metrics lo_k90 env KGATE_SESSION=0 "$LO" 90)
 row "kernel replay (KGATE_SESSION=0): 130 launches ${k1} s, 190 launches ${k2} s, per profiled launch $(per "$k1" "$k2" 60) ms"
-n1=$(timed "$NCU" --clock-control none --metrics gpu__time_duration.sum "$LO" 1 >"$OUT/ncu_lo1.txt" 2>&1)
-n2=$(timed "$NCU" --clock-control none --metrics gpu__time_duration.sum "$LO" 300 >"$OUT/ncu_lo300.txt" 2>&1)
-row "ncu, one metric: 101 launches ${n1} s, 400 launches ${n2} s, per profiled launch $(per "$n1" "$n2" 299) ms"
-n3=$(timed "$NCU" --clock-control none --metrics "$DEFAULT_SET" "$LO" 300 >"$OUT/ncu_lo300d.txt" 2>&1)
-row "ncu, the default set: 400 launches ${n3} s, per launch beyond its 101-launch one-metric run $(per "$n1" "$n3" 299) ms"
+n3=$(timed_ncu ncu_lo300d --clock-control none --metrics "$DEFAULT_SET" "$LO" 300)
+row "ncu, the default set: 400 launches ${n3} s, per launch beyond the last 101-launch one-metric run $(per "$n1" "$n3" 299) ms"
 coll metrics lo_debug env KGATE_DEBUG=1 "$LO" 400
 python3 - "$OUT/lo_debug.stderr" <<'PYEOF' | tee -a "$TABLE"
 import re, statistics, sys
@@ -160,23 +163,24 @@ row "KGATE_LAUNCH_COUNT=3: $(grep -c '"type":"kernel"' "$f") records, $(grep -c 
 ms() { sed -n 's/.*mean_ms=\([0-9.]*\) wall_ms=\([0-9.]*\).*/\1 \2/p'; }
 p=$(python3 "$TS" --model encoder --iters 20 2>&1 | ms)
 row "encoder step, bare: ${p// / ms event, } ms wall per step"
-for it in 3 13; do
-	a=$(now)
-	coll metrics "enc_$it" python3 "$TS" --model encoder --iters $it
-	b=$(now)
-	eval "w$it=$(sub "$a" "$b")"
-	f=$(rec "enc_$it")
-	row "encoder step, every kernel profiled, $it steps (+2 warm-up): $(ms <"$OUT/enc_$it.stdout") ms event/wall per step, $(sub "$a" "$b") s wall, $(grep -c '"type":"kernel"' "$f") records, $(grep -c '"smsp__inst_executed.sum":[0-9]' "$f") with counters"
+for bt in 128 1024 128; do
+	coll metrics "enc_$bt" env KGATE_PROFILE_BATCH=$bt python3 "$TS" --model encoder --iters 13
+	f=$(rec "enc_$bt")
+	row "encoder step, every kernel profiled, batches of $bt, 13 steps (+2 warm-up): $(ms <"$OUT/enc_$bt.stdout") ms event/wall per step, $(grep -c '"type":"kernel"' "$f") records, $(grep -c '"smsp__inst_executed.sum":[0-9]' "$f") with counters"
 done
-row "encoder step, every kernel profiled: $(awk -v a="$w3" -v b="$w13" 'BEGIN { printf "%.3f", (b - a) / 10 }') s per step (13 - 3 steps, wall)"
+coll trace enc_trace python3 "$TS" --model encoder --iters 5
+f=$(rec enc_trace)
+row "encoder step, trace mode: $(grep -c '"type":"kernel"' "$f") records, $(grep -c '"nvtx":' "$f") with an NVTX path, $(grep -c '"nvtx_from":"main_thread"' "$f") of them the main thread's, $(grep -c '"nvtx":"step/backward","nvtx_from"' "$f") in step/backward"
 coll trace torch_trace python3 "$TTS" 5 8192 1024
 coll metrics torch_sess env KGATE_DEBUG=1 python3 "$TTS" 5 8192 1024
-"$NCU" --clock-control none --cache-control none --metrics "$DEFAULT_SET" --force-overwrite -o "$OUT/ncu_torch" \
-	python3 "$TTS" 5 8192 1024 >"$OUT/ncu_torch.stdout" 2>&1 &&
-	"$NCU" --import "$OUT/ncu_torch.ncu-rep" --csv --page raw --print-units base --print-kernel-base mangled \
-		>"$OUT/ncu_torch.csv" 2>>"$OUT/ncu_torch.stdout"
-python3 "$COMPARE" metrics "$(rec torch_sess)" "$OUT/ncu_torch.csv" "$(rec torch_trace)" "$DEFAULT_SET" 2>&1 |
-	sed 's/^/torch vs ncu: /' | cut -c1-220 | tee -a "$TABLE"
+for r in 1 2; do
+	"$NCU" --clock-control none --cache-control none --metrics "$DEFAULT_SET" --force-overwrite -o "$OUT/ncu_torch$r" \
+		python3 "$TTS" 5 8192 1024 >"$OUT/ncu_torch$r.stdout" 2>&1 &&
+		"$NCU" --import "$OUT/ncu_torch$r.ncu-rep" --csv --page raw --print-units base --print-kernel-base mangled \
+			>"$OUT/ncu_torch$r.csv" 2>>"$OUT/ncu_torch$r.stdout"
+done
+python3 "$COMPARE" metrics "$(rec torch_sess)" "$OUT/ncu_torch1.csv" "$(rec torch_trace)" "$DEFAULT_SET" "$OUT/ncu_torch2.csv" 2>&1 |
+	sed 's/^/torch vs ncu: /' | cut -c1-300 | tee -a "$TABLE"
 row "collector messages (count, first 12):"
 cat "$OUT"/*.stderr 2>/dev/null | grep '^kgate-collector: ' | sort | uniq -c | sort -rn | head -12 | cut -c1-200 | tee -a "$TABLE"
 echo
