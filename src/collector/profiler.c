@@ -1,14 +1,36 @@
 /*
  * profiler.c: metrics mode, the CUPTI 13 Range Profiler.
  *
- * One range per selected kernel launch: Auto range with kernel replay,
- * cuptiRangeProfilerStart in the launch callback's enter and Stop, Decode
- * and Evaluate in its exit, so each range is exactly one launch whose
- * ordinal, name and NVTX path the callback knows (auto-range names are only
- * numbers).  Start..Stop pairs are serialized by one lock held from enter to
- * exit, since the profiler object is per context and the ranges must not
- * interleave between threads.  (User ranges with kernel replay are reported
- * to fail in SetConfig, and CUPTI numbers auto ranges itself; so Auto range.)
+ * One auto range per kernel launch, so that each range is exactly one
+ * launch whose ordinal, name and NVTX path the launch callback knows
+ * (auto-range names are only numbers): the i-th range of the counter data
+ * image is the i-th launch recorded as pending.  Two ways:
+ *
+ * - A one-pass set (the default set on GH100): one long session per context
+ *   with user replay (one pass needs no replay).  The first selected launch
+ *   starts it; every kernel launched while it is open makes a range, so
+ *   every launch of the process holds the profiler's lock from its API entry
+ *   to its exit while a session may be open (ranges in launch order, across
+ *   threads).  The session stops, and its ranges are decoded and evaluated,
+ *   when a batch is full (KGATE_PROFILE_BATCH, default 512), when the filter
+ *   can select no more launches, at a capture's begin, a graph launch, a
+ *   reset or context destruction, and at exit; the next selected launch
+ *   starts it again.  Launches the filter leaves out that come while it is
+ *   open keep only their range's duration.  Measured on an H200 (CUPTI
+ *   13.0): about 1 ms a launch against 17 ms with kernel replay, the same
+ *   instruction counts as ncu, two threads launching at once matched.  Kernel
+ *   activity records are off while a session is open (with them on, CUPTI
+ *   adds about 8 instructions a warp to every kernel of a user-replay range):
+ *   such a launch's record is built from its callback and its range.
+ *   KGATE_SESSION=0 keeps kernel replay for one-pass sets.
+ * - A multi-pass set: kernel replay, cuptiRangeProfilerStart in the launch
+ *   callback's enter and Stop in its exit (CUPTI replays the kernel inside
+ *   the launch call), decoded in batches (default 128).  A launch from a
+ *   thread other than the one that enabled the profiler first decodes what
+ *   is waiting and is decoded on its own (with two threads launching at once
+ *   ranges went missing): a missing range is an error record
+ *   ("range_missing"), never a value matched to the wrong launch.  The
+ *   Activity API stays on, for timestamps and launch configuration.
  *
  * Selection (KGATE_KERNELS, KGATE_LAUNCH_SKIP, KGATE_LAUNCH_COUNT) follows
  * ncu's -k / --launch-skip / --launch-count: skip and count apply to the
@@ -17,29 +39,10 @@
  * demangled name; __cxa_demangle is used when the process has it (C++ and
  * PyTorch processes do), else the mangled name is matched.
  *
- * Replay: kernel replay for every set, also of one pass.  User replay was
- * measured on an H200 (CUPTI 13.0.1) for single-pass sets: no cheaper (17
- * ms a launch either way), about 2^22 more instructions in every range
- * than ncu counts for the same launch, and a crash with two threads
- * launching at once; so it is not used.
- *
- * Threads: with two threads launching at once on two streams, the ranges
- * of one of them went missing on an H200 (single-pass set) and a stream
- * capture begun next failed (docs/collector.md); with one thread profiled,
- * or two one after the other, all was well, and waiting for the context's
- * work at each change of launching thread did not help.  A launch from a
- * thread other than the one that enabled the profiler first decodes what
- * is waiting and is decoded on its own: a missing range is then an error
- * record ("range_missing") for that launch, never a value matched to the
- * wrong launch.
- *
  * Application replay (KGATE_REPLAY=application): the metric set is split
  * into groups that are one pass each (metrics_split), the runner runs the
- * process once per group and KGATE_PASS picks this run's group.
- *
- * The Activity API stays on in metrics mode, so every kernel still gets its
- * timestamps and launch configuration; the profiler's values join them in
- * launch.c.  Nothing in the 13.0 headers forbids the two together.
+ * process once per group and KGATE_PASS picks this run's group (kernel
+ * replay of that one pass).
  */
 #include "profiler.h"
 
@@ -68,6 +71,12 @@
  * counter data image holds PROF_SLACK more, so that a launch that makes
  * CUPTI count an extra range is seen (then values cannot be matched). */
 #define PROF_BATCH_DEFAULT 128
+/* A session's default: on an H200 (docs/PERFORMANCE.md) 512 ranges a batch
+ * cost 0.9 ms a launch against 1.1 ms with 128 (the stop, evaluation and
+ * restart of each batch spread over more launches), for 0.35 s more at the
+ * first start, whose cost grows with the image (0.26-0.37 s for 132 ranges,
+ * 0.61-0.64 s for 516, 1.2-1.3 s for 1028). */
+#define PROF_SESSION_BATCH_DEFAULT 512
 #define PROF_BATCH_MAX 1024
 #define PROF_SLACK 4
 
@@ -134,6 +143,7 @@ static int prof_errs_launch;
 static int prof_split_done;
 static size_t prof_batch = PROF_BATCH_DEFAULT; /* ranges per decode */
 static size_t prof_cap = PROF_BATCH_DEFAULT + PROF_SLACK; /* ranges in the image */
+static int prof_batch_set; /* KGATE_PROFILE_BATCH given */
 static int prof_session_ok = 1; /* KGATE_SESSION: 0 keeps kernel replay for one-pass sets */
 static int prof_any_session;    /* some context profiles in a session */
 static int prof_n_open;         /* sessions open now */
@@ -264,7 +274,7 @@ int profiler_init(void)
 			coll_error("bad_config", -1, "KGATE_PROFILE_BATCH='%s' is not 1..%d; using %d",
 				   b, PROF_BATCH_MAX, PROF_BATCH_DEFAULT);
 		else
-			prof_batch = (size_t)v;
+			prof_batch = (size_t)v, prof_batch_set = 1;
 	}
 	prof_cap = prof_batch + PROF_SLACK;
 	const char *ss = getenv("KGATE_SESSION");
@@ -366,6 +376,10 @@ static void prof_session_setup_locked(struct prof_ctx *pc)
 	}
 	pc->session = 1;
 	prof_any_session = 1;
+	if (!prof_batch_set && !pc->enabled) {
+		prof_batch = PROF_SESSION_BATCH_DEFAULT;
+		prof_cap = prof_batch + PROF_SLACK;
+	}
 	coll_cfg.replay_user = 1;
 }
 

@@ -56,6 +56,30 @@ rec() { ls "$OUT/$1".*.jsonl 2>/dev/null | head -1; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader >"$OUT/gpu.txt" 2>&1
 row "gpu: $(cat "$OUT/gpu.txt"); ncu: $("$NCU" --version 2>/dev/null | tail -1)"
 
+# ---- 0. SWEEP=1: the batch size alone ------------------------------------
+# For each batch size (BATCHES): the 1-block kernel at 100 launches (the
+# process's wall time: the fixed cost) and at 400 (the program's own time
+# per launch between two synchronizations), with the collector's timings;
+# then the encoder step.  Nothing else runs.
+if [ -n "${SWEEP:-}" ]; then
+	for r in 1 2; do
+		for bt in ${BATCHES:-128 256 512 1024}; do
+			t0=$(now)
+			coll metrics "sw_${bt}_$r" env KGATE_PROFILE_BATCH=$bt KGATE_DEBUG=1 "$LO" 100
+			w=$(sub "$t0" "$(now)")
+			st=$(grep -o 'session started (start [0-9.]*' "$OUT/sw_${bt}_$r.stderr" | head -1 | grep -o '[0-9.]*$')
+			coll metrics "sl_${bt}_$r" env KGATE_PROFILE_BATCH=$bt "$LO" 400
+			row "batch $bt, run $r: 100 launches, process wall ${w} s, first session start ${st} ms; 400 launches: $(cat "$OUT/sl_${bt}_$r.stdout")"
+		done
+	done
+	ms() { sed -n 's/.*mean_ms=\([0-9.]*\) wall_ms=\([0-9.]*\).*/\1 \2/p'; }
+	for bt in ${BATCHES:-128 256 512 1024}; do
+		coll metrics "enc_$bt" env KGATE_PROFILE_BATCH=$bt python3 "$TS" --model encoder --iters 13
+		row "encoder step, every kernel profiled, batches of $bt: $(ms <"$OUT/enc_$bt.stdout") ms event/wall per step"
+	done
+	exit 0
+fi
+
 # ---- 1. per profiled launch ----------------------------------------------
 # launch_overhead N launches 100 warm-up kernels, then N: N + 100 profiled
 timed() { local a b; a=$(now); "$@"; b=$(now); sub "$a" "$b"; }
