@@ -52,7 +52,7 @@ coll() { # mode tag cmd...
 		KGATE_MODE="$mode" KGATE_METRICS="$DEFAULT_SET" KGATE_RECORDS="$OUT/$tag.%p.jsonl" "$@" \
 		>"$OUT/$tag.stdout" 2>"$OUT/$tag.stderr"
 }
-rec() { ls "$OUT/$1".*.jsonl 2>/dev/null | head -1; }
+rec() { find "$OUT" -maxdepth 1 -name "$1.*.jsonl" | head -1; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader >"$OUT/gpu.txt" 2>&1
 row "gpu: $(cat "$OUT/gpu.txt"); ncu: $("$NCU" --version 2>/dev/null | tail -1)"
 
@@ -65,16 +65,16 @@ if [ -n "${SWEEP:-}" ]; then
 	for r in 1 2; do
 		for bt in ${BATCHES:-128 256 512 1024}; do
 			t0=$(now)
-			coll metrics "sw_${bt}_$r" env KGATE_PROFILE_BATCH=$bt KGATE_DEBUG=1 "$LO" 100
+			coll metrics "sw_${bt}_$r" env KGATE_PROFILE_BATCH="$bt" KGATE_DEBUG=1 "$LO" 100
 			w=$(sub "$t0" "$(now)")
 			st=$(grep -o 'session started (start [0-9.]*' "$OUT/sw_${bt}_$r.stderr" | head -1 | grep -o '[0-9.]*$')
-			coll metrics "sl_${bt}_$r" env KGATE_PROFILE_BATCH=$bt "$LO" 400
+			coll metrics "sl_${bt}_$r" env KGATE_PROFILE_BATCH="$bt" "$LO" 400
 			row "batch $bt, run $r: 100 launches, process wall ${w} s, first session start ${st} ms; 400 launches: $(cat "$OUT/sl_${bt}_$r.stdout")"
 		done
 	done
 	ms() { sed -n 's/.*mean_ms=\([0-9.]*\) wall_ms=\([0-9.]*\).*/\1 \2/p'; }
 	for bt in ${BATCHES:-128 256 512 1024}; do
-		coll metrics "enc_$bt" env KGATE_PROFILE_BATCH=$bt python3 "$TS" --model encoder --iters 13
+		coll metrics "enc_$bt" env KGATE_PROFILE_BATCH="$bt" python3 "$TS" --model encoder --iters 13
 		row "encoder step, every kernel profiled, batches of $bt: $(ms <"$OUT/enc_$bt.stdout") ms event/wall per step"
 	done
 	exit 0
@@ -87,8 +87,8 @@ timed() { local a b; a=$(now); "$@"; b=$(now); sub "$a" "$b"; }
 timed_ncu() { local a b t=$1; shift; a=$(now); "$NCU" "$@" >"$OUT/$t.txt" 2>&1; b=$(now); sub "$a" "$b"; }
 for r in 1 2 3; do
 	for bt in 128 1024; do
-		s1=$(timed coll metrics "lo_${bt}_100_$r" env KGATE_PROFILE_BATCH=$bt "$LO" 100)
-		s4=$(timed coll metrics "lo_${bt}_400_$r" env KGATE_PROFILE_BATCH=$bt "$LO" 400)
+		s1=$(timed coll metrics "lo_${bt}_100_$r" env KGATE_PROFILE_BATCH="$bt" "$LO" 100)
+		s4=$(timed coll metrics "lo_${bt}_400_$r" env KGATE_PROFILE_BATCH="$bt" "$LO" 400)
 		row "session, batches of $bt, 1-block kernel, run $r: 200 launches ${s1} s, 500 launches ${s4} s, per profiled launch $(per "$s1" "$s4" 300) ms"
 	done
 	n1=$(timed_ncu "ncu_lo1_$r" --clock-control none --metrics gpu__time_duration.sum "$LO" 1)
@@ -188,7 +188,7 @@ ms() { sed -n 's/.*mean_ms=\([0-9.]*\) wall_ms=\([0-9.]*\).*/\1 \2/p'; }
 p=$(python3 "$TS" --model encoder --iters 20 2>&1 | ms)
 row "encoder step, bare: ${p// / ms event, } ms wall per step"
 for bt in 128 1024 128; do
-	coll metrics "enc_$bt" env KGATE_PROFILE_BATCH=$bt python3 "$TS" --model encoder --iters 13
+	coll metrics "enc_$bt" env KGATE_PROFILE_BATCH="$bt" python3 "$TS" --model encoder --iters 13
 	f=$(rec "enc_$bt")
 	row "encoder step, every kernel profiled, batches of $bt, 13 steps (+2 warm-up): $(ms <"$OUT/enc_$bt.stdout") ms event/wall per step, $(grep -c '"type":"kernel"' "$f") records, $(grep -c '"smsp__inst_executed.sum":[0-9]' "$f") with counters"
 done
