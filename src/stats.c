@@ -132,6 +132,7 @@ struct nulldist {
 	double span;            /* lattice span of U2 */
 	double s0, kss0, k0;    /* the null saddlepoint (t = 0) */
 	double offset;          /* U2 = S2 - offset, S2 the centred score sum */
+	double sd2;             /* standard deviation of U2 */
 	double u2min, u2max;    /* attainable U2 range */
 	double a2;              /* level of the cached critical values */
 	long c_hi, c_lo;        /* -1: none at that level */
@@ -366,6 +367,12 @@ static void dist_saddle(struct nulldist *d)
 		before += d->g[i];
 	}
 	d->span = g ? (double)g : 1.0;
+	double tsum = 0, dN = (double)N;
+	for (size_t i = 0; i < G; i++) {
+		double t = (double)d->g[i];
+		tsum += t * t * t - t;
+	}
+	d->sd2 = 2 * sqrt((double)n * (double)m / 12.0 * ((dN + 1) - tsum / (dN * (dN - 1))));
 	/* S2 (centred) = sum over y of a = U2 + m(m+1) - m(N+1) */
 	d->offset = (double)m * (double)(m + 1) - (double)m * mean;
 	/* attainable range: the m lowest and the m highest scores */
@@ -427,7 +434,14 @@ static double saddle_upper(const struct nulldist *d, double sign, double tau, do
 	if (tau > hi - eps)
 		return exp(cnt_l - lchoose(N, (double)m));
 	double tc = tau - d->span / 2;
+	/* Hoeffding's bound (it holds for sampling without replacement): far
+	 * enough out the tail is 0 in doubles, and Newton need not go there */
+	double amin = sign > 0 ? d->a[0] : -d->a[G - 1], amax = sign > 0 ? d->a[G - 1] : -d->a[0];
+	if (tc > 0 && -2 * tc * tc / ((double)m * (amax - amin) * (amax - amin)) < -745)
+		return 0;
 	double s = st[0], t = st[1];
+	if (t == 0 && d->sd2 > 0) /* start from the normal tilt */
+		t = tc / (d->sd2 * d->sd2);
 	double kss = 0, kst = 0, ktt = 0;
 	for (int it = 0; it < 100; it++) {
 		double ks = 0, kt = 0;
@@ -449,8 +463,8 @@ static double saddle_upper(const struct nulldist *d, double sign, double tau, do
 			lam /= 2;
 		s -= lam * ds;
 		t -= lam * dt;
-		if (fabs(g1) < 1e-10 * N && fabs(g2) < 1e-9 * (1 + fabs(tc)) && lam == 1)
-			break;
+		if (lam == 1 && fabs(ds) < 1e-9 && fabs(dt) * N * d->span < 1e-9)
+			break; /* quadratic convergence: the point is good to 1e-18 */
 	}
 	st[0] = s;
 	st[1] = t;
@@ -532,6 +546,41 @@ static struct nulldist *dist_get(size_t n, size_t m, const size_t *g, size_t ng)
 	return d;
 }
 
+/* The edge of {k : P(k) <= a2} on the lattice k = 0..K of U2 values,
+ * P the upper tail (decreasing in k) or the lower one (increasing), from
+ * the bracket P(bad) > a2 >= P(good) until |good - bad| = 1.  Probes are
+ * Newton steps on log P, whose slope is the saddlepoint's tilt, while they
+ * fall inside the bracket (two or three evaluations from the normal
+ * quantile), bisection otherwise. */
+static double crit_saddle(struct nulldist *d, double a2, int upper, double bad, double good)
+{
+	double st[2] = {d->s0, 0}, la = log(a2);
+	double zl = 0, zh = 40; /* the normal quantile: 0.5 erfc(z / sqrt 2) = a2 */
+	for (int i = 0; i < 60; i++) {
+		double z = (zl + zh) / 2;
+		if (0.5 * erfc(z / sqrt(2.0)) > a2) zl = z; else zh = z;
+	}
+	double mean = (double)d->n * (double)d->m;
+	double probe = (mean + (upper ? zh : -zh) * d->sd2 - d->u2min) / d->span;
+	for (int it = 0; fabs(good - bad) > 1; it++) {
+		double lo = fmin(bad, good), hi = fmax(bad, good), k = round(probe);
+		if (!(k > lo && k < hi) || it > 12)
+			k = floor((lo + hi) / 2);
+		double u = d->u2min + k * d->span;
+		double P = upper ? dist_upper(d, u, st) : dist_lower(d, u, st);
+		int ok = P <= a2;
+		if (ok) good = k; else bad = k;
+		double slope = (upper ? -1 : 1) * st[1] * d->span;
+		probe = NAN;
+		if (P > 0 && slope != 0 && isfinite(slope)) {
+			probe = k + (la - log(P)) / slope;
+			if (fabs(probe - k) < 1) /* next to the edge: its neighbour */
+				probe = k + ((ok == upper) ? -1 : 1);
+		}
+	}
+	return good;
+}
+
 /* c_hi: the least attainable U2 with P(U2 >= c_hi) <= a2; c_lo: the largest
  * with P(U2 <= c_lo) <= a2; -1 where there is none. */
 static void dist_crit(struct nulldist *d, double a2)
@@ -551,31 +600,12 @@ static void dist_crit(struct nulldist *d, double a2)
 	}
 	double K = floor((d->u2max - d->u2min) / d->span + 0.5);
 	double st[2] = {d->s0, 0};
-	/* upper: smallest k with P(U2 >= u2min + k span) <= a2 */
-	if (dist_upper(d, d->u2max, st) <= a2) {
-		double lo = 0, hi = K; /* P(lo) > a2 (k = 0 gives 1), P(hi) <= a2 */
-		while (hi - lo > 1) {
-			double mid = floor((lo + hi) / 2);
-			if (dist_upper(d, d->u2min + mid * d->span, st) <= a2)
-				hi = mid;
-			else
-				lo = mid;
-		}
-		d->c_hi = (long)llround(d->u2min + hi * d->span);
-	}
+	if (dist_upper(d, d->u2max, st) <= a2)
+		d->c_hi = (long)llround(d->u2min + crit_saddle(d, a2, 1, 0, K) * d->span);
 	st[0] = d->s0;
 	st[1] = 0;
-	if (dist_lower(d, d->u2min, st) <= a2) {
-		double lo = 0, hi = K; /* P(lo) <= a2, P(hi) = 1 > a2 */
-		while (hi - lo > 1) {
-			double mid = floor((lo + hi) / 2);
-			if (dist_lower(d, d->u2min + mid * d->span, st) <= a2)
-				lo = mid;
-			else
-				hi = mid;
-		}
-		d->c_lo = (long)llround(d->u2min + lo * d->span);
-	}
+	if (dist_lower(d, d->u2min, st) <= a2)
+		d->c_lo = (long)llround(d->u2min + crit_saddle(d, a2, 0, K, 0) * d->span);
 }
 
 /* ---- order statistics of the pairwise differences ---- */
@@ -589,46 +619,73 @@ static uint64_t rng_next(uint64_t *s)
 }
 
 /* The k-th smallest (1-based) of y[j] - x[i], x and y sorted ascending,
- * without forming them: row i's candidates are j in [L[i], R[i]); a random
- * candidate is the pivot, two monotone sweeps count the differences below
- * and at it, and the rows are narrowed until few candidates are left. */
-static double diff_select(const double *x, size_t n, const double *y, size_t m, size_t k)
+ * without forming them (Johnson and Mizoguchi's selection): row i's
+ * candidates are j in [L[i], R[i]); a pivot value is chosen, two monotone
+ * sweeps count the differences under it and at it, and the rows are
+ * narrowed to the side that holds rank k, until few candidates are left.
+ * Pivots interpolate the rank within the candidates' range (the counts are
+ * close to linear there, so a few sweeps do), alternating with a random
+ * candidate whenever a sweep did not halve them.  With next, also the
+ * (k+1)-th. */
+static double diff_select(const double *x, size_t n, const double *y, size_t m, size_t k,
+			  double *next)
 {
-	size_t *L = xmalloc(n * sizeof *L), *R = xmalloc(n * sizeof *R);
+	size_t *L = xmalloc(4 * n * sizeof *L), *R = L + n, *P = L + 2 * n, *Q = L + 3 * n;
 	for (size_t i = 0; i < n; i++) {
 		L[i] = 0;
 		R[i] = m;
 	}
 	uint64_t seed = 0x9e3779b97f4a7c15ull ^ (uint64_t)k;
-	size_t below = 0; /* differences known to be under every candidate */
-	double result = NAN;
+	size_t below = 0, C = n * m, lastC = (size_t)-1;
+	double result = NAN, second = NAN;
 	for (;;) {
-		size_t C = 0;
-		for (size_t i = 0; i < n; i++)
-			C += R[i] - L[i];
 		if (C <= n + m + 64) {
-			double *c = xmalloc((C ? C : 1) * sizeof *c);
+			size_t want = next ? 2 : 1;
+			double *c = xmalloc((C + 1) * sizeof *c);
 			size_t q = 0;
 			for (size_t i = 0; i < n; i++)
 				for (size_t j = L[i]; j < R[i]; j++)
 					c[q++] = y[j] - x[i];
 			qsort(c, C, sizeof *c, cmp_double);
-			result = C ? c[k - below - 1] : NAN;
+			result = c[k - below - 1];
+			if (want == 2) {
+				if (k - below < C) {
+					second = c[k - below];
+				} else { /* the least difference right of the candidates */
+					second = INFINITY;
+					for (size_t i = 0; i < n; i++)
+						if (R[i] < m && y[R[i]] - x[i] < second)
+							second = y[R[i]] - x[i];
+				}
+			}
 			free(c);
 			break;
 		}
-		size_t r = (size_t)(rng_next(&seed) % C), pi = 0;
-		while (r >= R[pi] - L[pi]) {
-			r -= R[pi] - L[pi];
-			pi++;
+		double v;
+		if (C * 2 <= lastC) { /* interpolate */
+			double cmin = INFINITY, cmax = -INFINITY;
+			for (size_t i = 0; i < n; i++)
+				if (L[i] < R[i]) {
+					if (y[L[i]] - x[i] < cmin) cmin = y[L[i]] - x[i];
+					if (y[R[i] - 1] - x[i] > cmax) cmax = y[R[i] - 1] - x[i];
+				}
+			v = cmin + (cmax - cmin) * ((double)(k - below) - 0.5) / (double)C;
+		} else {
+			size_t r = (size_t)(rng_next(&seed) % C), pi = 0;
+			while (r >= R[pi] - L[pi]) {
+				r -= R[pi] - L[pi];
+				pi++;
+			}
+			v = y[L[pi] + r] - x[pi];
 		}
-		double v = y[L[pi] + r] - x[pi];
-		/* lt: j with y[j] - x[i] < v; le: <= v; both grow with i */
+		lastC = C;
+		/* P[i]: j with y[j] - x[i] < v; Q[i]: <= v; both grow with i */
 		size_t lt = 0, le = 0, nlt = 0, nle = 0;
-		size_t *P = xmalloc(n * sizeof *P), *Q = xmalloc(n * sizeof *Q);
 		for (size_t i = 0; i < n; i++) {
 			while (lt < m && y[lt] - x[i] < v)
 				lt++;
+			if (le < lt)
+				le = lt;
 			while (le < m && y[le] - x[i] <= v)
 				le++;
 			P[i] = lt;
@@ -637,12 +694,21 @@ static double diff_select(const double *x, size_t n, const double *y, size_t m, 
 			nle += le;
 		}
 		if (k > nlt && k <= nle) {
-			free(P);
-			free(Q);
 			result = v;
+			if (next) {
+				if (k < nle) {
+					second = v;
+				} else {
+					second = INFINITY;
+					for (size_t i = 0; i < n; i++)
+						if (Q[i] < m && y[Q[i]] - x[i] < second)
+							second = y[Q[i]] - x[i];
+				}
+			}
 			break;
 		}
 		size_t nb = 0;
+		C = 0;
 		for (size_t i = 0; i < n; i++) {
 			if (k <= nlt) {
 				if (P[i] < R[i]) R[i] = P[i];
@@ -652,13 +718,13 @@ static double diff_select(const double *x, size_t n, const double *y, size_t m, 
 				if (R[i] < L[i]) R[i] = L[i];
 			}
 			nb += L[i];
+			C += R[i] - L[i];
 		}
 		below = nb;
-		free(P);
-		free(Q);
 	}
 	free(L);
-	free(R);
+	if (next)
+		*next = second;
 	return result;
 }
 
@@ -666,8 +732,9 @@ static double hl_sorted(const double *x, size_t n, const double *y, size_t m)
 {
 	size_t nm = n * m;
 	if (nm % 2)
-		return diff_select(x, n, y, m, nm / 2 + 1);
-	return (diff_select(x, n, y, m, nm / 2) + diff_select(x, n, y, m, nm / 2 + 1)) / 2;
+		return diff_select(x, n, y, m, nm / 2 + 1, NULL);
+	double b, a = diff_select(x, n, y, m, nm / 2, &b);
+	return (a + b) / 2;
 }
 
 /* ---- the test and the interval ---- */
@@ -741,8 +808,8 @@ int stats_shift_test(const double *x0, size_t n, const double *y0, size_t m, dou
 		if (jh < 1) jh = 1;
 		if (jl > n * m) jl = n * m;
 		if (jh > n * m) jh = n * m;
-		out->lo = diff_select(x, n, y, m, jl);
-		out->hi = diff_select(x, n, y, m, jh);
+		out->lo = diff_select(x, n, y, m, jl, NULL);
+		out->hi = diff_select(x, n, y, m, jh, NULL);
 		if (clamp_lo && out->lo > 0)
 			out->lo = 0;
 		if (clamp_hi && out->hi < 0)
