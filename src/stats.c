@@ -43,19 +43,71 @@ static double *sorted_copy(const double *x, size_t n)
 {
 	double *s = xmalloc((n ? n : 1) * sizeof *s);
 	memcpy(s, x, n * sizeof *s);
-	qsort(s, n, sizeof *s, cmp_double);
+	size_t i = 1;
+	while (i < n && !(s[i] < s[i - 1]))
+		i++;
+	if (i < n) /* not sorted already */
+		qsort(s, n, sizeof *s, cmp_double);
 	return s;
+}
+
+/* The k-th smallest (0-based) of s[0..n), which it reorders (quickselect,
+ * median-of-three pivots). */
+static double select_kth(double *s, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n - 1;
+	while (hi > lo + 16) {
+		size_t mid = lo + (hi - lo) / 2;
+		double a = s[lo], b = s[mid], c = s[hi];
+		double pv = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+		size_t i = lo, j = hi;
+		while (i <= j) {
+			while (s[i] < pv) i++;
+			while (s[j] > pv) j--;
+			if (i <= j) {
+				double t = s[i]; s[i] = s[j]; s[j] = t;
+				i++;
+				if (j == 0)
+					break;
+				j--;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			return s[k];
+	}
+	for (size_t i = lo + 1; i <= hi; i++) { /* insertion sort of the rest */
+		double v = s[i];
+		size_t j = i;
+		while (j > lo && s[j - 1] > v) {
+			s[j] = s[j - 1];
+			j--;
+		}
+		s[j] = v;
+	}
+	return s[k];
 }
 
 double stats_percentile(const double *x, size_t n, double p)
 {
 	if (n == 0)
 		return NAN;
-	double *s = sorted_copy(x, n);
+	double *s = xmalloc(n * sizeof *s);
+	memcpy(s, x, n * sizeof *s);
 	double pos = p / 100.0 * (double)(n - 1);
 	size_t lo = (size_t)floor(pos);
 	size_t hi = lo + 1 < n ? lo + 1 : lo;
-	double r = s[lo] + (pos - (double)lo) * (s[hi] - s[lo]);
+	double a = select_kth(s, n, lo), b = a;
+	if (hi != lo) { /* the least of those above lo */
+		b = s[hi];
+		for (size_t i = hi + 1; i < n; i++)
+			if (s[i] < b)
+				b = s[i];
+	}
+	double r = a + (pos - (double)lo) * (b - a);
 	free(s);
 	return r;
 }

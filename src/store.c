@@ -928,8 +928,9 @@ static int same_text(const char *a, const unsigned char *b)
 /* One series while loading: its ids, and each value's (repeat, ordinal). */
 struct load_series {
 	int64_t b, n, k, m;
-	int64_t *key;           /* repeat << 32 | ordinal, per value */
+	int64_t *key;           /* repeat << 32 | ordinal, per value (when kept) */
 	int sorted;             /* values so far in (run, repeat, ordinal) order */
+	int64_t last;           /* the key of the last value */
 };
 
 struct load_map {
@@ -1052,36 +1053,42 @@ static void series_order(struct kg_series *x, int64_t *key)
 	}
 }
 
-int store_load_samples(struct kg_store *st, const int64_t *run_ids, size_t n_runs,
-		       struct kg_sampleset *out)
+#define LOAD_RESTART (-1)
+
+static int cmp_int64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* One pass over the runs' samples into out (ls: the series' ids).  Without
+ * keys, each series remembers only the (repeat, ordinal) of its last value,
+ * and the pass gives up (LOAD_RESTART) at the first value out of order,
+ * which kgate's own ingest never stores; with keys, every value's is kept
+ * and such series are put in order at the end. */
+static int load_pass(struct kg_store *st, const int64_t *run_ids, size_t n_runs, int with_keys,
+		     struct kg_sampleset *out, struct load_series **lsp)
 {
 	sqlite3_stmt *s;
-	size_t cap = 0, *vcap = NULL;
+	size_t cap = 0, *vcap = NULL, last = 0;
 	struct load_series *ls = NULL;
 	struct load_map map = { NULL, 0 };
 	int rc = KG_EXIT_PASS;
 
-	out->s = NULL;
-	out->n = 0;
-	if (n_runs == 0)
-		return KG_EXIT_PASS;
-	/*
-	 * A run's samples are contiguous (the samples_run index; each run is
-	 * appended in one transaction), read with their integer ids only and
-	 * grouped into series by a hash of the ids as they stream by: no join
-	 * and no ORDER BY, so SQLite never sorts (its sorter spilled the
-	 * joined names to temporary files).  The names are fetched once per
-	 * series afterwards and the series (not the samples) sorted by them.
-	 */
+	/* A run's rows are contiguous in rowid order (each run is appended in
+	 * one transaction): the range between its first and last rowid (two
+	 * lookups in samples_run) is walked along the table itself, and the
+	 * run filter keeps the answer right if they ever interleave ("+run":
+	 * not through the index, which would look every row up again). */
 	if (sqlite3_prepare_v2(st->db, "SELECT benchmark, nvtx, kernel, metric, repeat, ordinal, value"
-				       " FROM samples WHERE run = ?", -1, &s, NULL) != SQLITE_OK)
+				       " FROM samples WHERE id >= (SELECT min(id) FROM samples WHERE run = ?1)"
+				       " AND id <= (SELECT max(id) FROM samples WHERE run = ?1) AND +run = ?1",
+			       -1, &s, NULL) != SQLITE_OK)
 		return db_fail(st, "prepare");
 	for (size_t r = 0; r < n_runs && rc == KG_EXIT_PASS; r++) {
-		int step, dup = 0;
-		for (size_t q = 0; q < r && !dup; q++)
-			dup = run_ids[q] == run_ids[r];
-		if (dup)
-			continue;
+		int step;
+		if (r && run_ids[r] == run_ids[r - 1])
+			continue; /* asked twice (they are sorted) */
 		sqlite3_reset(s);
 		sqlite3_bind_int64(s, 1, run_ids[r]);
 		while ((step = sqlite3_step(s)) == SQLITE_ROW) {
@@ -1089,78 +1096,120 @@ int store_load_samples(struct kg_store *st, const int64_t *run_ids, size_t n_run
 				k = sqlite3_column_int64(s, 2), m = sqlite3_column_int64(s, 3);
 			int64_t key = (sqlite3_column_int64(s, 4) << 32) |
 				      (sqlite3_column_int64(s, 5) & 0xffffffff);
-			if (out->n * 2 >= map.mask) { /* grow and rehash */
-				size_t sz = map.mask ? 2 * (map.mask + 1) : 1024;
-				free(map.slot);
-				map.slot = xcalloc(sz, sizeof(*map.slot));
-				map.mask = sz - 1;
-				for (size_t i = 0; i < out->n; i++) {
-					size_t h = ids_hash(ls[i].b, ls[i].n, ls[i].k, ls[i].m) & map.mask;
-					while (map.slot[h])
-						h = (h + 1) & map.mask;
-					map.slot[h] = i + 1;
+			size_t i;
+			if (last && ls[last - 1].b == b && ls[last - 1].n == n && ls[last - 1].k == k &&
+			    ls[last - 1].m == m) {
+				i = last; /* rows of one series often come together */
+			} else {
+				if (out->n * 2 >= map.mask) { /* grow and rehash */
+					size_t sz = map.mask ? 2 * (map.mask + 1) : 1024;
+					free(map.slot);
+					map.slot = xcalloc(sz, sizeof(*map.slot));
+					map.mask = sz - 1;
+					for (size_t q = 0; q < out->n; q++) {
+						size_t h = ids_hash(ls[q].b, ls[q].n, ls[q].k, ls[q].m) & map.mask;
+						while (map.slot[h])
+							h = (h + 1) & map.mask;
+						map.slot[h] = q + 1;
+					}
 				}
-			}
-			size_t h = ids_hash(b, n, k, m) & map.mask, i;
-			while ((i = map.slot[h]) != 0 &&
-			       !(ls[i - 1].b == b && ls[i - 1].n == n && ls[i - 1].k == k && ls[i - 1].m == m))
-				h = (h + 1) & map.mask;
-			if (!i) {
-				if (out->n == cap) {
-					cap = cap ? cap * 2 : 64;
-					out->s = xrealloc(out->s, cap * sizeof(*out->s));
-					ls = xrealloc(ls, cap * sizeof(*ls));
-					vcap = xrealloc(vcap, cap * sizeof(*vcap));
+				size_t h = ids_hash(b, n, k, m) & map.mask;
+				while ((i = map.slot[h]) != 0 && !(ls[i - 1].b == b && ls[i - 1].n == n &&
+								   ls[i - 1].k == k && ls[i - 1].m == m))
+					h = (h + 1) & map.mask;
+				if (!i) {
+					if (out->n == cap) {
+						cap = cap ? cap * 2 : 64;
+						out->s = xrealloc(out->s, cap * sizeof(*out->s));
+						ls = xrealloc(ls, cap * sizeof(*ls));
+						vcap = xrealloc(vcap, cap * sizeof(*vcap));
+					}
+					i = ++out->n;
+					map.slot[h] = i;
+					memset(&out->s[i - 1], 0, sizeof(*out->s));
+					ls[i - 1] = (struct load_series){ b, n, k, m, NULL, 1, 0 };
+					vcap[i - 1] = 0;
 				}
-				i = ++out->n;
-				map.slot[h] = i;
-				memset(&out->s[i - 1], 0, sizeof(*out->s));
-				ls[i - 1] = (struct load_series){ b, n, k, m, NULL, 1 };
-				vcap[i - 1] = 0;
+				last = i;
 			}
 			struct kg_series *x = &out->s[i - 1];
 			struct load_series *l = &ls[i - 1];
+			if (x->n && (x->run_of[x->n - 1] > run_ids[r] ||
+				     (x->run_of[x->n - 1] == run_ids[r] && l->last > key))) {
+				l->sorted = 0;
+				if (!with_keys) {
+					rc = LOAD_RESTART;
+					break;
+				}
+			}
 			if (x->n == vcap[i - 1]) {
 				vcap[i - 1] = vcap[i - 1] ? vcap[i - 1] * 2 : 16;
 				x->v = xrealloc(x->v, vcap[i - 1] * sizeof(*x->v));
 				x->run_of = xrealloc(x->run_of, vcap[i - 1] * sizeof(*x->run_of));
-				l->key = xrealloc(l->key, vcap[i - 1] * sizeof(*l->key));
+				if (with_keys)
+					l->key = xrealloc(l->key, vcap[i - 1] * sizeof(*l->key));
 			}
-			if (x->n && (x->run_of[x->n - 1] > run_ids[r] ||
-				     (x->run_of[x->n - 1] == run_ids[r] && l->key[x->n - 1] > key)))
-				l->sorted = 0;
+			if (with_keys)
+				l->key[x->n] = key;
+			l->last = key;
 			x->v[x->n] = sqlite3_column_double(s, 6);
-			x->run_of[x->n] = run_ids[r];
-			l->key[x->n++] = key;
+			x->run_of[x->n++] = run_ids[r];
 		}
-		if (step != SQLITE_DONE)
+		if (rc == KG_EXIT_PASS && step != SQLITE_DONE)
 			rc = db_fail(st, "cannot read samples");
 	}
 	sqlite3_finalize(s);
 	free(map.slot);
 	free(vcap);
 	for (size_t i = 0; i < out->n; i++) {
-		if (!ls[i].sorted)
+		if (rc == KG_EXIT_PASS && !ls[i].sorted)
 			series_order(&out->s[i], ls[i].key);
 		free(ls[i].key);
 		ls[i].key = NULL;
 	}
+	*lsp = ls;
+	return rc;
+}
+
+int store_load_samples(struct kg_store *st, const int64_t *run_ids, size_t n_runs,
+		       struct kg_sampleset *out)
+{
+	struct load_series *ls = NULL;
+	int rc;
+
+	out->s = NULL;
+	out->n = 0;
+	if (n_runs == 0)
+		return KG_EXIT_PASS;
+	/*
+	 * The runs' samples are read with their integer ids only and grouped
+	 * into series by a hash of the ids as they stream by: no join and no
+	 * ORDER BY, so SQLite never sorts (its sorter spilled the joined names
+	 * to temporary files).  The names are fetched once per series
+	 * afterwards and the series (not the samples) sorted by them.
+	 */
+	int64_t *ids = xmalloc(n_runs * sizeof(*ids)); /* ascending: values in run order */
+	memcpy(ids, run_ids, n_runs * sizeof(*ids));
+	qsort(ids, n_runs, sizeof(*ids), cmp_int64);
+	rc = load_pass(st, ids, n_runs, 0, out, &ls);
+	if (rc == LOAD_RESTART) {
+		free(ls);
+		store_sampleset_free(out);
+		rc = load_pass(st, ids, n_runs, 1, out, &ls);
+	}
+	free(ids);
 	if (rc == KG_EXIT_PASS && out->n) {
 		/* by ids first, so that load_names() meets equal names in runs */
 		struct kg_series *tmp = xmalloc(out->n * sizeof(*tmp));
-		size_t *ord = xmalloc(out->n * sizeof(*ord));
 		struct load_series *sorted = xmalloc(out->n * sizeof(*sorted));
 		memcpy(sorted, ls, out->n * sizeof(*ls));
 		for (size_t i = 0; i < out->n; i++)
 			sorted[i].key = (int64_t *)(uintptr_t)i; /* carries the index */
 		qsort(sorted, out->n, sizeof(*sorted), series_id_cmp);
-		for (size_t i = 0; i < out->n; i++) {
-			ord[i] = (size_t)(uintptr_t)sorted[i].key;
-			tmp[i] = out->s[ord[i]];
-		}
+		for (size_t i = 0; i < out->n; i++)
+			tmp[i] = out->s[(size_t)(uintptr_t)sorted[i].key];
 		memcpy(out->s, tmp, out->n * sizeof(*tmp));
 		free(tmp);
-		free(ord);
 		rc = load_names(st, out->s, sorted, out->n);
 		free(sorted);
 		if (rc == KG_EXIT_PASS)

@@ -265,6 +265,27 @@ static void test_enum_vs_dp(void **state)
 			}
 }
 
+/* Percentiles by selection against sorting, with many ties and none. */
+static void test_percentile_select(void **state)
+{
+	(void)state;
+	unsigned seed = 13;
+	static double x[1000], s[1000];
+	for (int rep = 0; rep < 200; rep++) {
+		size_t n = 1 + lcg(&seed) % 1000;
+		unsigned levels = rep % 3 ? 5 : 100000;
+		for (size_t i = 0; i < n; i++)
+			x[i] = s[i] = (double)(lcg(&seed) % levels);
+		qsort(s, n, sizeof *s, cmpd);
+		double p = (double)(lcg(&seed) % 101);
+		double pos = p / 100.0 * (double)(n - 1);
+		size_t lo = (size_t)floor(pos), hi = lo + 1 < n ? lo + 1 : lo;
+		double want = s[lo] + (pos - (double)lo) * (s[hi] - s[lo]);
+		assert_float_equal(stats_percentile(x, n, p), want, 1e-9);
+		assert_float_equal(stats_median(x, n), stats_percentile(s, n, 50), 0);
+	}
+}
+
 /* Holm by sorting: many p-values against the definition. */
 static void test_holm_large(void **state)
 {
@@ -299,6 +320,7 @@ int main(void)
 		cmocka_unit_test(test_saddle_vs_exact),
 		cmocka_unit_test(test_enum_vs_dp),
 		cmocka_unit_test(test_holm_large),
+		cmocka_unit_test(test_percentile_select),
 	};
 	return cmocka_run_group_tests(t, NULL, NULL);
 }
