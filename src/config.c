@@ -848,8 +848,10 @@ static int check_metric(struct ctx *c, const struct ynode *n)
 		return 1;
 	/* The built-in thresholds name well-known metrics (the unit tests check
 	 * them against the host API's list); loading CUPTI's metric tables for
-	 * them would cost every check about 100 MB and 80 ms. */
-	v = c->trusted ? -1 : metricinfo_valid(METRIC_CHIP, n->str, &err);
+	 * them would cost every check about 100 MB and 80 ms.  Names confirmed
+	 * once are known from the collector's cache file from then on. */
+	v = c->trusted ? -1 : metricinfo_known(METRIC_CHIP, n->str) ? 1
+	    : metricinfo_valid(METRIC_CHIP, n->str, &err);
 	if (v == 1) {
 		buf_free(&err);
 		return 1;

@@ -120,9 +120,10 @@ static void compare_noisy(const struct kg_thresholds *t, const struct kg_metric_
 		for (size_t i = 0; i < nh; i++)
 			y[i] = -y[i];
 	}
-	double d = stats_hodges_lehmann(x, nb, y, nh), lo = NAN, hi = NAN;
-	int ci = stats_hl_ci(x, nb, y, nh, 1.0 - 2.0 * t->alpha, &lo, &hi);
-	r->p = stats_mwu_greater(x, nb, y, nh);
+	struct stats_shift st;
+	int ci = stats_shift_test(x, nb, y, nh, 1.0 - 2.0 * t->alpha, &st);
+	double d = st.shift, lo = st.lo, hi = st.hi;
+	r->p = st.p;
 	/* Back to relative changes: "measured" keeps the metric's sign,
 	 * "bad" is the size of the change in the worse direction. */
 	double sgn = flip ? -1.0 : 1.0, as = fabs(scale);

@@ -1060,13 +1060,256 @@ static int same_text(const char *a, const unsigned char *b)
 	return a && b && !strcmp(a, (const char *)b);
 }
 
+/* One series while loading: its ids, and each value's (repeat, ordinal). */
+struct load_series {
+	int64_t b, n, k, m;
+	int64_t *key;           /* repeat << 32 | ordinal, per value (when kept) */
+	int sorted;             /* values so far in (run, repeat, ordinal) order */
+	int64_t last;           /* the key of the last value */
+};
+
+struct load_map {
+	size_t *slot;           /* series index + 1; 0 empty */
+	size_t mask;
+};
+
+static uint64_t ids_hash(int64_t b, int64_t n, int64_t k, int64_t m)
+{
+	uint64_t h = (uint64_t)b * 0x9e3779b97f4a7c15ull;
+	h = (h ^ (uint64_t)n) * 0xc2b2ae3d27d4eb4full;
+	h = (h ^ (uint64_t)k) * 0x165667b19e3779f9ull;
+	h = (h ^ (uint64_t)m) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29);
+}
+
+/* Names of the ids the samples use, fetched by id (no join, no sort). */
+static int load_names(struct kg_store *st, struct kg_series *out, const struct load_series *ls,
+		      size_t n)
+{
+	static const char *const sql[] = {
+		"SELECT name FROM benchmarks WHERE id = ?",
+		"SELECT path FROM nvtx WHERE id = ?",
+		"SELECT mangled, demangled, base FROM kernels WHERE id = ?",
+		"SELECT name, unit, deterministic FROM metrics WHERE id = ?",
+	};
+	sqlite3_stmt *q[4] = { NULL, NULL, NULL, NULL };
+	int rc = KG_EXIT_PASS;
+
+	for (int t = 0; t < 4 && rc == KG_EXIT_PASS; t++)
+		if (sqlite3_prepare_v2(st->db, sql[t], -1, &q[t], NULL) != SQLITE_OK)
+			rc = db_fail(st, "prepare");
+	/* Consecutive series mostly share a benchmark, NVTX path and kernel:
+	 * each name is fetched once per run of equal ids and shared. */
+	for (size_t i = 0; i < n && rc == KG_EXIT_PASS; i++) {
+		struct kg_series *x = &out[i];
+		const struct load_series *l = &ls[i], *p = i ? &ls[i - 1] : NULL;
+		int64_t id[4] = { l->b, l->n, l->k, l->m };
+		int same[4] = { p && p->b == l->b, p && p->n == l->n, p && p->k == l->k, 0 };
+		for (int t = 0; t < 4 && rc == KG_EXIT_PASS; t++) {
+			if (same[t]) {
+				const struct kg_series *y = &out[i - 1];
+				if (t == 0) x->benchmark = xstrdup(y->benchmark);
+				if (t == 1) x->nvtx = xstrdup(y->nvtx);
+				if (t == 2) {
+					x->kernel = xstrdup(y->kernel);
+					x->demangled = y->demangled ? xstrdup(y->demangled) : NULL;
+					x->base = y->base ? xstrdup(y->base) : NULL;
+				}
+				continue;
+			}
+			sqlite3_reset(q[t]);
+			sqlite3_bind_int64(q[t], 1, id[t]);
+			if (sqlite3_step(q[t]) != SQLITE_ROW) {
+				rc = db_fail(st, "cannot read the names of samples");
+				break;
+			}
+			switch (t) {
+			case 0: x->benchmark = col_dup(q[t], 0); break;
+			case 1: x->nvtx = col_dup(q[t], 0); break;
+			case 2:
+				x->kernel = col_dup(q[t], 0);
+				x->demangled = col_dup(q[t], 1);
+				x->base = col_dup(q[t], 2);
+				break;
+			default:
+				x->metric = col_dup(q[t], 0);
+				x->unit = col_dup(q[t], 1);
+				x->deterministic = sqlite3_column_int(q[t], 2);
+				break;
+			}
+		}
+		if (!x->unit)
+			x->unit = xstrdup("");
+	}
+	for (int t = 0; t < 4; t++)
+		sqlite3_finalize(q[t]);
+	return rc;
+}
+
+static int series_name_cmp(const void *pa, const void *pb)
+{
+	const struct kg_series *a = pa, *b = pb;
+	int c = strcmp(a->benchmark, b->benchmark);
+	if (!c)
+		c = strcmp(a->nvtx, b->nvtx);
+	if (!c)
+		c = strcmp(a->kernel, b->kernel);
+	if (!c)
+		c = strcmp(a->metric, b->metric);
+	return c;
+}
+
+static int series_id_cmp(const void *pa, const void *pb)
+{
+	const struct load_series *a = pa, *b = pb;
+	if (a->b != b->b) return a->b < b->b ? -1 : 1;
+	if (a->n != b->n) return a->n < b->n ? -1 : 1;
+	if (a->k != b->k) return a->k < b->k ? -1 : 1;
+	return (a->m > b->m) - (a->m < b->m);
+}
+
+/* Values of one series into (run, repeat, ordinal) order (insertion sort:
+ * they are nearly always in order already, run by run). */
+static void series_order(struct kg_series *x, int64_t *key)
+{
+	for (size_t i = 1; i < x->n; i++) {
+		double v = x->v[i];
+		int64_t r = x->run_of[i], k = key[i];
+		size_t j = i;
+		while (j > 0 && (x->run_of[j - 1] > r || (x->run_of[j - 1] == r && key[j - 1] > k))) {
+			x->v[j] = x->v[j - 1];
+			x->run_of[j] = x->run_of[j - 1];
+			key[j] = key[j - 1];
+			j--;
+		}
+		x->v[j] = v;
+		x->run_of[j] = r;
+		key[j] = k;
+	}
+}
+
+#define LOAD_RESTART (-1)
+
+static int cmp_int64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* One pass over the runs' samples into out (ls: the series' ids).  Without
+ * keys, each series remembers only the (repeat, ordinal) of its last value,
+ * and the pass gives up (LOAD_RESTART) at the first value out of order,
+ * which kgate's own ingest never stores; with keys, every value's is kept
+ * and such series are put in order at the end. */
+static int load_pass(struct kg_store *st, const int64_t *run_ids, size_t n_runs, int with_keys,
+		     struct kg_sampleset *out, struct load_series **lsp)
+{
+	sqlite3_stmt *s;
+	size_t cap = 0, *vcap = NULL, last = 0;
+	struct load_series *ls = NULL;
+	struct load_map map = { NULL, 0 };
+	int rc = KG_EXIT_PASS;
+
+	/* A run's rows are contiguous in rowid order (each run is appended in
+	 * one transaction): the range between its first and last rowid (two
+	 * lookups in samples_run) is walked along the table itself, and the
+	 * run filter keeps the answer right if they ever interleave ("+run":
+	 * not through the index, which would look every row up again). */
+	if (sqlite3_prepare_v2(st->db, "SELECT benchmark, nvtx, kernel, metric, repeat, ordinal, value"
+				       " FROM samples WHERE id >= (SELECT min(id) FROM samples WHERE run = ?1)"
+				       " AND id <= (SELECT max(id) FROM samples WHERE run = ?1) AND +run = ?1",
+			       -1, &s, NULL) != SQLITE_OK)
+		return db_fail(st, "prepare");
+	for (size_t r = 0; r < n_runs && rc == KG_EXIT_PASS; r++) {
+		int step;
+		if (r && run_ids[r] == run_ids[r - 1])
+			continue; /* asked twice (they are sorted) */
+		sqlite3_reset(s);
+		sqlite3_bind_int64(s, 1, run_ids[r]);
+		while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+			int64_t b = sqlite3_column_int64(s, 0), n = sqlite3_column_int64(s, 1),
+				k = sqlite3_column_int64(s, 2), m = sqlite3_column_int64(s, 3);
+			int64_t key = (sqlite3_column_int64(s, 4) << 32) |
+				      (sqlite3_column_int64(s, 5) & 0xffffffff);
+			size_t i;
+			if (last && ls[last - 1].b == b && ls[last - 1].n == n && ls[last - 1].k == k &&
+			    ls[last - 1].m == m) {
+				i = last; /* rows of one series often come together */
+			} else {
+				if (out->n * 2 >= map.mask) { /* grow and rehash */
+					size_t sz = map.mask ? 2 * (map.mask + 1) : 1024;
+					free(map.slot);
+					map.slot = xcalloc(sz, sizeof(*map.slot));
+					map.mask = sz - 1;
+					for (size_t q = 0; q < out->n; q++) {
+						size_t h = ids_hash(ls[q].b, ls[q].n, ls[q].k, ls[q].m) & map.mask;
+						while (map.slot[h])
+							h = (h + 1) & map.mask;
+						map.slot[h] = q + 1;
+					}
+				}
+				size_t h = ids_hash(b, n, k, m) & map.mask;
+				while ((i = map.slot[h]) != 0 && !(ls[i - 1].b == b && ls[i - 1].n == n &&
+								   ls[i - 1].k == k && ls[i - 1].m == m))
+					h = (h + 1) & map.mask;
+				if (!i) {
+					if (out->n == cap) {
+						cap = cap ? cap * 2 : 64;
+						out->s = xrealloc(out->s, cap * sizeof(*out->s));
+						ls = xrealloc(ls, cap * sizeof(*ls));
+						vcap = xrealloc(vcap, cap * sizeof(*vcap));
+					}
+					i = ++out->n;
+					map.slot[h] = i;
+					memset(&out->s[i - 1], 0, sizeof(*out->s));
+					ls[i - 1] = (struct load_series){ b, n, k, m, NULL, 1, 0 };
+					vcap[i - 1] = 0;
+				}
+				last = i;
+			}
+			struct kg_series *x = &out->s[i - 1];
+			struct load_series *l = &ls[i - 1];
+			if (x->n && (x->run_of[x->n - 1] > run_ids[r] ||
+				     (x->run_of[x->n - 1] == run_ids[r] && l->last > key))) {
+				l->sorted = 0;
+				if (!with_keys) {
+					rc = LOAD_RESTART;
+					break;
+				}
+			}
+			if (x->n == vcap[i - 1]) {
+				vcap[i - 1] = vcap[i - 1] ? vcap[i - 1] * 2 : 16;
+				x->v = xrealloc(x->v, vcap[i - 1] * sizeof(*x->v));
+				x->run_of = xrealloc(x->run_of, vcap[i - 1] * sizeof(*x->run_of));
+				if (with_keys)
+					l->key = xrealloc(l->key, vcap[i - 1] * sizeof(*l->key));
+			}
+			if (with_keys)
+				l->key[x->n] = key;
+			l->last = key;
+			x->v[x->n] = sqlite3_column_double(s, 6);
+			x->run_of[x->n++] = run_ids[r];
+		}
+		if (rc == KG_EXIT_PASS && step != SQLITE_DONE)
+			rc = db_fail(st, "cannot read samples");
+	}
+	sqlite3_finalize(s);
+	free(map.slot);
+	free(vcap);
+	for (size_t i = 0; i < out->n; i++) {
+		if (rc == KG_EXIT_PASS && !ls[i].sorted)
+			series_order(&out->s[i], ls[i].key);
+		free(ls[i].key);
+		ls[i].key = NULL;
+	}
+	*lsp = ls;
+	return rc;
+}
+
 int store_load_samples(struct kg_store *st, const int64_t *run_ids, size_t n_runs,
 		       struct kg_sampleset *out)
 {
-	struct kg_buf sql = KG_BUF_INIT;
-	sqlite3_stmt *s;
-	size_t cap = 0, vcap = 0;
-	struct kg_series *cur = NULL;
+	struct load_series *ls = NULL;
 	int rc;
 
 	out->s = NULL;
@@ -1074,60 +1317,43 @@ int store_load_samples(struct kg_store *st, const int64_t *run_ids, size_t n_run
 	if (n_runs == 0)
 		return KG_EXIT_PASS;
 	/*
-	 * The samples of each run are contiguous in the samples b-tree (its key
-	 * starts with run); the names are joined afterwards and sorted.
+	 * The runs' samples are read with their integer ids only and grouped
+	 * into series by a hash of the ids as they stream by: no join and no
+	 * ORDER BY, so SQLite never sorts (its sorter spilled the joined names
+	 * to temporary files).  The names are fetched once per series
+	 * afterwards and the series (not the samples) sorted by them.
 	 */
-	buf_adds(&sql, "SELECT b.name, n.path, k.mangled, k.demangled, k.base, m.name, m.unit,"
-		       " m.deterministic, s.value, s.run"
-		       " FROM samples s JOIN benchmarks b ON b.id = s.benchmark"
-		       " JOIN nvtx n ON n.id = s.nvtx JOIN kernels k ON k.id = s.kernel"
-		       " JOIN metrics m ON m.id = s.metric WHERE s.run IN (");
-	for (size_t i = 0; i < n_runs; i++)
-		buf_adds(&sql, i ? ",?" : "?");
-	buf_adds(&sql, ") ORDER BY b.name, n.path, k.mangled, m.name, s.run, s.repeat, s.ordinal");
-	rc = sqlite3_prepare_v2(st->db, sql.s, -1, &s, NULL);
-	buf_free(&sql);
-	if (rc != SQLITE_OK)
-		return db_fail(st, "prepare");
-	for (size_t i = 0; i < n_runs; i++)
-		sqlite3_bind_int64(s, (int)i + 1, run_ids[i]);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		const unsigned char *bn = sqlite3_column_text(s, 0), *nv = sqlite3_column_text(s, 1),
-				    *kn = sqlite3_column_text(s, 2), *mn = sqlite3_column_text(s, 5);
-		if (!cur || !same_text(cur->benchmark, bn) || !same_text(cur->nvtx, nv) ||
-		    !same_text(cur->kernel, kn) || !same_text(cur->metric, mn)) {
-			if (out->n == cap) {
-				cap = cap ? cap * 2 : 64;
-				out->s = xrealloc(out->s, cap * sizeof(*out->s));
-			}
-			cur = &out->s[out->n++];
-			memset(cur, 0, sizeof(*cur));
-			cur->benchmark = col_dup(s, 0);
-			cur->nvtx = col_dup(s, 1);
-			cur->kernel = col_dup(s, 2);
-			cur->demangled = col_dup(s, 3);
-			cur->base = col_dup(s, 4);
-			cur->metric = col_dup(s, 5);
-			cur->unit = col_dup(s, 6);
-			if (!cur->unit)
-				cur->unit = xstrdup("");
-			cur->deterministic = sqlite3_column_int(s, 7);
-			vcap = 0;
-		}
-		if (cur->n == vcap) {
-			vcap = vcap ? vcap * 2 : 16;
-			cur->v = xrealloc(cur->v, vcap * sizeof(*cur->v));
-			cur->run_of = xrealloc(cur->run_of, vcap * sizeof(*cur->run_of));
-		}
-		cur->v[cur->n] = sqlite3_column_double(s, 8);
-		cur->run_of[cur->n++] = sqlite3_column_int64(s, 9);
-	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE) {
+	int64_t *ids = xmalloc(n_runs * sizeof(*ids)); /* ascending: values in run order */
+	memcpy(ids, run_ids, n_runs * sizeof(*ids));
+	qsort(ids, n_runs, sizeof(*ids), cmp_int64);
+	rc = load_pass(st, ids, n_runs, 0, out, &ls);
+	if (rc == LOAD_RESTART) {
+		free(ls);
 		store_sampleset_free(out);
-		return db_fail(st, "cannot read samples");
+		rc = load_pass(st, ids, n_runs, 1, out, &ls);
 	}
-	return KG_EXIT_PASS;
+	free(ids);
+	if (rc == KG_EXIT_PASS && out->n) {
+		/* by ids first, so that load_names() meets equal names in runs */
+		struct kg_series *tmp = xmalloc(out->n * sizeof(*tmp));
+		struct load_series *sorted = xmalloc(out->n * sizeof(*sorted));
+		memcpy(sorted, ls, out->n * sizeof(*ls));
+		for (size_t i = 0; i < out->n; i++)
+			sorted[i].key = (int64_t *)(uintptr_t)i; /* carries the index */
+		qsort(sorted, out->n, sizeof(*sorted), series_id_cmp);
+		for (size_t i = 0; i < out->n; i++)
+			tmp[i] = out->s[(size_t)(uintptr_t)sorted[i].key];
+		memcpy(out->s, tmp, out->n * sizeof(*tmp));
+		free(tmp);
+		rc = load_names(st, out->s, sorted, out->n);
+		free(sorted);
+		if (rc == KG_EXIT_PASS)
+			qsort(out->s, out->n, sizeof(*out->s), series_name_cmp);
+	}
+	free(ls);
+	if (rc != KG_EXIT_PASS)
+		store_sampleset_free(out);
+	return rc;
 }
 
 static void series_free(struct kg_series *x)

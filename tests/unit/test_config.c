@@ -34,6 +34,7 @@
  * tell" (mi_mode = -1, no collector) paths of config.c can all be tested.
  */
 static int mi_mode = 1;
+static int mi_valid_calls;      /* how often metricinfo_valid() was asked */
 static const char *const mi_names[] = {
 	"dram__bytes", "gpu__time_duration", "sm__throughput", "smsp__inst_executed",
 };
@@ -63,6 +64,7 @@ int metricinfo_valid(const char *chip, const char *metric, struct kg_buf *err)
 	const char *dot = strchr(metric, '.');
 	size_t i, j, blen = dot ? (size_t)(dot - metric) : strlen(metric);
 
+	mi_valid_calls++;
 	if (mi_mode < 0)
 		return -1;
 	for (i = 0; i < sizeof(mi_names) / sizeof(mi_names[0]); i++) {
@@ -73,6 +75,16 @@ int metricinfo_valid(const char *chip, const char *metric, struct kg_buf *err)
 				return 1;
 	}
 	return 0;
+}
+
+/* Names the double "remembers" without asking (the cache file of the real
+ * one): metricinfo_valid() is not asked about them. */
+static const char *mi_known_name;
+
+int metricinfo_known(const char *chip, const char *metric)
+{
+	(void)chip;
+	return mi_known_name && !strcmp(metric, mi_known_name);
 }
 
 int metricinfo_passes(const char *chip, const char *const *metrics, size_t n, int *passes,
@@ -587,6 +599,28 @@ static void test_missing_file(void **state)
 
 /* ---- metric names -------------------------------------------------------- */
 
+/* A name the cache of confirmed names knows is accepted without asking the
+ * collector (which would load CUPTI); others are still asked. */
+static void test_metric_known_not_asked(void **state)
+{
+	struct kg_buf errs = KG_BUF_INIT;
+	struct kg_thresholds *t = NULL;
+
+	(void)state;
+	mi_known_name = "smsp__inst_executed.sum";
+	mi_valid_calls = 0;
+	assert_int_equal(th("version: 1\ndefaults:\n  smsp__inst_executed.sum: { min: 1 }\n",
+			    &t, &errs), KG_EXIT_PASS);
+	assert_int_equal(mi_valid_calls, 0);
+	config_free_thresholds(t);
+	assert_int_equal(th("version: 1\ndefaults:\n  dram__bytes.sum: { min: 1 }\n", &t, &errs),
+			 KG_EXIT_PASS);
+	assert_int_equal(mi_valid_calls, 1);
+	config_free_thresholds(t);
+	mi_known_name = NULL;
+	buf_free(&errs);
+}
+
 static void test_metric_cannot_tell(void **state)
 {
 	struct kg_buf errs = KG_BUF_INIT;
@@ -827,6 +861,7 @@ int main(void)
 		cmocka_unit_test(test_size_cap),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_metric_cannot_tell),
+		cmocka_unit_test(test_metric_known_not_asked),
 		cmocka_unit_test(test_parse_percent),
 		cmocka_unit_test(test_parse_duration),
 		cmocka_unit_test(test_rule_for),

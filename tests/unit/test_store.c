@@ -142,6 +142,42 @@ static void test_create_and_load(void **state)
 	free(p);
 }
 
+/* Values come back in (run, repeat, ordinal) order whatever the order they
+ * were stored in and the runs were asked for; a run asked twice counts once. */
+static void test_load_order(void **state)
+{
+	char *p = path_of("order.db");
+	struct kg_store *st;
+	struct kg_sampleset set;
+	struct kg_kernel_name k = { "_Z1kv", "k()", "k" };
+	static const int rep[] = { 1, 0, 1, 0 }, ord[] = { 1, 1, 0, 0 };
+	(void)state;
+
+	assert_int_equal(store_open(p, 0, &st), KG_EXIT_PASS);
+	for (int r = 0; r < 2; r++) {
+		struct kg_run_info run = { 0 };
+		run.commit = (char *)(r ? "bbbb" : "aaaa");
+		run.gpu_name = (char *)"Test GPU";
+		assert_int_equal(store_run_begin(st, &run), KG_EXIT_PASS);
+		for (int i = 0; i < 4; i++) /* value = 10 run + 2 repeat + ordinal */
+			assert_int_equal(store_sample_add(st, "b", "", &k, "gpu__time_duration.sum", "ns",
+							  0, rep[i], ord[i], 10 * r + 2 * rep[i] + ord[i]),
+					 KG_EXIT_PASS);
+		assert_int_equal(store_run_commit(st), KG_EXIT_PASS);
+	}
+	int64_t ids[3] = { 2, 1, 2 };
+	assert_int_equal(store_load_samples(st, ids, 3, &set), KG_EXIT_PASS);
+	assert_int_equal(set.n, 1);
+	assert_int_equal(set.s[0].n, 8);
+	for (size_t i = 0; i < 8; i++) {
+		assert_true(set.s[0].v[i] == (double)((i / 4) * 10 + i % 4));
+		assert_true(set.s[0].run_of[i] == (int64_t)(i / 4 + 1));
+	}
+	store_sampleset_free(&set);
+	store_close(st);
+	free(p);
+}
+
 static void test_find_runs(void **state)
 {
 	char *p = path_of("f.db");
@@ -578,6 +614,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_create_and_load),
+		cmocka_unit_test(test_load_order),
 		cmocka_unit_test(test_find_runs),
 		cmocka_unit_test(test_abort_leaves_nothing),
 		cmocka_unit_test(test_migrate_v1),
