@@ -11,6 +11,7 @@
  */
 #include "kgate/config.h"
 #include "kgate/kgate.h"
+#include "kgate/metric.h"
 #include "kgate/metricinfo.h"
 #include "kgate/util.h"
 
@@ -962,12 +963,25 @@ static void mr_deterministic(struct ctx *c, const struct ynode *k, const struct 
 			v->str);
 }
 
+static const char *const better_names[] = { "lower", "higher", "unchanged" };
+
+static void mr_better(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
+{
+	static const int value[] = { KG_BETTER_LOWER, KG_BETTER_HIGHER, KG_BETTER_UNCHANGED };
+	struct kg_metric_rule *r = o;
+	int i;
+
+	if (get_enum(c, k, v, better_names, NFIELDS(better_names), &i) == 0)
+		r->better = value[i];
+}
+
 static const struct field metric_fields[] = {
 	{ "regression", Y_SCALAR, 0, mr_regression },
 	{ "min", Y_SCALAR, 0, mr_min },
 	{ "max", Y_SCALAR, 0, mr_max },
 	{ "deterministic", Y_SCALAR, 0, mr_deterministic },
 	{ "tolerance", Y_SCALAR, 0, mr_tolerance },
+	{ "better", Y_SCALAR, 0, mr_better },
 };
 
 static void metric_rule_free(struct kg_metric_rule *r)
@@ -1359,6 +1373,8 @@ static void overlay(struct kg_metric_rule *out, const struct kg_metric_rule *r)
 		out->has_tolerance = 1;
 		out->tolerance = r->tolerance;
 	}
+	if (r->better)
+		out->better = r->better;
 }
 
 int config_rule_for(const struct kg_thresholds *t, const char *benchmark,

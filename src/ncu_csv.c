@@ -16,6 +16,7 @@
  */
 #include "kgate/ncu_csv.h"
 #include "kgate/demangle.h"
+#include "kgate/metric.h"
 #include "kgate/util.h"
 
 #include <errno.h>
@@ -145,7 +146,10 @@ void ncu_csv_reader_free(struct ncu_csv_reader *rd)
 /* ------------------------------------------------------------------ */
 /* Values and units                                                    */
 
-/* "1,234.56" -> 1234.56; 0 when the field is not a number ("n/a", ""). */
+/* "1,234.56" -> 1234.56; 0 when the field is not a number ("n/a", "",
+ * and "nan", which ncu writes for a derived metric it cannot compute, as
+ * derived_tempMetric4 of real H200 raw exports), -1 when it is an infinite
+ * one ("inf", "1e999"): the gate cannot judge it, so the export is refused. */
 static int parse_number(const char *s, double *v)
 {
 	char tmp[128];
@@ -166,8 +170,10 @@ static int parse_number(const char *s, double *v)
 	char *end;
 	errno = 0;
 	*v = strtod(tmp, &end);
-	if (end == tmp || *end || errno == ERANGE || isnan(*v))
+	if (end == tmp || *end || isnan(*v))
 		return 0;
+	if (isinf(*v) || (errno == ERANGE && *v != 0))
+		return -1;
 	return 1;
 }
 
@@ -454,6 +460,15 @@ static int bad_row(struct importer *im, struct ncu_csv_reader *rd, const char *w
 	return KG_EXIT_USAGE;
 }
 
+/* A value that is a number but not a finite one, refused with its field. */
+static int not_finite(struct importer *im, struct ncu_csv_reader *rd, const char *metric,
+		      const char *id, const char *value)
+{
+	kg_error("%s:%zu: %s of launch %s is '%s', not a finite number", im->path, rd->line,
+		 metric, id, value);
+	return KG_EXIT_USAGE;
+}
+
 static int valid_id(const char *s)
 {
 	if (!s || !*s)
@@ -518,7 +533,7 @@ static int import_file(struct importer *im)
 				for (size_t i = 0; i < ncols; i++) {
 					col[i].name = xstrdup(rd.fields[i]);
 					col[i].skip = raw_column_skipped(col[i].name);
-					col[i].det = store_metric_is_deterministic(col[i].name);
+					col[i].det = metric_deterministic(col[i].name);
 					col[i].ncu_unit = xstrdup("");
 					col[i].unit = col[i].ncu_unit;
 					col[i].factor = 1;
@@ -572,14 +587,17 @@ static int import_file(struct importer *im)
 				im->kernels++;
 			}
 			double v, f;
-			if (!parse_number(mval, &v))
+			int num = parse_number(mval, &v);
+			if (num == 0)
 				continue;   /* "n/a", text values */
 			const char *section = field(&rd, c.section);
 			char *metric = details_metric(section ? section : "", mname);
 			const char *unit = convert_unit(field(&rd, c.munit) ? field(&rd, c.munit) : "", &f);
-			if (!launch_seen(&l, metric, 1))
+			if (num < 0 || !isfinite(v * f))
+				rc = not_finite(im, &rd, metric, id, mval);
+			else if (!launch_seen(&l, metric, 1))
 				rc = imp_sample(im, kernel_names(im, kernel), l.ordinal, metric, unit,
-						store_metric_is_deterministic(metric), v * f);
+						metric_deterministic(metric), v * f);
 			free(metric);
 			if (rc)
 				break;
@@ -589,10 +607,14 @@ static int import_file(struct importer *im)
 			long long ordinal = strtoll(id, NULL, 10);
 			for (size_t i = 0; i < ncols && !rc; i++) {
 				double v;
-				if (col[i].skip || !parse_number(rd.fields[i], &v))
+				int num;
+				if (col[i].skip || !(num = parse_number(rd.fields[i], &v)))
 					continue;
-				rc = imp_sample(im, kn, ordinal, col[i].name, col[i].unit, col[i].det,
-						v * col[i].factor);
+				if (num < 0 || !isfinite(v * col[i].factor))
+					rc = not_finite(im, &rd, col[i].name, id, rd.fields[i]);
+				else
+					rc = imp_sample(im, kn, ordinal, col[i].name, col[i].unit, col[i].det,
+							v * col[i].factor);
 			}
 			if (rc)
 				break;

@@ -10,6 +10,7 @@
 #include "kgate/report.h"
 #include "kgate/github.h"
 #include "kgate/kgate.h"
+#include "kgate/metric.h"
 #include "kgate/verdict.h"
 
 #include <math.h>
@@ -951,18 +952,6 @@ static int cmp_series(const void *a, const void *b)
 	return d;
 }
 
-/* +1 when a higher value is worse (time, counts), -1 when better, 0 unknown */
-static int worse_dir(const char *metric)
-{
-	if (strstr(metric, "pct_of_peak") || strstr(metric, "throughput") ||
-	    strstr(metric, "per_second") || strstr(metric, "achieved"))
-		return -1;
-	if (strstr(metric, "duration") || strstr(metric, "time") || strstr(metric, "cycles") ||
-	    strstr(metric, "bytes") || strstr(metric, "inst_executed") || strstr(metric, "sectors"))
-		return 1;
-	return 0;
-}
-
 static const char *kernel_label(const struct ctx *c, int64_t k)
 {
 	if (k >= 0 && (size_t)k < c->kernel.n && c->kernel.v[k].demangled && *c->kernel.v[k].demangled)
@@ -1633,7 +1622,7 @@ int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_ch
 	for (size_t i = 0; i < c.ns; i++)
 		for (size_t k = 0; k < c.s[i].ncp; k++) {
 			const struct cp_result *r = &c.s[i].cp[k];
-			int dir = worse_dir(name_of(&c.metric, c.s[i].metric));
+			int dir = metric_worse_sign(metric_better(name_of(&c.metric, c.s[i].metric)));
 			double sh = isnan(r->shift) ? 0 : r->shift;
 			cps[ncps++] = (struct cp_ref){ &c.s[i], r, dir ? dir * sh : fabs(sh) };
 			if (c.runs[c.s[i].pt[r->at].pos].time >= newest - o->new_within)

@@ -7,6 +7,7 @@
  * that intern benchmark, kernel, metric and NVTX names), and the read
  * queries of runs, samples and verdicts.  Bound parameters only.
  */
+#include "kgate/metric.h"
 #include "kgate/store.h"
 #include "kgate/verdict.h"
 #include "kgate/util.h"
@@ -484,40 +485,6 @@ struct sqlite3 *store_db(struct kg_store *st)
 }
 
 /* ------------------------------------------------------------------ */
-/* Metric vocabulary                                                   */
-
-int store_metric_is_deterministic(const char *m)
-{
-	if (!strncmp(m, "launch__", 8))
-		return 1;
-	return strstr(m, "inst_executed") || strstr(m, "bytes") || strstr(m, "sectors") ||
-	       strstr(m, "requests");
-}
-
-const char *store_metric_unit_guess(const char *m)
-{
-	if (!strncmp(m, "gpu__time_duration", 18) || strstr(m, "__time"))
-		return "ns";
-	if (!strncmp(m, "launch__shared_mem", 18))
-		return "byte/block";
-	if (!strncmp(m, "launch__local_mem", 17))
-		return "byte/thread";
-	if (!strcmp(m, "launch__registers_per_thread"))
-		return "register/thread";
-	if (strstr(m, "bytes"))
-		return "byte";
-	if (strstr(m, "inst_executed"))
-		return "inst";
-	if (strstr(m, "sectors"))
-		return "sector";
-	if (strstr(m, "requests"))
-		return "request";
-	if (strstr(m, "pct_of_peak") || strstr(m, "_pct"))
-		return "%";
-	return "";
-}
-
-/* ------------------------------------------------------------------ */
 /* Writing a run                                                       */
 
 static void bind_text(sqlite3_stmt *s, int i, const char *v)
@@ -628,7 +595,7 @@ static int64_t intern_metric(struct kg_store *st, const char *name, const char *
 		if (!(s = query(st, Q_METRIC_ADD)))
 			return 0;
 		sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-		bind_text(s, 2, unit ? unit : store_metric_unit_guess(name));
+		bind_text(s, 2, unit ? unit : metric_unit(name));
 		sqlite3_bind_int(s, 3, det);
 		if (sqlite3_step(s) != SQLITE_DONE) {
 			db_fail(st, "cannot add a metric");

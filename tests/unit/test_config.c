@@ -22,6 +22,7 @@
 
 #include "kgate/collector.h"
 #include "kgate/config.h"
+#include "kgate/metric.h"
 #include "kgate/kgate.h"
 #include "kgate/metricinfo.h"
 #include "kgate/util.h"
@@ -470,6 +471,10 @@ static void test_messages_inline(void **state)
 	assert_int_equal(th("version: 1\non_new_kernel: warning\n", &t, &errs), KG_EXIT_USAGE);
 	assert_string_equal(errs.s, "t.yaml:2:16: 'on_new_kernel' must be ignore, warn or fail, "
 			    "got 'warning'; did you mean 'warn'?\n");
+	assert_int_equal(th("version: 1\ndefaults:\n  gpu__time_duration.sum: { better: lowr }\n",
+			    &t, &errs), KG_EXIT_USAGE);
+	assert_string_equal(errs.s, "t.yaml:3:37: 'better' must be lower, higher or unchanged, "
+			    "got 'lowr'; did you mean 'lower'?\n");
 	assert_int_equal(th("version: 3\n", &t, &errs), KG_EXIT_USAGE);
 	assert_string_equal(errs.s, "t.yaml:1:10: unknown version 3 (this kgate reads "
 			    "version 1)\n");
@@ -734,6 +739,33 @@ static const char *const rules_yaml =
 	"  - match: { benchmark: sgemm, nvtx: \"step/?ackward\" }\n"
 	"    metrics: { gpu__time_duration.sum: { regression: 7% } }\n";
 
+/* better: given under defaults, overridden field by field in a rule. */
+#define T_SM "sm__throughput.avg.pct_of_peak_sustained_elapsed"
+static void test_better_rule(void **state)
+{
+	(void)state;
+	struct kg_buf errs = KG_BUF_INIT;
+	struct kg_thresholds *t = NULL;
+	struct kg_metric_rule r;
+	assert_int_equal(th("version: 1\n"
+			    "defaults:\n"
+			    "  sm__throughput.avg.pct_of_peak_sustained_elapsed: { regression: 3%, better: higher }\n"
+			    "rules:\n"
+			    "  - match: { benchmark: odd }\n"
+			    "    metrics:\n"
+			    "      sm__throughput.avg.pct_of_peak_sustained_elapsed: { better: lower }\n",
+			    &t, &errs), KG_EXIT_PASS);
+	assert_int_equal(config_rule_for(t, "b", NULL, "k", NULL, T_SM, &r), 1);
+	assert_int_equal(r.better, KG_BETTER_HIGHER);
+	assert_int_equal(config_rule_for(t, "odd", NULL, "k", NULL, T_SM, &r), 1);
+	assert_int_equal(r.better, KG_BETTER_LOWER);
+	assert_true(fabs(r.regression - 0.03) < 1e-12);
+	assert_int_equal(config_rule_for(t, "b", NULL, "k", NULL, "gpu__time_duration.sum", &r), 0);
+	assert_int_equal(r.better, 0);
+	config_free_thresholds(t);
+	buf_free(&errs);
+}
+
 static void test_rule_for(void **state)
 {
 	struct kg_buf errs = KG_BUF_INIT;
@@ -865,6 +897,7 @@ int main(void)
 		cmocka_unit_test(test_parse_percent),
 		cmocka_unit_test(test_parse_duration),
 		cmocka_unit_test(test_rule_for),
+		cmocka_unit_test(test_better_rule),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -598,18 +598,6 @@ static void test_demangle(void **state)
 	}
 }
 
-static void test_metric_vocabulary(void **state)
-{
-	(void)state;
-	assert_true(store_metric_is_deterministic("launch__grid_size"));
-	assert_true(store_metric_is_deterministic("smsp__inst_executed.sum"));
-	assert_true(store_metric_is_deterministic("dram__bytes_read.sum"));
-	assert_true(store_metric_is_deterministic("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"));
-	assert_false(store_metric_is_deterministic("gpu__time_duration.sum"));
-	assert_false(store_metric_is_deterministic("sm__throughput.avg.pct_of_peak_sustained_elapsed"));
-	assert_string_equal(store_metric_unit_guess("gpu__time_duration.sum"), "ns");
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -627,7 +615,6 @@ int main(void)
 		cmocka_unit_test(test_two_writers),
 		cmocka_unit_test(test_kernel_names_meet),
 		cmocka_unit_test(test_demangle),
-		cmocka_unit_test(test_metric_vocabulary),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
