@@ -15,6 +15,7 @@
 #include "kgate/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
 #include <math.h>
@@ -22,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <yaml.h>
 
@@ -1819,16 +1822,30 @@ int config_parse_suite(const char *name, const char *text, size_t len,
 
 /* ---- loading files ---------------------------------------------------- */
 
-/* Read at most KG_CONFIG_MAX_BYTES + 1 bytes; 0 ok, -1 (reported) on error. */
+/* Read at most KG_CONFIG_MAX_BYTES + 1 bytes of a regular file; 0 ok, -1
+ * (reported) on error. */
 static int read_capped(const char *path, char **text, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
+	/* O_NONBLOCK: opening a FIFO without a writer would block for ever */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	struct kg_buf b = KG_BUF_INIT;
 	char chunk[65536];
+	struct stat sb;
 	size_t n;
+	FILE *f;
 
-	if (!f) {
+	if (fd < 0) {
 		kg_error("cannot open '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		kg_error("cannot read '%s': not a regular file", path);
+		close(fd);
+		return -1;
+	}
+	if (!(f = fdopen(fd, "rb"))) {
+		kg_error("cannot open '%s': %s", path, strerror(errno));
+		close(fd);
 		return -1;
 	}
 	while (b.len <= KG_CONFIG_MAX_BYTES && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)

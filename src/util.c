@@ -65,6 +65,33 @@ char *xasprintf(const char *fmt, ...)
 	return buf_detach(&b);
 }
 
+long kg_getline(char **line, size_t *cap, FILE *fp, size_t max)
+{
+	size_t n = 0;
+	int c = EOF;
+
+	flockfile(fp);
+	while (n <= max && (c = getc_unlocked(fp)) != EOF) {
+		if (n + 2 > *cap) {
+			size_t want = *cap ? *cap * 2 : 256;
+			if (want > max + 2)
+				want = max + 2;
+			*line = xrealloc(*line, want);
+			*cap = want;
+		}
+		(*line)[n++] = (char)c;
+		if (c == '\n')
+			break;
+	}
+	funlockfile(fp);
+	if (n > max)
+		return -2;
+	if (n == 0 && c == EOF)
+		return -1;
+	(*line)[n] = '\0';
+	return (long)n;
+}
+
 static void vmessage(const char *prefix, const char *fmt, va_list ap)
 {
 	struct kg_buf b = KG_BUF_INIT;

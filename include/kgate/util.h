@@ -10,6 +10,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #if defined(__GNUC__)
 #define KG_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -46,6 +47,14 @@ void buf_vprintf(struct kg_buf *b, const char *fmt, va_list ap);
 void buf_reset(struct kg_buf *b);
 char *buf_detach(struct kg_buf *b);
 void buf_free(struct kg_buf *b);
+
+/*
+ * One line of fp into *line (grown as getline does, NUL-terminated, the
+ * '\n' kept), reading no more than max bytes of it: the length, -1 at end
+ * of file or on a read error (ferror tells), -2 when the line is longer
+ * than max (the rest of it is left unread, so memory stays near max).
+ */
+long kg_getline(char **line, size_t *cap, FILE *fp, size_t max);
 
 /* Edit distance, for "did you mean" suggestions. */
 size_t kg_levenshtein(const char *a, const char *b);
