@@ -33,13 +33,15 @@ void report_html_escape(struct kg_buf *b, const char *s)
 	}
 }
 
-/* Markdown table cell: HTML-escaped, pipes escaped, no newlines. */
+/* Markdown table cell: HTML-escaped, pipes escaped, no control characters,
+ * and no live "@user" mention (a zero-width space after the '@'). */
 static void md_cell(struct kg_buf *b, const char *s)
 {
-	for (const char *p = s ? s : ""; *p; p++) {
+	char *safe = kg_text_safe(s ? s : "");
+	for (const char *p = safe; *p; p++) {
 		switch (*p) {
 		case '|': buf_adds(b, "\\|"); break;
-		case '\n': case '\r': buf_addc(b, ' '); break;
+		case '@': buf_adds(b, "@&#8203;"); break;
 		case '`': buf_adds(b, "&#96;"); break;
 		case '*': buf_adds(b, "\\*"); break;
 		case '_': buf_adds(b, "\\_"); break;
@@ -51,6 +53,27 @@ static void md_cell(struct kg_buf *b, const char *s)
 		default: buf_addc(b, *p);
 		}
 	}
+	free(safe);
+}
+
+/*
+ * Text of a Slack message: '&', '<' and '>' as entities (Slack's own
+ * escaping), so that a name cannot write "<!channel>", "<!here>" or a
+ * "<url|label>" link; backticks and control characters as spaces.
+ */
+static void slack_escape(struct kg_buf *b, const char *s)
+{
+	char *safe = kg_text_safe(s ? s : "");
+	for (const char *p = safe; *p; p++) {
+		switch (*p) {
+		case '&': buf_adds(b, "&amp;"); break;
+		case '<': buf_adds(b, "&lt;"); break;
+		case '>': buf_adds(b, "&gt;"); break;
+		case '`': buf_addc(b, '\''); break;
+		default: buf_addc(b, *p);
+		}
+	}
+	free(safe);
 }
 
 static char *col_text(sqlite3_stmt *s, int i)
@@ -1265,8 +1288,11 @@ int report_html(struct kg_store *st, const struct report_opts *o, char **html, s
 	/* the summary */
 	struct kg_buf t = KG_BUF_INIT;
 	buf_adds(&t, "*kgate trend report*");
-	if (o->branch)
-		buf_printf(&t, " for `%s`", o->branch);
+	if (o->branch) {
+		buf_adds(&t, " for `");
+		slack_escape(&t, o->branch);
+		buf_adds(&t, "`");
+	}
 	buf_printf(&t, ": %zu runs, %zu series", c.nruns, c.ns);
 	if (c.nruns)
 		buf_printf(&t, " (%s to %s)", d0, d1);
@@ -1282,9 +1308,15 @@ int report_html(struct kg_store *st, const struct report_opts *o, char **html, s
 		const struct series *x = cps[i].x;
 		char sha[16];
 		short_sha(sha, c.runs[x->pt[cps[i].r->at].pos].commit);
-		buf_printf(&t, "• %s / %s / %s: %+.1f%% at `%s`\n", name_of(&c.bench, x->bench),
-			   kernel_label(&c, x->kernel), name_of(&c.metric, x->metric),
-			   100 * cps[i].r->shift, sha);
+		buf_adds(&t, "• ");
+		slack_escape(&t, name_of(&c.bench, x->bench));
+		buf_adds(&t, " / ");
+		slack_escape(&t, kernel_label(&c, x->kernel));
+		buf_adds(&t, " / ");
+		slack_escape(&t, name_of(&c.metric, x->metric));
+		buf_printf(&t, ": %+.1f%% at `", 100 * cps[i].r->shift);
+		slack_escape(&t, sha);
+		buf_adds(&t, "`\n");
 	}
 	if (sum->check_fail)
 		buf_printf(&t, "Newest check: %zu FAIL.\n", sum->check_fail);

@@ -209,7 +209,10 @@ static void print_tail(const char *err_tail)
 	while (*p) {
 		const char *nl = strchr(p, '\n');
 		size_t l = nl ? (size_t)(nl - p) : strlen(p);
-		fprintf(stderr, "    %.*s\n", (int)l, p);
+		char *line = xstrndup(p, l), *safe = kg_text_safe(line);
+		fprintf(stderr, "    %s\n", safe);
+		free(safe);
+		free(line);
 		p += l + (nl ? 1 : 0);
 	}
 }
