@@ -65,6 +65,8 @@ int ncu_csv_read_record(FILE *fp, struct ncu_csv_reader *rd)
 	if (!rd->quoted_first) {
 		/* not a CSV record of ncu's: one raw line, one field */
 		while (c != EOF && c != '\n') {
+			if (rd->len > MAX_RECORD)
+				return -1;
 			if (c != '\r')
 				rd_addc(rd, c);
 			c = getc_unlocked(fp);
@@ -74,7 +76,8 @@ int ncu_csv_read_record(FILE *fp, struct ncu_csv_reader *rd)
 		goto done;
 	}
 	for (;; c = getc_unlocked(fp)) {
-		if (rd->len > MAX_RECORD)
+		/* the text and each field's offset and pointer count */
+		if (rd->len + rd->nf * (sizeof(*rd->off) + sizeof(*rd->fields)) > MAX_RECORD)
 			return -1;
 		switch (state) {
 		case FIELD_START:
@@ -285,6 +288,8 @@ static int raw_column_skipped(const char *name)
 }
 
 /* "(256, 1, 1)" -> 256. */
+/* "(x, y, z)" of whole numbers: 1 with their product, 0 when the field holds
+ * no parenthesis (no launch configuration), -1 when it is malformed. */
 static int parse_dim3(const char *s, double *v)
 {
 	double p = 1;
@@ -294,21 +299,28 @@ static int parse_dim3(const char *s, double *v)
 		s++;
 	if (*s++ != '(')
 		return 0;
-	while (*s) {
+	for (;;) {
 		char *end;
-		double x = strtod(s, &end);
-		if (end == s)
-			return 0;
-		p *= x;
+		while (*s == ' ')
+			s++;
+		if (*s < '0' || *s > '9')
+			return -1;   /* also "nan", "inf", signs */
+		errno = 0;
+		unsigned long long x = strtoull(s, &end, 10);
+		if (errno == ERANGE || x > (1ull << 32))
+			return -1;
+		p *= (double)x;
 		n++;
 		s = end;
-		while (*s == ' ' || *s == ',')
+		while (*s == ' ')
 			s++;
 		if (*s == ')')
 			break;
+		if (*s++ != ',' || n == 3)
+			return -1;
 	}
 	*v = p;
-	return n == 3;
+	return n == 3 ? 1 : -1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -580,11 +592,20 @@ static int import_file(struct importer *im)
 				l.id = xstrdup(id);
 				l.ordinal = strtoll(id, NULL, 10);
 				kernel_names(im, kernel);
-				l.has_block = parse_dim3(field(&rd, c.block) ? field(&rd, c.block) : "",
-							 &l.block);
-				l.has_grid = parse_dim3(field(&rd, c.grid) ? field(&rd, c.grid) : "",
-							&l.grid);
+				const char *bs = field(&rd, c.block) ? field(&rd, c.block) : "";
+				const char *gs = field(&rd, c.grid) ? field(&rd, c.grid) : "";
+				l.has_block = parse_dim3(bs, &l.block);
+				l.has_grid = parse_dim3(gs, &l.grid);
 				im->kernels++;
+				if (l.has_block < 0 || l.has_grid < 0) {
+					char *what = xasprintf("%s '%s' is not three whole numbers "
+							       "\"(x, y, z)\"",
+							       l.has_block < 0 ? "Block Size" : "Grid Size",
+							       l.has_block < 0 ? bs : gs);
+					rc = bad_row(im, &rd, what);
+					free(what);
+					break;
+				}
 			}
 			double v, f;
 			int num = parse_number(mval, &v);

@@ -83,6 +83,7 @@ void output_escape_markdown(struct kg_buf *b, const char *s)
 		case '>': buf_adds(b, "&gt;"); break;
 		case '&': buf_adds(b, "&amp;"); break;
 		case '|': buf_adds(b, "&#124;"); break;
+		case '@': buf_adds(b, "@&#8203;"); break;   /* no live @mention */
 		case '\n': case '\r': case '\t': buf_addc(b, ' '); break;
 		case '\\': case '`': case '*': case '_': case '[': case ']': case '~':
 		case '!': case '#': case '(': case ')': case '{': case '}': case '$':
@@ -299,10 +300,8 @@ static size_t text_width(const char *s)
 /* s cut to at most max code points, with an ellipsis when cut. */
 static char *text_cut(const char *s, size_t max)
 {
-	char *c = utf8_clean(s);
-	for (char *p = c; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = ' ';
+	char *u = utf8_clean(s), *c = kg_text_safe(u);
+	free(u);
 	if (text_width(c) <= max)
 		return c;
 	size_t w = 0;
@@ -377,12 +376,16 @@ static void render_text(const struct kg_check_info *info, const struct kg_gate *
 			width[i % TEXT_COLS] = w;
 	}
 
-	buf_printf(out, "kgate check: %s against %s", info->head_commit ? info->head_commit : "?",
-		   info->baseline ? info->baseline : "?");
+	buf_adds(out, "kgate check: ");
+	buf_add_safe(out, info->head_commit ? info->head_commit : "?");
+	buf_adds(out, " against ");
+	buf_add_safe(out, info->baseline ? info->baseline : "?");
 	if (info->n_base_runs)
 		buf_printf(out, " (%zu run%s)", info->n_base_runs, info->n_base_runs == 1 ? "" : "s");
-	if (info->gpu)
-		buf_printf(out, " on %s", info->gpu);
+	if (info->gpu) {
+		buf_adds(out, " on ");
+		buf_add_safe(out, info->gpu);
+	}
 	buf_adds(out, "\n\n");
 	if (rows) {
 		for (size_t row = 0; row <= rows; row++) {

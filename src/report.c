@@ -36,13 +36,15 @@ void report_html_escape(struct kg_buf *b, const char *s)
 	}
 }
 
-/* Markdown table cell: HTML-escaped, pipes escaped, no newlines. */
+/* Markdown table cell: HTML-escaped, pipes escaped, no control characters,
+ * and no live "@user" mention (a zero-width space after the '@'). */
 static void md_cell(struct kg_buf *b, const char *s)
 {
-	for (const char *p = s ? s : ""; *p; p++) {
+	char *safe = kg_text_safe(s ? s : "");
+	for (const char *p = safe; *p; p++) {
 		switch (*p) {
 		case '|': buf_adds(b, "\\|"); break;
-		case '\n': case '\r': buf_addc(b, ' '); break;
+		case '@': buf_adds(b, "@&#8203;"); break;
 		case '`': buf_adds(b, "&#96;"); break;
 		case '*': buf_adds(b, "\\*"); break;
 		case '_': buf_adds(b, "\\_"); break;
@@ -54,6 +56,27 @@ static void md_cell(struct kg_buf *b, const char *s)
 		default: buf_addc(b, *p);
 		}
 	}
+	free(safe);
+}
+
+/*
+ * Text of a Slack message: '&', '<' and '>' as entities (Slack's own
+ * escaping), so that a name cannot write "<!channel>", "<!here>" or a
+ * "<url|label>" link; backticks and control characters as spaces.
+ */
+static void slack_escape(struct kg_buf *b, const char *s)
+{
+	char *safe = kg_text_safe(s ? s : "");
+	for (const char *p = safe; *p; p++) {
+		switch (*p) {
+		case '&': buf_adds(b, "&amp;"); break;
+		case '<': buf_adds(b, "&lt;"); break;
+		case '>': buf_adds(b, "&gt;"); break;
+		case '`': buf_addc(b, '\''); break;
+		default: buf_addc(b, *p);
+		}
+	}
+	free(safe);
 }
 
 static char *col_text(sqlite3_stmt *s, int i)
@@ -470,8 +493,8 @@ void report_summary_free(struct report_summary *s)
 }
 
 struct run { int64_t id; char *commit; int64_t time; int gpu; };
-struct name { char *s, *demangled; char *unit; int det; };
-struct names { struct name *v; size_t n; };
+struct name { int64_t id; char *s, *demangled; char *unit; int det; };
+struct names { struct name *v; size_t n; };   /* sorted by id */
 
 /* One commit of a series: its values reduced as they are read (floats:
  * 28 bytes a point, so that a million points take 28 MB). */
@@ -489,13 +512,18 @@ struct series {
 	size_t page;            /* the page that draws it (directory form) */
 };
 
+struct run_pos {
+	int64_t id;
+	uint32_t pos;
+};
+
 struct ctx {
 	sqlite3 *db;
 	const struct report_opts *o;
 	struct run *runs;
 	size_t nruns;
-	int64_t max_run_id;
-	uint32_t *pos_of;       /* run id -> position + 1, 0 when not selected */
+	struct run_pos *by_id;  /* the selected runs' ids, sorted, with positions */
+	size_t last_hit;        /* by_id index of the last lookup (samples come run by run) */
 	char **gpus;
 	size_t ngpus;
 	struct names bench, nvtx, kernel, metric;
@@ -505,28 +533,45 @@ struct ctx {
 	int pages;              /* the directory form: charts on pages of their own */
 };
 
+/* The entry of id, NULL when there is none (ids are never array indexes). */
+static const struct name *name_find(const struct names *t, int64_t id)
+{
+	size_t lo = 0, hi = t->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->v[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->n && t->v[lo].id == id ? &t->v[lo] : NULL;
+}
+
 static const char *name_of(const struct names *t, int64_t id)
 {
-	return id >= 0 && (size_t)id < t->n && t->v[id].s ? t->v[id].s : "?";
+	const struct name *nm = name_find(t, id);
+	return nm && nm->s ? nm->s : "?";
 }
 
 static int load_names(sqlite3 *db, const char *sql, struct names *t)
 {
 	sqlite3_stmt *s;
-	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+	char *q = xasprintf("%s ORDER BY id", sql);
+	int rc = sqlite3_prepare_v2(db, q, -1, &s, NULL);
+	size_t cap = 0;
+
+	free(q);
+	if (rc != SQLITE_OK)
 		return db_fail(db, "read the name tables");
-	int rc;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(s, 0);
-		if (id < 0 || id > 100000000)
-			continue;
-		if ((size_t)id >= t->n) {
-			size_t n = (size_t)id + 1 > 2 * t->n ? (size_t)id + 1 : 2 * t->n;
-			t->v = xrealloc(t->v, n * sizeof *t->v);
-			memset(t->v + t->n, 0, (n - t->n) * sizeof *t->v);
-			t->n = n;
+		if (t->n == cap) {
+			cap = cap ? 2 * cap : 64;
+			t->v = xrealloc(t->v, cap * sizeof *t->v);
 		}
-		struct name *nm = &t->v[id];
+		struct name *nm = &t->v[t->n++];
+		memset(nm, 0, sizeof *nm);
+		nm->id = sqlite3_column_int64(s, 0);
 		nm->s = col_text(s, 1);
 		if (sqlite3_column_count(s) > 2)
 			nm->demangled = col_text(s, 2);
@@ -551,6 +596,12 @@ static void free_names(struct names *t)
 
 static const char run_where[] =
 	" FROM runs WHERE (?1 IS NULL OR branch = ?1) AND time >= ?2 AND label IS NULL";
+
+static int cmp_run_pos(const void *a, const void *b)
+{
+	const struct run_pos *x = a, *y = b;
+	return (x->id > y->id) - (x->id < y->id);
+}
 
 static int load_runs(struct ctx *c)
 {
@@ -584,16 +635,40 @@ static int load_runs(struct ctx *c)
 			c->gpus[c->ngpus++] = xstrdup(g ? g : "");
 		}
 		r->gpu = (int)k;
-		if (r->id > c->max_run_id)
-			c->max_run_id = r->id;
 	}
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE)
 		return db_fail(c->db, "read the runs");
-	c->pos_of = xcalloc((size_t)c->max_run_id + 1, sizeof *c->pos_of);
+	/* never an array indexed by an id read from the file: ids are any int64 */
+	c->by_id = xmalloc((c->nruns ? c->nruns : 1) * sizeof *c->by_id);
 	for (size_t i = 0; i < c->nruns; i++)
-		c->pos_of[c->runs[i].id] = (uint32_t)i + 1;
+		c->by_id[i] = (struct run_pos){ c->runs[i].id, (uint32_t)i };
+	if (c->nruns)
+		qsort(c->by_id, c->nruns, sizeof *c->by_id, cmp_run_pos);
 	return 0;
+}
+
+/* The position of run id among the selected runs; 0 when it is not one. */
+static int run_pos_of(struct ctx *c, int64_t id, uint32_t *pos)
+{
+	size_t lo = 0, hi = c->nruns;
+
+	if (c->last_hit < c->nruns && c->by_id[c->last_hit].id == id) {
+		*pos = c->by_id[c->last_hit].pos;
+		return 1;
+	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->by_id[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == c->nruns || c->by_id[lo].id != id)
+		return 0;
+	c->last_hit = lo;
+	*pos = c->by_id[lo].pos;
+	return 1;
 }
 
 static uint64_t mix(uint64_t h, uint64_t v)
@@ -736,9 +811,9 @@ static int load_samples_once(struct ctx *c, int ordered, int scan, int64_t lo, i
 	int apart = 0;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int64_t run = sqlite3_column_int64(s, 0);
-		if (run < 0 || run > c->max_run_id || !c->pos_of[run])
+		uint32_t pos;
+		if (!run_pos_of(c, run, &pos))
 			continue;
-		uint32_t pos = c->pos_of[run] - 1;
 		if (run != prev) {
 			if (prev >= 0)
 				done[prev_pos] = 1;
@@ -954,16 +1029,16 @@ static int cmp_series(const void *a, const void *b)
 
 static const char *kernel_label(const struct ctx *c, int64_t k)
 {
-	if (k >= 0 && (size_t)k < c->kernel.n && c->kernel.v[k].demangled && *c->kernel.v[k].demangled)
-		return c->kernel.v[k].demangled;
+	const struct name *nm = name_find(&c->kernel, k);
+	if (nm && nm->demangled && *nm->demangled)
+		return nm->demangled;
 	return name_of(&c->kernel, k);
 }
 
 static const char *unit_of(const struct ctx *c, int64_t m)
 {
-	if (m >= 0 && (size_t)m < c->metric.n && c->metric.v[m].unit)
-		return c->metric.v[m].unit;
-	return "";
+	const struct name *nm = name_find(&c->metric, m);
+	return nm && nm->unit ? nm->unit : "";
 }
 
 /* ---------------------------------------------------------------- SVG */
@@ -1734,8 +1809,11 @@ int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_ch
 	/* the summary */
 	struct kg_buf t = KG_BUF_INIT;
 	buf_adds(&t, "*kgate trend report*");
-	if (o->branch)
-		buf_printf(&t, " for `%s`", o->branch);
+	if (o->branch) {
+		buf_adds(&t, " for `");
+		slack_escape(&t, o->branch);
+		buf_adds(&t, "`");
+	}
 	buf_printf(&t, ": %zu runs, %zu series", c.nruns, c.ns);
 	if (c.nruns)
 		buf_printf(&t, " (%s to %s)", d0, d1);
@@ -1751,9 +1829,15 @@ int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_ch
 		const struct series *x = cps[i].x;
 		char sha[16];
 		short_sha(sha, c.runs[x->pt[cps[i].r->at].pos].commit);
-		buf_printf(&t, "• %s / %s / %s: %+.1f%% at `%s`\n", name_of(&c.bench, x->bench),
-			   kernel_label(&c, x->kernel), name_of(&c.metric, x->metric),
-			   100 * cps[i].r->shift, sha);
+		buf_adds(&t, "• ");
+		slack_escape(&t, name_of(&c.bench, x->bench));
+		buf_adds(&t, " / ");
+		slack_escape(&t, kernel_label(&c, x->kernel));
+		buf_adds(&t, " / ");
+		slack_escape(&t, name_of(&c.metric, x->metric));
+		buf_printf(&t, ": %+.1f%% at `", 100 * cps[i].r->shift);
+		slack_escape(&t, sha);
+		buf_adds(&t, "`\n");
 	}
 	if (sum->has_check)
 		buf_printf(&t, "Newest check: %s%s (%zu failing, exit status %d).\n",
@@ -1779,7 +1863,7 @@ out:
 	for (size_t i = 0; i < c.nruns; i++)
 		free(c.runs[i].commit);
 	free(c.runs);
-	free(c.pos_of);
+	free(c.by_id);
 	for (size_t i = 0; i < c.ngpus; i++)
 		free(c.gpus[i]);
 	free(c.gpus);

@@ -279,6 +279,74 @@ static int exec_sql(sqlite3 *db, const char *sql, char **err)
 	return sqlite3_exec(db, sql, NULL, NULL, err);
 }
 
+static int busy_timeout_ms(void)
+{
+	const char *e = getenv("KGATE_BUSY_TIMEOUT_MS");
+	if (e && *e) {
+		char *end;
+		long v = strtol(e, &end, 10);
+		if (*end == '\0' && v >= 0 && v < 86400000L)
+			return (int)v;
+		kg_warn("KGATE_BUSY_TIMEOUT_MS='%s' is not a number of milliseconds; using 10000", e);
+	}
+	return 10000;
+}
+
+/* PRAGMA data_version: changes when another connection commits; -1 when it
+ * cannot be read (a rollback-journal database another process writes). */
+static long long data_version(sqlite3 *db)
+{
+	sqlite3_stmt *s;
+	long long v = -1;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA data_version", -1, &s, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return v;
+}
+
+/*
+ * BEGIN IMMEDIATE, retried.  SQLite's busy handler waits up to the busy
+ * timeout for the write lock, and is not fair: with several writers queued
+ * (kgate ingests of a CI's parallel jobs), a waiter can lose to every
+ * newcomer until its timeout runs out although each writer holds the lock
+ * for a moment only.  So a writer that still finds the lock held pauses (a
+ * tenth of the busy timeout, up to twice that at random) and tries again,
+ * for as long as other writers keep committing; it gives up when
+ * STALE_TRIES attempts in a row saw no commit (one transaction held the
+ * lock all that time), or after MAX_TRIES attempts.
+ */
+#define STALE_TRIES 3
+#define MAX_TRIES 1000
+static int begin_immediate(sqlite3 *db, const char *path)
+{
+	long base = busy_timeout_ms() / 10;
+	unsigned seed = (unsigned)getpid() ^ (unsigned)time(NULL);
+	long long seen = data_version(db);
+	int rc = exec_sql(db, "BEGIN IMMEDIATE", NULL);
+
+	for (int i = 1, stale = 1; i < MAX_TRIES && stale < STALE_TRIES &&
+				   (rc & 0xff) == SQLITE_BUSY; i++) {
+		long ms = base + (base ? (long)(rand_r(&seed) % base) : 0);
+		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+		if (i == 1)
+			kg_note("database '%s': another writer holds its write lock; waiting on",
+				path);
+		nanosleep(&ts, NULL);
+		long long now = data_version(db);
+		if (now >= 0 && now != seen) {
+			stale = 0;      /* someone committed: the queue moves */
+			seen = now;
+		}
+		rc = exec_sql(db, "BEGIN IMMEDIATE", NULL);
+		if ((rc & 0xff) == SQLITE_BUSY)
+			stale++;
+	}
+	return rc;
+}
+
 static int read_user_version(sqlite3 *db, int *v)
 {
 	sqlite3_stmt *s;
@@ -294,31 +362,25 @@ static int read_user_version(sqlite3 *db, int *v)
 	return rc;
 }
 
-static int busy_timeout_ms(void)
-{
-	const char *e = getenv("KGATE_BUSY_TIMEOUT_MS");
-	if (e && *e) {
-		char *end;
-		long v = strtol(e, &end, 10);
-		if (*end == '\0' && v >= 0 && v < 86400000L)
-			return (int)v;
-		kg_warn("KGATE_BUSY_TIMEOUT_MS='%s' is not a number of milliseconds; using 10000", e);
-	}
-	return 10000;
-}
-
 /* Migrate from the version found to target, in one transaction. */
 static int migrate(struct kg_store *st, int target)
 {
 	char *err = NULL;
 	int v = 0;
 
-	if (exec_sql(st->db, "BEGIN IMMEDIATE", NULL) != SQLITE_OK)
+	if (begin_immediate(st->db, st->path) != SQLITE_OK)
 		return db_fail(st, "cannot lock for migration");
 	if (read_user_version(st->db, &v) != SQLITE_OK) {
 		int rc = db_fail(st, "cannot read schema version");
 		exec_sql(st->db, "ROLLBACK", NULL);
 		return rc;
+	}
+	if (v < 0 || v > target) {
+		/* another process changed it since open_db looked */
+		exec_sql(st->db, "ROLLBACK", NULL);
+		kg_error("cannot open '%s': database schema version %d is not one this kgate "
+			 "can migrate to %d", st->path, v, target);
+		return KG_EXIT_RUNTIME;
 	}
 	if (v == 0) {
 		/* A SQLite file with tables but without our schema is not ours to
@@ -371,6 +433,12 @@ static int open_db(const char *path, int flags, int target, struct kg_store **ou
 		kg_error("cannot open '%s': %s", path, strerror(errno));
 		goto fail;
 	}
+	struct stat sb;
+	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+		/* SQLite would block for ever reading a FIFO */
+		kg_error("cannot open '%s': not a regular file", path);
+		goto fail;
+	}
 	rc = sqlite3_open_v2(path, &st->db,
 			     (ro ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
 			     SQLITE_OPEN_NOMUTEX,
@@ -383,7 +451,22 @@ static int open_db(const char *path, int flags, int target, struct kg_store **ou
 	sqlite3_busy_timeout(st->db, busy_timeout_ms());
 	rc = read_user_version(st->db, &v);
 	if (rc != SQLITE_OK && ro) {
-		/* A WAL file on read-only media: open it as immutable. */
+		/* A WAL database on read-only media, without its -shm file (SQLite
+		 * cannot create it): open it as immutable, which reads the main
+		 * file alone.  Committed transactions still in the -wal file
+		 * would then be silently missing, so a -wal that holds anything
+		 * is refused. */
+		char *wal = xasprintf("%s-wal", path);
+		struct stat wb;
+		int wal_used = stat(wal, &wb) == 0 && wb.st_size > 0;
+		free(wal);
+		if (wal_used) {
+			kg_error("cannot open '%s': its write-ahead log '%s-wal' holds changes "
+				 "that cannot be read without '%s-shm' on read-only media (%s); "
+				 "copy the three files to writable storage", path, path, path,
+				 sqlite3_errmsg(st->db));
+			goto fail;
+		}
 		sqlite3_close(st->db);
 		st->db = NULL;
 		char *uri = sqlite3_mprintf("file:%q?immutable=1", path);
@@ -395,6 +478,11 @@ static int open_db(const char *path, int flags, int target, struct kg_store **ou
 	}
 	if (rc != SQLITE_OK) {
 		kg_error("cannot open '%s': %s", path, sqlite3_errmsg(st->db));
+		goto fail;
+	}
+	if (v < 0) {
+		kg_error("cannot open '%s': database schema version %d is not one kgate "
+			 "writes (a damaged or foreign file); left untouched", path, v);
 		goto fail;
 	}
 	if (v > SCHEMA_VERSION) {
@@ -507,7 +595,7 @@ int store_run_begin(struct kg_store *st, struct kg_run_info *run)
 		kg_error("database '%s': a run is already open", st->path);
 		return KG_EXIT_RUNTIME;
 	}
-	if (exec_sql(st->db, "BEGIN IMMEDIATE", NULL) != SQLITE_OK)
+	if (begin_immediate(st->db, st->path) != SQLITE_OK)
 		return db_fail(st, "cannot start a transaction");
 	st->in_run = 1;
 	st->n_run_bench = 0;
@@ -1452,7 +1540,7 @@ int store_verdicts_put(struct kg_store *st, int64_t head_run, const char *baseli
 		kg_error("database '%s' was opened read-only", st->path);
 		return KG_EXIT_RUNTIME;
 	}
-	if (exec_sql(st->db, "BEGIN IMMEDIATE", NULL) != SQLITE_OK)
+	if (begin_immediate(st->db, st->path) != SQLITE_OK)
 		return db_fail(st, "cannot start a transaction");
 	int crc = put_check(st, head_run, baseline, now, o, &check_id);
 	if (crc != KG_EXIT_PASS) {
@@ -1519,7 +1607,7 @@ int store_explanations_put(struct kg_store *st, int64_t head_run, const char *ba
 		kg_error("database '%s' was opened read-only", st->path);
 		return KG_EXIT_RUNTIME;
 	}
-	if (exec_sql(st->db, "BEGIN IMMEDIATE", NULL) != SQLITE_OK)
+	if (begin_immediate(st->db, st->path) != SQLITE_OK)
 		return db_fail(st, "cannot start a transaction");
 	int rc = put_explanations(st, head_run, baseline, (int64_t)time(NULL), x, nx);
 	if (rc == KG_EXIT_PASS && exec_sql(st->db, "COMMIT", NULL) != SQLITE_OK)

@@ -406,6 +406,7 @@ static const char *const bad_fixtures[] = {
 	"th-unknown-key", "th-types", "th-duplicate", "th-enum", "th-version",
 	"th-version-missing", "th-regex", "th-values", "th-metric", "th-syntax", "th-tab",
 	"th-alias", "th-empty", "th-rules", "th-toplevel-list", "th-two-docs", "th-utf8", "th-regex-empty", "th-regex-size",
+	"th-regex-backref",
 	"suite-errors", "suite-missing", "suite-collector",
 };
 
