@@ -12,5 +12,12 @@ char *git_branch(void);                       /* GITHUB_HEAD_REF, GITHUB_REF_NAM
 char *git_default_branch(void);               /* origin/HEAD's target, else main or master */
 char *git_merge_base(const char *a, const char *b);
 char *git_parent(const char *sha);            /* first parent */
+/* The first line git prints for args (as the questions above), or NULL. */
+char *git_output(const char *const *args);
+/* 1 when tracked files differ from HEAD or the index (untracked ignored). */
+int git_is_dirty(void);
+/* Run git with args, its output on our stderr (quiet: discarded); its
+ * exit status, or -1 when it could not run or was killed. */
+int git_call(const char *const *args, int quiet);
 
 #endif
