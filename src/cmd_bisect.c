@@ -718,6 +718,7 @@ static int bisect_main(const struct bisect_args *a, const struct kg_thresholds *
 	char *gpu = run.gpu_name ? xstrdup(run.gpu_name) : NULL;
 	store_sampleset_free(&set);
 	store_run_info_free(&run);
+	memset(&run, 0, sizeof run);
 	if ((rc = endpoint(&st, a, &repo, good, "good", gpu, k, names, n_names)) ||
 	    (rc = endpoint(&st, a, &repo, bad, "bad", gpu, k, names, n_names))) {
 		free(gpu);
@@ -740,6 +741,9 @@ static int bisect_main(const struct bisect_args *a, const struct kg_thresholds *
 		rc = KG_EXIT_PASS;
 		goto out;
 	}
+	store_sampleset_free(&set);
+	store_run_info_free(&run);
+	memset(&run, 0, sizeof run);
 	store_close(st);
 	st = NULL;
 
