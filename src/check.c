@@ -107,6 +107,8 @@ static int stored_exactly(struct kg_store *st, const char *c)
 
 char *check_resolve_commit(struct kg_store *st, const char *c)
 {
+	if (!c)
+		return NULL;
 	if (stored_exactly(st, c))
 		return xstrdup(c);
 	return git_resolve(c);

@@ -508,6 +508,19 @@ int cmd_explain(int argc, char **argv)
 	}
 	if ((rc = check_load_samples(st, head, base, n_base, &hs, &bs)) != KG_EXIT_PASS)
 		goto out;
+	{
+		/* as check does: only the benchmarks both sides ran */
+		char **common = NULL, *skipped = NULL;
+		size_t n_common = 0;
+		if ((rc = check_partial(st, head, base, n_base, &common, &n_common, &skipped)) != KG_EXIT_PASS)
+			goto out;
+		if (skipped)
+			kg_note("not compared: %s", skipped);
+		store_sampleset_keep(&hs, common, n_common);
+		store_sampleset_keep(&bs, common, n_common);
+		store_names_free(common, n_common);
+		free(skipped);
+	}
 
 	struct kg_gate g;
 	gate_compare(t, &bs, &hs, &g);

@@ -91,7 +91,7 @@ int check_find_sides(struct kg_store *st, const char *commit, const char *ref, s
 /* A commit as given on the command line: itself when a run is stored
  * under exactly that text, else the full SHA git resolves it to (a short
  * SHA, a ref), else itself (a label, or a prefix of a stored commit).
- * malloc'd. */
+ * malloc'd; NULL when c is NULL. */
 char *check_resolve_commit(struct kg_store *st, const char *c);
 
 /*

@@ -21,6 +21,8 @@ printf '%s\n' "$out" | grep kills | sed 's/^/# /'
 # --- two ingests and a check at once, repeated ---
 DB="$T/c.db"
 sh "$GEN" 20000 > "$T/mid.jsonl"
+# and a head: the check below needs a baseline run besides its head's own
+# (a --baseline with no such run is an error)
 "$KGATE" ingest --db "$DB" --records "$T/mid.jsonl" --commit base --branch main 2>/dev/null
 "$KGATE" ingest --db "$DB" --records "$T/mid.jsonl" --commit head --branch pr 2>/dev/null
 locked=0 lost=0 i=0

@@ -177,6 +177,7 @@ static void check_default_values(const struct kg_thresholds *t)
 	assert_int_equal(t->on_new_kernel, KG_POLICY_WARN);
 	assert_int_equal(t->on_missing_kernel, KG_POLICY_FAIL);
 	assert_int_equal(t->on_inconclusive, KG_POLICY_WARN);
+	assert_int_equal(t->on_no_baseline, KG_POLICY_WARN);
 	assert_int_equal(t->n_rules, 0);
 	assert_int_equal(t->n_defaults, 8);
 	m = find_metric(t->defaults, t->n_defaults, KG_M_DURATION);
@@ -279,7 +280,8 @@ static void test_thresholds_values(void **state)
 			    "  smsp__inst_executed.sum: { deterministic: true, tolerance: 0.01% }\n"
 			    "on_new_kernel: ignore\n"
 			    "on_missing_kernel: warn\n"
-			    "on_inconclusive: fail\n", &t, &errs), KG_EXIT_PASS);
+			    "on_inconclusive: fail\n"
+			    "on_no_baseline: fail\n", &t, &errs), KG_EXIT_PASS);
 	assert_null(errs.s);
 	assert_true(t->alpha == 0.05);
 	assert_int_equal(t->min_samples, 12);
@@ -295,6 +297,7 @@ static void test_thresholds_values(void **state)
 	assert_int_equal(t->on_new_kernel, KG_POLICY_IGNORE);
 	assert_int_equal(t->on_missing_kernel, KG_POLICY_WARN);
 	assert_int_equal(t->on_inconclusive, KG_POLICY_FAIL);
+	assert_int_equal(t->on_no_baseline, KG_POLICY_FAIL);
 	config_free_thresholds(t);
 
 	/* A file that gives only the version takes the built-in scalars. */
@@ -476,6 +479,9 @@ static void test_messages_inline(void **state)
 			    &t, &errs), KG_EXIT_USAGE);
 	assert_string_equal(errs.s, "t.yaml:3:37: 'better' must be lower, higher or unchanged, "
 			    "got 'lowr'; did you mean 'lower'?\n");
+	assert_int_equal(th("version: 1\non_no_baseline: ignore\n", &t, &errs), KG_EXIT_USAGE);
+	assert_string_equal(errs.s, "t.yaml:2:17: 'on_no_baseline' must be fail or warn, "
+			    "got 'ignore'\n");
 	assert_int_equal(th("version: 3\n", &t, &errs), KG_EXIT_USAGE);
 	assert_string_equal(errs.s, "t.yaml:1:10: unknown version 3 (this kgate reads "
 			    "version 1)\n");
