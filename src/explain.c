@@ -10,6 +10,7 @@
  * estimate differs from ncu's.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -680,6 +681,22 @@ static void move_change(struct kg_buf *b, const struct kg_xmove *m)
 		buf_adds(b, ", deterministic");
 }
 
+/* One line of the text rendering: formatted, then through buf_add_safe()
+ * (a rule's text or a note read from a file may carry LF, CR or ESC). */
+static void text_line(struct kg_buf *b, const char *fmt, ...) KG_PRINTF(2, 3);
+static void text_line(struct kg_buf *b, const char *fmt, ...)
+{
+	struct kg_buf l = KG_BUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	buf_vprintf(&l, fmt, ap);
+	va_end(ap);
+	buf_add_safe(b, l.s ? l.s : "");
+	buf_addc(b, '\n');
+	buf_free(&l);
+}
+
 static void render_text(const struct kg_explanation *x, struct kg_buf *b)
 {
 	for (size_t i = 0; i < x->n_rules; i++) {
@@ -687,17 +704,19 @@ static void render_text(const struct kg_explanation *x, struct kg_buf *b)
 		char sp[32] = "-";
 		if (!isnan(r->speedup))
 			snprintf(sp, sizeof sp, "%.1f%%", r->speedup);
-		buf_printf(b, "  %-24s base %-5s head %-5s %-7s %s\n", r->id, r->base, r->head, sp, r->text);
+		text_line(b, "  %-24s base %-5s head %-5s %-7s %s", r->id, r->base, r->head, sp, r->text);
 	}
 	if (x->n_moved)
 		buf_adds(b, "  counters that moved most:\n");
 	for (size_t i = 0; i < x->n_moved; i++) {
-		buf_printf(b, "    %s %.6g -> %.6g (", x->moved[i].metric, x->moved[i].base, x->moved[i].head);
-		move_change(b, &x->moved[i]);
-		buf_adds(b, ")\n");
+		struct kg_buf m = KG_BUF_INIT;
+		move_change(&m, &x->moved[i]);
+		text_line(b, "    %s %.6g -> %.6g (%s)", x->moved[i].metric, x->moved[i].base,
+			  x->moved[i].head, m.s ? m.s : "");
+		buf_free(&m);
 	}
 	if (x->note)
-		buf_printf(b, "  %s\n", x->note);
+		text_line(b, "  %s", x->note);
 }
 
 static void render_markdown(const struct kg_explanation *x, struct kg_buf *b)

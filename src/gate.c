@@ -39,6 +39,7 @@
 #include "kgate/metric.h"
 #include "kgate/stats.h"
 #include "kgate/util.h"
+#include "kgate/verdict.h"
 
 /* Above this many pairwise differences each side is thinned to evenly
  * spaced order statistics, which keeps HL and MWU cheap on long histories. */
@@ -46,15 +47,7 @@
 
 const char *gate_verdict_name(enum kg_verdict v)
 {
-	switch (v) {
-	case KG_VERDICT_PASS: return "PASS";
-	case KG_VERDICT_FAIL: return "FAIL";
-	case KG_VERDICT_INCONCLUSIVE: return "INCONCLUSIVE";
-	case KG_VERDICT_NEW: return "NEW";
-	case KG_VERDICT_MISSING: return "MISSING";
-	case KG_VERDICT_SKIP: return "SKIP";
-	}
-	return "?";
+	return verdict_name(v);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -163,9 +156,10 @@ static void compare_noisy(double alpha, const struct kg_metric_rule *rule,
 		for (size_t i = 0; i < nh; i++)
 			y[i] = -y[i];
 	}
-	double d = stats_hodges_lehmann(x, nb, y, nh), lo = NAN, hi = NAN;
-	int ci = stats_hl_ci(x, nb, y, nh, 1.0 - 2.0 * alpha, &lo, &hi);
-	r->p = stats_mwu_greater(x, nb, y, nh);
+	struct stats_shift st;
+	int ci = stats_shift_test(x, nb, y, nh, 1.0 - 2.0 * alpha, &st);
+	double d = st.shift, lo = st.lo, hi = st.hi;
+	r->p = st.p;
 	/* Back to relative changes: "measured" keeps the metric's sign,
 	 * "bad" is the size of the change in the worse direction.  Without
 	 * logs the scale is the baseline median; a zero baseline makes any
@@ -620,7 +614,7 @@ void gate_compare(const struct kg_thresholds *t, const struct kg_sampleset *base
 			break;
 		case KG_VERDICT_NEW: out->n_new++; break;
 		case KG_VERDICT_MISSING: out->n_missing++; break;
-		case KG_VERDICT_SKIP: break;
+		case KG_VERDICT_SKIP: case KG_VERDICT_NO_BASELINE: break;
 		}
 		if (r->fails)
 			out->exit_status = KG_EXIT_REGRESSION;

@@ -2,9 +2,10 @@
  * records.c: reading records files, the JSON Lines the collector writes
  * (collector.h, docs/records.md), into the run open in the store.
  *
- * The file is streamed one line at a time (getline; a line over 16 MiB is
- * rejected) and each line parsed with jansson.  The header must be the first
- * line and the footer the last; a file without a footer came from a process
+ * The file is streamed one line at a time (kg_getline: a line over 16 MiB is
+ * rejected once 16 MiB of it are read, so memory stays bounded) and each
+ * line parsed with jansson.  The header must be the first line and the
+ * footer the last; a file without a footer came from a process
  * that died, and is rejected.  Every kernel record becomes samples: its
  * "metrics" object, plus the launch configuration and the duration
  * (end - start) where "metrics" lacks them.
@@ -157,8 +158,8 @@ static void reader_close(struct reader *r)
 static int reader_next(struct reader *r)
 {
 	errno = 0;
-	r->len = getline(&r->line, &r->cap, r->fp);
-	if (r->len < 0) {
+	r->len = kg_getline(&r->line, &r->cap, r->fp, MAX_LINE);
+	if (r->len == -1) {
 		if (ferror(r->fp)) {
 			kg_error("cannot read '%s': %s", r->path, strerror(errno));
 			return -1;
@@ -166,7 +167,7 @@ static int reader_next(struct reader *r)
 		return 0;
 	}
 	r->lineno++;
-	if ((size_t)r->len > MAX_LINE) {
+	if (r->len == -2) {
 		kg_error("%s:%zu: line is longer than 16 MiB", r->path, r->lineno);
 		return -1;
 	}

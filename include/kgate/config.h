@@ -59,6 +59,8 @@ struct kg_thresholds {
 	enum kg_policy on_new_kernel;     /* default WARN */
 	enum kg_policy on_missing_kernel; /* default FAIL */
 	enum kg_policy on_inconclusive;   /* default WARN */
+	enum kg_policy on_no_baseline;    /* WARN (default) or FAIL: a check
+	                                     with nothing to compare with */
 };
 
 enum kg_collect_mode { KG_MODE_TRACE = 0, KG_MODE_METRICS };
