@@ -124,7 +124,7 @@ like "$err" "th.fifo': not a regular file" "and says why"
 sh "$GEN" 5000 > "$T/w.jsonl"
 WDB="$T/w.db"
 "$KGATE" ingest --db "$WDB" --records "$T/w.jsonl" --commit w0 2>/dev/null
-busy=1000; [ $san = 1 ] && busy=3000; under_valgrind && busy=20000
+busy=2000; [ $san = 1 ] && busy=6000; under_valgrind && busy=20000
 sh -c 'while :; do :; done' & burn1=$!
 sh -c 'while :; do :; done' & burn2=$!
 pids= i=1
