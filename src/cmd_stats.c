@@ -10,6 +10,7 @@
 #include "kgate/git.h"
 #include "kgate/kgate.h"
 #include "kgate/stats.h"
+#include "kgate/check.h"
 #include "kgate/store.h"
 #include "kgate/util.h"
 
@@ -302,10 +303,13 @@ static int newest_run(struct kg_store *st, const char *commit, struct kg_run_inf
 	size_t n;
 	int rc;
 
-	f.commit = commit;
+	char *full = check_resolve_commit(st, commit);
+	f.commit = full;
 	f.limit = 1;
 	*found = 0;
-	if ((rc = store_find_runs(st, &f, &runs, &n)) != KG_EXIT_PASS)
+	rc = store_find_runs(st, &f, &runs, &n);
+	free(full);
+	if (rc != KG_EXIT_PASS)
 		return rc;
 	if (n) {
 		*out = runs[0];

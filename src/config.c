@@ -11,6 +11,7 @@
  */
 #include "kgate/config.h"
 #include "kgate/kgate.h"
+#include "kgate/metric.h"
 #include "kgate/metricinfo.h"
 #include "kgate/util.h"
 
@@ -895,8 +896,10 @@ static int check_metric(struct ctx *c, const struct ynode *n)
 		return 1;
 	/* The built-in thresholds name well-known metrics (the unit tests check
 	 * them against the host API's list); loading CUPTI's metric tables for
-	 * them would cost every check about 100 MB and 80 ms. */
-	v = c->trusted ? -1 : metricinfo_valid(METRIC_CHIP, n->str, &err);
+	 * them would cost every check about 100 MB and 80 ms.  Names confirmed
+	 * once are known from the collector's cache file from then on. */
+	v = c->trusted ? -1 : metricinfo_known(METRIC_CHIP, n->str) ? 1
+	    : metricinfo_valid(METRIC_CHIP, n->str, &err);
 	if (v == 1) {
 		buf_free(&err);
 		return 1;
@@ -1007,12 +1010,25 @@ static void mr_deterministic(struct ctx *c, const struct ynode *k, const struct 
 			v->str);
 }
 
+static const char *const better_names[] = { "lower", "higher", "unchanged" };
+
+static void mr_better(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
+{
+	static const int value[] = { KG_BETTER_LOWER, KG_BETTER_HIGHER, KG_BETTER_UNCHANGED };
+	struct kg_metric_rule *r = o;
+	int i;
+
+	if (get_enum(c, k, v, better_names, NFIELDS(better_names), &i) == 0)
+		r->better = value[i];
+}
+
 static const struct field metric_fields[] = {
 	{ "regression", Y_SCALAR, 0, mr_regression },
 	{ "min", Y_SCALAR, 0, mr_min },
 	{ "max", Y_SCALAR, 0, mr_max },
 	{ "deterministic", Y_SCALAR, 0, mr_deterministic },
 	{ "tolerance", Y_SCALAR, 0, mr_tolerance },
+	{ "better", Y_SCALAR, 0, mr_better },
 };
 
 static void metric_rule_free(struct kg_metric_rule *r)
@@ -1231,6 +1247,17 @@ static void th_on_inconclusive(struct ctx *c, const struct ynode *k, const struc
 	th_policy(c, k, v, &((struct kg_thresholds *)o)->on_inconclusive);
 }
 
+static const char *const on_no_baseline_names[] = { "fail", "warn" };
+
+static void th_on_no_baseline(struct ctx *c, const struct ynode *k, const struct ynode *v,
+			      void *o)
+{
+	int p;
+
+	if (get_enum(c, k, v, on_no_baseline_names, NFIELDS(on_no_baseline_names), &p) == 0)
+		((struct kg_thresholds *)o)->on_no_baseline = p == 0 ? KG_POLICY_FAIL : KG_POLICY_WARN;
+}
+
 static const struct field thresholds_fields[] = {
 	{ "version", Y_SCALAR, 1, th_version },
 	{ "statistics", Y_MAP, 0, th_statistics },
@@ -1239,6 +1266,7 @@ static const struct field thresholds_fields[] = {
 	{ "on_new_kernel", Y_SCALAR, 0, th_on_new },
 	{ "on_missing_kernel", Y_SCALAR, 0, th_on_missing },
 	{ "on_inconclusive", Y_SCALAR, 0, th_on_inconclusive },
+	{ "on_no_baseline", Y_SCALAR, 0, th_on_no_baseline },
 };
 
 void config_free_thresholds(struct kg_thresholds *t)
@@ -1298,6 +1326,7 @@ static int parse_thresholds(const char *name, const char *text, size_t len, int 
 	t->on_new_kernel = KG_POLICY_WARN;
 	t->on_missing_kernel = KG_POLICY_FAIL;
 	t->on_inconclusive = KG_POLICY_WARN;
+	t->on_no_baseline = KG_POLICY_WARN;
 	if (size_ok(&c, len))
 		root = tree_parse(&c, text, len, &fatal);
 	else
@@ -1391,6 +1420,8 @@ static void overlay(struct kg_metric_rule *out, const struct kg_metric_rule *r)
 		out->has_tolerance = 1;
 		out->tolerance = r->tolerance;
 	}
+	if (r->better)
+		out->better = r->better;
 }
 
 int config_rule_for(const struct kg_thresholds *t, const char *benchmark,

@@ -20,6 +20,7 @@
 
 #include "kgate/explain.h"
 #include "kgate/gate.h"
+#include "kgate/metric.h"
 #include "kgate/output.h"
 #include "kgate/stats.h"
 
@@ -483,13 +484,6 @@ static int cmp_move(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static int ignored_metric(const char *n)
-{
-	return !strncmp(n, "device__", 8) || !strncmp(n, "profiler__", 10) || !strncmp(n, "numa__", 6) ||
-	       !strncmp(n, "nvlink__", 8) || strstr(n, ".peak_sustained") || strstr(n, "per_second") ||
-	       !strncmp(n, "launch__occupancy_per_", 22) || strstr(n, "cycles_elapsed");
-}
-
 static void pct(struct kg_buf *b, double base, double head)
 {
 	if (base > 0 && head / base >= 2)
@@ -655,7 +649,7 @@ int explain_kernel(const struct kg_explain_item *it, const struct kg_metricmap *
 	struct move *mv = xcalloc(head->n ? head->n : 1, sizeof *mv);
 	size_t n = 0;
 	for (size_t i = 0; i < head->n; i++) {
-		if (ignored_metric(head->name[i]))
+		if (!metric_explained(head->name[i]))
 			continue;
 		double b = explain_map_get(base, head->name[i]), h = head->v[i];
 		if (isnan(b) || b == h || b == 0)

@@ -436,6 +436,8 @@ int suiterun_store(struct kg_store *st, struct kg_run_info *run, const char *con
 	if ((rc = store_run_begin(st, run)) != KG_EXIT_PASS)
 		return rc;
 	for (size_t i = 0; i < n && rc == KG_EXIT_PASS; i++) {
+		/* the run ran it, even when it launched no kernel (partial runs) */
+		rc = store_run_benchmark_add(st, names[i]);
 		if (sum) {
 			memset(&sum[i], 0, sizeof(sum[i]));
 			sum[i].name = names[i];
