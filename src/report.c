@@ -779,8 +779,6 @@ static int load_samples_split(struct ctx *c, unsigned char *seen)
 		h[1].c.db = NULL;
 		rc = 1;
 	}
-	if (!rc)
-		sqlite3_exec(h[1].c.db, "PRAGMA mmap_size = 1073741824", NULL, NULL, NULL);
 	pthread_t tid;
 	if (!rc && pthread_create(&tid, NULL, read_half, &h[1]) != 0)
 		rc = 1;
@@ -840,8 +838,6 @@ static int load_samples(struct ctx *c)
 		all = sqlite3_column_int64(s, 0);
 	sqlite3_finalize(s);
 	int scan = (int64_t)c->nruns * 4 >= all * 3;
-	/* the pages mapped rather than copied: the read is most of the report */
-	sqlite3_exec(c->db, "PRAGMA mmap_size = 1073741824", NULL, NULL, NULL);
 	unsigned char *seen = xcalloc(c->nruns + 1, 1);
 	int rc = scan ? load_samples_split(c, seen) : 1;
 	if (rc == 1) {
