@@ -1543,12 +1543,11 @@ int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_ch
 			   " change of the median &ge; %.3g%%). A chart of more commits than it has"
 			   " pixels for draws a column per %d pixels, never across a change point: the"
 			   " median of its commits' medians, and from the lowest first to the highest"
-			   " third quartile among them.%s</p>\n",
+			   " third quartile among them. Hover over a point for its commit; in charts"
+			   " drawn in columns and on pages of more than %zu points, only the change"
+			   " points and each chart's newest commit have a hover mark.</p>\n",
 			   c.nruns, c.nruns == 1 ? "" : "s", d0, d1, c.ns, o->cp.alpha,
-			   100 * o->cp.min_shift, COLW,
-			   sum->points <= o->max_hover ? " Hover over a point for its commit." :
-			   " This report is large: hover marks are drawn only at change points and at"
-			   " the newest commit of each chart.");
+			   100 * o->cp.min_shift, COLW, o->max_hover);
 	}
 	html_verdicts(&c, &b, sum);
 
