@@ -929,6 +929,21 @@ static const char *unit_of(const struct ctx *c, int64_t m)
 #define MT 10
 #define MB 30
 
+/* "%d" without printf's cost: a chart's paths are most of the report. */
+static void add_int(struct kg_buf *b, int v)
+{
+	char t[16];
+	size_t n = sizeof t;
+	unsigned u = v < 0 ? 0u - (unsigned)v : (unsigned)v;
+	do {
+		t[--n] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		t[--n] = '-';
+	buf_add(b, t + n, sizeof t - n);
+}
+
 static void path_rel(struct kg_buf *b, const int *xs, const int *ys, size_t n, int move)
 {
 	if (!n)
@@ -942,7 +957,7 @@ static void path_rel(struct kg_buf *b, const int *xs, const int *ys, size_t n, i
 		for (int k = 0; k < 2; k++) {
 			if ((i > 1 || k > 0) && d[k] >= 0)
 				buf_addc(b, ' ');
-			buf_printf(b, "%d", d[k]);
+			add_int(b, d[k]);
 		}
 	}
 }
