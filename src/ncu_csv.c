@@ -16,6 +16,7 @@
  */
 #include "kgate/ncu_csv.h"
 #include "kgate/demangle.h"
+#include "kgate/metric.h"
 #include "kgate/util.h"
 
 #include <errno.h>
@@ -64,6 +65,8 @@ int ncu_csv_read_record(FILE *fp, struct ncu_csv_reader *rd)
 	if (!rd->quoted_first) {
 		/* not a CSV record of ncu's: one raw line, one field */
 		while (c != EOF && c != '\n') {
+			if (rd->len > MAX_RECORD)
+				return -1;
 			if (c != '\r')
 				rd_addc(rd, c);
 			c = getc_unlocked(fp);
@@ -73,7 +76,8 @@ int ncu_csv_read_record(FILE *fp, struct ncu_csv_reader *rd)
 		goto done;
 	}
 	for (;; c = getc_unlocked(fp)) {
-		if (rd->len > MAX_RECORD)
+		/* the text and each field's offset and pointer count */
+		if (rd->len + rd->nf * (sizeof(*rd->off) + sizeof(*rd->fields)) > MAX_RECORD)
 			return -1;
 		switch (state) {
 		case FIELD_START:
@@ -145,7 +149,10 @@ void ncu_csv_reader_free(struct ncu_csv_reader *rd)
 /* ------------------------------------------------------------------ */
 /* Values and units                                                    */
 
-/* "1,234.56" -> 1234.56; 0 when the field is not a number ("n/a", ""). */
+/* "1,234.56" -> 1234.56; 0 when the field is not a number ("n/a", "",
+ * and "nan", which ncu writes for a derived metric it cannot compute, as
+ * derived_tempMetric4 of real H200 raw exports), -1 when it is an infinite
+ * one ("inf", "1e999"): the gate cannot judge it, so the export is refused. */
 static int parse_number(const char *s, double *v)
 {
 	char tmp[128];
@@ -166,8 +173,10 @@ static int parse_number(const char *s, double *v)
 	char *end;
 	errno = 0;
 	*v = strtod(tmp, &end);
-	if (end == tmp || *end || errno == ERANGE || isnan(*v))
+	if (end == tmp || *end || isnan(*v))
 		return 0;
+	if (isinf(*v) || (errno == ERANGE && *v != 0))
+		return -1;
 	return 1;
 }
 
@@ -279,6 +288,8 @@ static int raw_column_skipped(const char *name)
 }
 
 /* "(256, 1, 1)" -> 256. */
+/* "(x, y, z)" of whole numbers: 1 with their product, 0 when the field holds
+ * no parenthesis (no launch configuration), -1 when it is malformed. */
 static int parse_dim3(const char *s, double *v)
 {
 	double p = 1;
@@ -288,21 +299,28 @@ static int parse_dim3(const char *s, double *v)
 		s++;
 	if (*s++ != '(')
 		return 0;
-	while (*s) {
+	for (;;) {
 		char *end;
-		double x = strtod(s, &end);
-		if (end == s)
-			return 0;
-		p *= x;
+		while (*s == ' ')
+			s++;
+		if (*s < '0' || *s > '9')
+			return -1;   /* also "nan", "inf", signs */
+		errno = 0;
+		unsigned long long x = strtoull(s, &end, 10);
+		if (errno == ERANGE || x > (1ull << 32))
+			return -1;
+		p *= (double)x;
 		n++;
 		s = end;
-		while (*s == ' ' || *s == ',')
+		while (*s == ' ')
 			s++;
 		if (*s == ')')
 			break;
+		if (*s++ != ',' || n == 3)
+			return -1;
 	}
 	*v = p;
-	return n == 3;
+	return n == 3 ? 1 : -1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -454,6 +472,15 @@ static int bad_row(struct importer *im, struct ncu_csv_reader *rd, const char *w
 	return KG_EXIT_USAGE;
 }
 
+/* A value that is a number but not a finite one, refused with its field. */
+static int not_finite(struct importer *im, struct ncu_csv_reader *rd, const char *metric,
+		      const char *id, const char *value)
+{
+	kg_error("%s:%zu: %s of launch %s is '%s', not a finite number", im->path, rd->line,
+		 metric, id, value);
+	return KG_EXIT_USAGE;
+}
+
 static int valid_id(const char *s)
 {
 	if (!s || !*s)
@@ -518,7 +545,7 @@ static int import_file(struct importer *im)
 				for (size_t i = 0; i < ncols; i++) {
 					col[i].name = xstrdup(rd.fields[i]);
 					col[i].skip = raw_column_skipped(col[i].name);
-					col[i].det = store_metric_is_deterministic(col[i].name);
+					col[i].det = metric_deterministic(col[i].name);
 					col[i].ncu_unit = xstrdup("");
 					col[i].unit = col[i].ncu_unit;
 					col[i].factor = 1;
@@ -565,21 +592,33 @@ static int import_file(struct importer *im)
 				l.id = xstrdup(id);
 				l.ordinal = strtoll(id, NULL, 10);
 				kernel_names(im, kernel);
-				l.has_block = parse_dim3(field(&rd, c.block) ? field(&rd, c.block) : "",
-							 &l.block);
-				l.has_grid = parse_dim3(field(&rd, c.grid) ? field(&rd, c.grid) : "",
-							&l.grid);
+				const char *bs = field(&rd, c.block) ? field(&rd, c.block) : "";
+				const char *gs = field(&rd, c.grid) ? field(&rd, c.grid) : "";
+				l.has_block = parse_dim3(bs, &l.block);
+				l.has_grid = parse_dim3(gs, &l.grid);
 				im->kernels++;
+				if (l.has_block < 0 || l.has_grid < 0) {
+					char *what = xasprintf("%s '%s' is not three whole numbers "
+							       "\"(x, y, z)\"",
+							       l.has_block < 0 ? "Block Size" : "Grid Size",
+							       l.has_block < 0 ? bs : gs);
+					rc = bad_row(im, &rd, what);
+					free(what);
+					break;
+				}
 			}
 			double v, f;
-			if (!parse_number(mval, &v))
+			int num = parse_number(mval, &v);
+			if (num == 0)
 				continue;   /* "n/a", text values */
 			const char *section = field(&rd, c.section);
 			char *metric = details_metric(section ? section : "", mname);
 			const char *unit = convert_unit(field(&rd, c.munit) ? field(&rd, c.munit) : "", &f);
-			if (!launch_seen(&l, metric, 1))
+			if (num < 0 || !isfinite(v * f))
+				rc = not_finite(im, &rd, metric, id, mval);
+			else if (!launch_seen(&l, metric, 1))
 				rc = imp_sample(im, kernel_names(im, kernel), l.ordinal, metric, unit,
-						store_metric_is_deterministic(metric), v * f);
+						metric_deterministic(metric), v * f);
 			free(metric);
 			if (rc)
 				break;
@@ -589,10 +628,14 @@ static int import_file(struct importer *im)
 			long long ordinal = strtoll(id, NULL, 10);
 			for (size_t i = 0; i < ncols && !rc; i++) {
 				double v;
-				if (col[i].skip || !parse_number(rd.fields[i], &v))
+				int num;
+				if (col[i].skip || !(num = parse_number(rd.fields[i], &v)))
 					continue;
-				rc = imp_sample(im, kn, ordinal, col[i].name, col[i].unit, col[i].det,
-						v * col[i].factor);
+				if (num < 0 || !isfinite(v * col[i].factor))
+					rc = not_finite(im, &rd, col[i].name, id, rd.fields[i]);
+				else
+					rc = imp_sample(im, kn, ordinal, col[i].name, col[i].unit, col[i].det,
+							v * col[i].factor);
 			}
 			if (rc)
 				break;

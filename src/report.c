@@ -10,6 +10,8 @@
 #include "kgate/report.h"
 #include "kgate/github.h"
 #include "kgate/kgate.h"
+#include "kgate/metric.h"
+#include "kgate/verdict.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -34,13 +36,15 @@ void report_html_escape(struct kg_buf *b, const char *s)
 	}
 }
 
-/* Markdown table cell: HTML-escaped, pipes escaped, no newlines. */
+/* Markdown table cell: HTML-escaped, pipes escaped, no control characters,
+ * and no live "@user" mention (a zero-width space after the '@'). */
 static void md_cell(struct kg_buf *b, const char *s)
 {
-	for (const char *p = s ? s : ""; *p; p++) {
+	char *safe = kg_text_safe(s ? s : "");
+	for (const char *p = safe; *p; p++) {
 		switch (*p) {
 		case '|': buf_adds(b, "\\|"); break;
-		case '\n': case '\r': buf_addc(b, ' '); break;
+		case '@': buf_adds(b, "@&#8203;"); break;
 		case '`': buf_adds(b, "&#96;"); break;
 		case '*': buf_adds(b, "\\*"); break;
 		case '_': buf_adds(b, "\\_"); break;
@@ -52,6 +56,27 @@ static void md_cell(struct kg_buf *b, const char *s)
 		default: buf_addc(b, *p);
 		}
 	}
+	free(safe);
+}
+
+/*
+ * Text of a Slack message: '&', '<' and '>' as entities (Slack's own
+ * escaping), so that a name cannot write "<!channel>", "<!here>" or a
+ * "<url|label>" link; backticks and control characters as spaces.
+ */
+static void slack_escape(struct kg_buf *b, const char *s)
+{
+	char *safe = kg_text_safe(s ? s : "");
+	for (const char *p = safe; *p; p++) {
+		switch (*p) {
+		case '&': buf_adds(b, "&amp;"); break;
+		case '<': buf_adds(b, "&lt;"); break;
+		case '>': buf_adds(b, "&gt;"); break;
+		case '`': buf_addc(b, '\''); break;
+		default: buf_addc(b, *p);
+		}
+	}
+	free(safe);
 }
 
 static char *col_text(sqlite3_stmt *s, int i)
@@ -92,14 +117,11 @@ static int load_check_rows(sqlite3 *db, struct report_check *c)
 	const char *sql =
 		"SELECT v.benchmark, v.nvtx, v.kernel, COALESCE(k.demangled, v.kernel), v.metric,"
 		" v.verdict, v.message, v.shift, v.lo, v.hi, v.p, v.base_value, v.head_value,"
-		" v.n_base, v.n_head FROM verdicts v LEFT JOIN kernels k ON k.mangled = v.kernel"
-		" WHERE v.run = ?1 AND v.time = ?2 AND v.baseline IS ?3 ORDER BY v.id";
+		" v.n_base, v.n_head, v.fails FROM verdicts v LEFT JOIN kernels k ON k.mangled = v.kernel"
+		" WHERE v.check_id = ?1 ORDER BY v.id";
 	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
 		return db_fail(db, "read the stored verdicts");
-	sqlite3_bind_int64(s, 1, c->run);
-	sqlite3_bind_int64(s, 2, c->time);
-	if (c->baseline)
-		sqlite3_bind_text(s, 3, c->baseline, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 1, c->id);
 	size_t cap = 0;
 	int rc;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -123,13 +145,19 @@ static int load_check_rows(sqlite3 *db, struct report_check *c)
 		v->head_value = col_num(s, 12);
 		v->n_base = sqlite3_column_int64(s, 13);
 		v->n_head = sqlite3_column_int64(s, 14);
-		const char *vd = v->verdict ? v->verdict : "";
-		if (!strcmp(vd, "fail")) c->n_fail++;
-		else if (!strcmp(vd, "inconclusive")) c->n_inconclusive++;
-		else if (!strcmp(vd, "pass")) c->n_pass++;
-		else if (!strcmp(vd, "new")) c->n_new++;
-		else if (!strcmp(vd, "missing")) c->n_missing++;
-		else c->n_skip++;
+		v->fails = sqlite3_column_int(s, 15);
+		enum kg_verdict vd = KG_VERDICT_SKIP;
+		verdict_parse(v->verdict, &vd);
+		struct kg_outcome *o = &c->outcome;
+		switch (vd) {
+		case KG_VERDICT_FAIL: o->n_fail++; break;
+		case KG_VERDICT_INCONCLUSIVE: o->n_inconclusive++; break;
+		case KG_VERDICT_PASS: o->n_pass++; break;
+		case KG_VERDICT_NEW: o->n_new++; break;
+		case KG_VERDICT_MISSING: o->n_missing++; break;
+		default: o->n_skip++; break;
+		}
+		o->n_failing += v->fails != 0;
 	}
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE)
@@ -194,13 +222,24 @@ static int load_check_why(sqlite3 *db, struct report_check *c)
 	return 0;
 }
 
-/* The newest check among runs chosen by where_sql (binds ?1 to arg). */
+/* A stored policy name, or -1 (NULL: a check stored before schema 4). */
+static int col_policy(sqlite3_stmt *s, int i)
+{
+	enum kg_policy p;
+	const char *t = (const char *)sqlite3_column_text(s, i);
+	return t && verdict_policy_parse(t, &p) == 0 ? (int)p : -1;
+}
+
+/* The newest check among runs chosen by where_sql (binds ?1 to arg, ?2
+ * to since; r is the run, c the check). */
 static int load_newest(sqlite3 *db, const char *where_sql, const char *arg,
 		       int64_t since, struct report_check *out)
 {
 	memset(out, 0, sizeof *out);
-	char *sql = xasprintf("SELECT v.run, v.baseline, v.time, r.commit_sha FROM verdicts v"
-			      " JOIN runs r ON r.id = v.run WHERE %s ORDER BY v.id DESC LIMIT 1",
+	char *sql = xasprintf("SELECT c.id, c.run, c.baseline, c.time, r.commit_sha, c.verdict,"
+			      " c.exit_status, c.on_new_kernel, c.on_missing_kernel, c.on_inconclusive,"
+			      " c.on_no_baseline, c.note, c.not_compared FROM checks c"
+			      " JOIN runs r ON r.id = c.run WHERE %s ORDER BY c.id DESC LIMIT 1",
 			      where_sql);
 	sqlite3_stmt *s;
 	int rc = sqlite3_prepare_v2(db, sql, -1, &s, NULL);
@@ -221,10 +260,29 @@ static int load_newest(sqlite3 *db, const char *where_sql, const char *arg,
 		sqlite3_finalize(s);
 		return db_fail(db, "find the stored check");
 	}
-	out->run = sqlite3_column_int64(s, 0);
-	out->baseline = col_text(s, 1);
-	out->time = sqlite3_column_int64(s, 2);
-	out->commit = col_text(s, 3);
+	out->id = sqlite3_column_int64(s, 0);
+	out->run = sqlite3_column_int64(s, 1);
+	out->baseline = col_text(s, 2);
+	out->time = sqlite3_column_int64(s, 3);
+	out->commit = col_text(s, 4);
+	struct kg_outcome *o = &out->outcome;
+	const char *vd = (const char *)sqlite3_column_text(s, 5);
+	if (verdict_parse(vd, &o->verdict) != 0) {
+		kg_error("the stored check %lld has an unknown verdict '%s'", (long long)out->id,
+			 vd ? vd : "");
+		sqlite3_finalize(s);
+		free(out->baseline);
+		free(out->commit);
+		memset(out, 0, sizeof *out);
+		return -1;
+	}
+	o->exit_status = sqlite3_column_int(s, 6);
+	o->on_new_kernel = col_policy(s, 7);
+	o->on_missing_kernel = col_policy(s, 8);
+	o->on_inconclusive = col_policy(s, 9);
+	o->on_no_baseline = col_policy(s, 10);
+	o->note = col_text(s, 11);
+	o->not_compared = col_text(s, 12);
 	sqlite3_finalize(s);
 	rc = load_check_rows(db, out);
 	return rc ? rc : load_check_why(db, out);
@@ -250,28 +308,31 @@ void report_check_free(struct report_check *c)
 	free(c->why);
 	free(c->commit);
 	free(c->baseline);
+	verdict_outcome_free(&c->outcome);
 	memset(c, 0, sizeof *c);
 }
 
-static int verdict_rank(const char *v)
+/* Rows in the order the comment shows them: those that fail the check,
+ * then FAIL, MISSING, INCONCLUSIVE, NEW, PASS, SKIP. */
+static int verdict_rank(const struct report_verdict *r)
 {
-	static const char *const order[] = { "fail", "missing", "inconclusive", "new", "pass", "skip" };
-	for (int i = 0; i < 6; i++)
-		if (v && !strcmp(v, order[i]))
-			return i;
-	return 6;
+	static const enum kg_verdict order[] = { KG_VERDICT_FAIL, KG_VERDICT_MISSING,
+						 KG_VERDICT_INCONCLUSIVE, KG_VERDICT_NEW,
+						 KG_VERDICT_PASS, KG_VERDICT_SKIP };
+	enum kg_verdict v;
+	if (r->fails)
+		return 0;
+	if (verdict_parse(r->verdict, &v) == 0)
+		for (int i = 0; i < 6; i++)
+			if (v == order[i])
+				return i + 1;
+	return 7;
 }
 
-static const char *verdict_label(const char *v)
+static const char *verdict_label(const char *s)
 {
-	switch (verdict_rank(v)) {
-	case 0: return "\xE2\x9D\x8C FAIL";
-	case 1: return "\xE2\x9D\x93 MISSING";
-	case 2: return "\xE2\x9A\xA0\xEF\xB8\x8F INCONCLUSIVE";
-	case 3: return "\xF0\x9F\x86\x95 NEW";
-	case 4: return "\xE2\x9C\x85 PASS";
-	default: return "SKIP";
-	}
+	enum kg_verdict v;
+	return verdict_parse(s, &v) == 0 ? verdict_badge(v) : "?";
 }
 
 static void fmt_pct(char *out, size_t n, double x)
@@ -302,7 +363,8 @@ static void md_row(struct kg_buf *b, const struct report_verdict *v)
 		snprintf(p, sizeof p, "%.2g", v->p);
 	fmt_num(bv, sizeof bv, v->base_value);
 	fmt_num(hv, sizeof hv, v->head_value);
-	buf_printf(b, "| %s | ", verdict_label(v->verdict));
+	buf_printf(b, "| %s%s | ", verdict_label(v->verdict),
+		   v->fails && strcmp(v->verdict ? v->verdict : "", "fail") ? " (fails)" : "");
 	md_cell(b, v->benchmark);
 	buf_adds(b, " | ");
 	md_cell(b, v->demangled ? v->demangled : v->kernel);
@@ -325,7 +387,7 @@ static int cmp_verdict(const void *a, const void *b)
 {
 	const struct report_verdict *x = *(struct report_verdict *const *)a;
 	const struct report_verdict *y = *(struct report_verdict *const *)b;
-	int d = verdict_rank(x->verdict) - verdict_rank(y->verdict);
+	int d = verdict_rank(x) - verdict_rank(y);
 	if (d)
 		return d;
 	double sx = isnan(x->shift) ? 0 : x->shift, sy = isnan(y->shift) ? 0 : y->shift;
@@ -337,15 +399,37 @@ void report_check_markdown(const struct report_check *c, struct kg_buf *b)
 	char sha[16];
 	short_sha(sha, c->commit);
 	buf_adds(b, KG_GITHUB_MARKER "\n");
-	if (c->n_fail)
-		buf_printf(b, "### kgate: %zu regression%s\n\n", c->n_fail, c->n_fail == 1 ? "" : "s");
+	const struct kg_outcome *o = &c->outcome;
+	if (o->verdict == KG_VERDICT_NO_BASELINE)
+		buf_printf(b, "### kgate: %s NO BASELINE: nothing compared%s\n\n",
+			   o->exit_status ? "\xE2\x9D\x8C" : "\xE2\x9A\xA0\xEF\xB8\x8F",
+			   o->exit_status ? " (on\\_no\\_baseline: fail)" : "");
+	else if (o->verdict == KG_VERDICT_FAIL && o->n_failing == o->n_fail)
+		buf_printf(b, "### kgate: \xE2\x9D\x8C FAIL: %zu regression%s\n\n", o->n_fail,
+			   o->n_fail == 1 ? "" : "s");
+	else if (o->verdict == KG_VERDICT_FAIL)
+		buf_printf(b, "### kgate: \xE2\x9D\x8C FAIL: %zu failing comparison%s\n\n", o->n_failing,
+			   o->n_failing == 1 ? "" : "s");
 	else
-		buf_adds(b, "### kgate: no regression\n\n");
+		buf_adds(b, "### kgate: \xE2\x9C\x85 PASS: no regression\n\n");
 	buf_printf(b, "Commit `%s` against ", sha);
 	buf_adds(b, "baseline ");
 	md_cell(b, c->baseline ? c->baseline : "(none)");
-	buf_printf(b, ": %zu fail, %zu missing, %zu inconclusive, %zu new, %zu pass.\n\n",
-		   c->n_fail, c->n_missing, c->n_inconclusive, c->n_new, c->n_pass);
+	buf_printf(b, ": %zu fail, %zu missing, %zu inconclusive, %zu new, %zu pass",
+		   o->n_fail, o->n_missing, o->n_inconclusive, o->n_new, o->n_pass);
+	if (o->n_failing != o->n_fail)
+		buf_printf(b, "; %zu failing the check", o->n_failing);
+	buf_adds(b, ".\n\n");
+	if (o->verdict == KG_VERDICT_NO_BASELINE) {
+		buf_adds(b, "**No baseline:** ");
+		md_cell(b, o->note ? o->note : "nothing to compare with");
+		buf_adds(b, ".\n\n");
+	}
+	if (o->not_compared) {
+		buf_adds(b, "**Not compared:** ");
+		md_cell(b, o->not_compared);
+		buf_adds(b, ".\n\n");
+	}
 	const struct report_verdict **ord = xmalloc((c->n + 1) * sizeof *ord);
 	for (size_t i = 0; i < c->n; i++)
 		ord[i] = &c->v[i];
@@ -354,7 +438,7 @@ void report_check_markdown(const struct report_check *c, struct kg_buf *b)
 		"| verdict | benchmark | kernel | metric | change [CI] | p | baseline → head | note |\n"
 		"| --- | --- | --- | --- | --- | --- | --- | --- |\n";
 	size_t i = 0, shown = 0;
-	for (; i < c->n && verdict_rank(ord[i]->verdict) < 4; i++) {
+	for (; i < c->n && verdict_rank(ord[i]) < 5; i++) {
 		if (!shown++)
 			buf_adds(b, head);
 		md_row(b, ord[i]);
@@ -389,10 +473,7 @@ void report_check_markdown(const struct report_check *c, struct kg_buf *b)
 
 const char *report_check_state(const struct report_check *c, struct kg_buf *desc)
 {
-	if (desc)
-		buf_printf(desc, "%zu fail, %zu inconclusive, %zu pass of %zu", c->n_fail,
-			   c->n_inconclusive, c->n_pass, c->n);
-	return c->n_fail || c->n_missing ? "failure" : "success";
+	return verdict_outcome_state(&c->outcome, desc);
 }
 
 /* ---------------------------------------------------------------- trends */
@@ -412,8 +493,8 @@ void report_summary_free(struct report_summary *s)
 }
 
 struct run { int64_t id; char *commit; int64_t time; int gpu; };
-struct name { char *s, *demangled; char *unit; int det; };
-struct names { struct name *v; size_t n; };
+struct name { int64_t id; char *s, *demangled; char *unit; int det; };
+struct names { struct name *v; size_t n; };   /* sorted by id */
 
 /* One commit of a series: its values reduced as they are read (floats:
  * 28 bytes a point, so that a million points take 28 MB). */
@@ -431,13 +512,18 @@ struct series {
 	size_t page;            /* the page that draws it (directory form) */
 };
 
+struct run_pos {
+	int64_t id;
+	uint32_t pos;
+};
+
 struct ctx {
 	sqlite3 *db;
 	const struct report_opts *o;
 	struct run *runs;
 	size_t nruns;
-	int64_t max_run_id;
-	uint32_t *pos_of;       /* run id -> position + 1, 0 when not selected */
+	struct run_pos *by_id;  /* the selected runs' ids, sorted, with positions */
+	size_t last_hit;        /* by_id index of the last lookup (samples come run by run) */
 	char **gpus;
 	size_t ngpus;
 	struct names bench, nvtx, kernel, metric;
@@ -447,28 +533,45 @@ struct ctx {
 	int pages;              /* the directory form: charts on pages of their own */
 };
 
+/* The entry of id, NULL when there is none (ids are never array indexes). */
+static const struct name *name_find(const struct names *t, int64_t id)
+{
+	size_t lo = 0, hi = t->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->v[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->n && t->v[lo].id == id ? &t->v[lo] : NULL;
+}
+
 static const char *name_of(const struct names *t, int64_t id)
 {
-	return id >= 0 && (size_t)id < t->n && t->v[id].s ? t->v[id].s : "?";
+	const struct name *nm = name_find(t, id);
+	return nm && nm->s ? nm->s : "?";
 }
 
 static int load_names(sqlite3 *db, const char *sql, struct names *t)
 {
 	sqlite3_stmt *s;
-	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+	char *q = xasprintf("%s ORDER BY id", sql);
+	int rc = sqlite3_prepare_v2(db, q, -1, &s, NULL);
+	size_t cap = 0;
+
+	free(q);
+	if (rc != SQLITE_OK)
 		return db_fail(db, "read the name tables");
-	int rc;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(s, 0);
-		if (id < 0 || id > 100000000)
-			continue;
-		if ((size_t)id >= t->n) {
-			size_t n = (size_t)id + 1 > 2 * t->n ? (size_t)id + 1 : 2 * t->n;
-			t->v = xrealloc(t->v, n * sizeof *t->v);
-			memset(t->v + t->n, 0, (n - t->n) * sizeof *t->v);
-			t->n = n;
+		if (t->n == cap) {
+			cap = cap ? 2 * cap : 64;
+			t->v = xrealloc(t->v, cap * sizeof *t->v);
 		}
-		struct name *nm = &t->v[id];
+		struct name *nm = &t->v[t->n++];
+		memset(nm, 0, sizeof *nm);
+		nm->id = sqlite3_column_int64(s, 0);
 		nm->s = col_text(s, 1);
 		if (sqlite3_column_count(s) > 2)
 			nm->demangled = col_text(s, 2);
@@ -493,6 +596,12 @@ static void free_names(struct names *t)
 
 static const char run_where[] =
 	" FROM runs WHERE (?1 IS NULL OR branch = ?1) AND time >= ?2 AND label IS NULL";
+
+static int cmp_run_pos(const void *a, const void *b)
+{
+	const struct run_pos *x = a, *y = b;
+	return (x->id > y->id) - (x->id < y->id);
+}
 
 static int load_runs(struct ctx *c)
 {
@@ -526,16 +635,40 @@ static int load_runs(struct ctx *c)
 			c->gpus[c->ngpus++] = xstrdup(g ? g : "");
 		}
 		r->gpu = (int)k;
-		if (r->id > c->max_run_id)
-			c->max_run_id = r->id;
 	}
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE)
 		return db_fail(c->db, "read the runs");
-	c->pos_of = xcalloc((size_t)c->max_run_id + 1, sizeof *c->pos_of);
+	/* never an array indexed by an id read from the file: ids are any int64 */
+	c->by_id = xmalloc((c->nruns ? c->nruns : 1) * sizeof *c->by_id);
 	for (size_t i = 0; i < c->nruns; i++)
-		c->pos_of[c->runs[i].id] = (uint32_t)i + 1;
+		c->by_id[i] = (struct run_pos){ c->runs[i].id, (uint32_t)i };
+	if (c->nruns)
+		qsort(c->by_id, c->nruns, sizeof *c->by_id, cmp_run_pos);
 	return 0;
+}
+
+/* The position of run id among the selected runs; 0 when it is not one. */
+static int run_pos_of(struct ctx *c, int64_t id, uint32_t *pos)
+{
+	size_t lo = 0, hi = c->nruns;
+
+	if (c->last_hit < c->nruns && c->by_id[c->last_hit].id == id) {
+		*pos = c->by_id[c->last_hit].pos;
+		return 1;
+	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->by_id[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == c->nruns || c->by_id[lo].id != id)
+		return 0;
+	c->last_hit = lo;
+	*pos = c->by_id[lo].pos;
+	return 1;
 }
 
 static uint64_t mix(uint64_t h, uint64_t v)
@@ -678,9 +811,9 @@ static int load_samples_once(struct ctx *c, int ordered, int scan, int64_t lo, i
 	int apart = 0;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int64_t run = sqlite3_column_int64(s, 0);
-		if (run < 0 || run > c->max_run_id || !c->pos_of[run])
+		uint32_t pos;
+		if (!run_pos_of(c, run, &pos))
 			continue;
-		uint32_t pos = c->pos_of[run] - 1;
 		if (run != prev) {
 			if (prev >= 0)
 				done[prev_pos] = 1;
@@ -894,30 +1027,18 @@ static int cmp_series(const void *a, const void *b)
 	return d;
 }
 
-/* +1 when a higher value is worse (time, counts), -1 when better, 0 unknown */
-static int worse_dir(const char *metric)
-{
-	if (strstr(metric, "pct_of_peak") || strstr(metric, "throughput") ||
-	    strstr(metric, "per_second") || strstr(metric, "achieved"))
-		return -1;
-	if (strstr(metric, "duration") || strstr(metric, "time") || strstr(metric, "cycles") ||
-	    strstr(metric, "bytes") || strstr(metric, "inst_executed") || strstr(metric, "sectors"))
-		return 1;
-	return 0;
-}
-
 static const char *kernel_label(const struct ctx *c, int64_t k)
 {
-	if (k >= 0 && (size_t)k < c->kernel.n && c->kernel.v[k].demangled && *c->kernel.v[k].demangled)
-		return c->kernel.v[k].demangled;
+	const struct name *nm = name_find(&c->kernel, k);
+	if (nm && nm->demangled && *nm->demangled)
+		return nm->demangled;
 	return name_of(&c->kernel, k);
 }
 
 static const char *unit_of(const struct ctx *c, int64_t m)
 {
-	if (m >= 0 && (size_t)m < c->metric.n && c->metric.v[m].unit)
-		return c->metric.v[m].unit;
-	return "";
+	const struct name *nm = name_find(&c->metric, m);
+	return nm && nm->unit ? nm->unit : "";
 }
 
 /* ---------------------------------------------------------------- SVG */
@@ -1333,7 +1454,7 @@ static void html_verdicts(struct ctx *c, struct kg_buf *b, struct report_summary
 {
 	buf_adds(b, "<h2 id=\"verdicts\">Newest verdicts</h2>\n");
 	struct report_check chk;
-	int rc = load_newest(c->db, "v.run IN (SELECT id FROM runs WHERE (?1 IS NULL OR branch = ?1)"
+	int rc = load_newest(c->db, "c.run IN (SELECT id FROM runs WHERE (?1 IS NULL OR branch = ?1)"
 			     " AND time >= ?2)", c->o->branch, c->o->since, &chk);
 	if (rc != 0) {
 		buf_adds(b, "<p class=\"note\">No check is stored for these runs.</p>\n");
@@ -1348,9 +1469,24 @@ static void html_verdicts(struct ctx *c, struct kg_buf *b, struct report_summary
 	report_html_escape(b, sha);
 	buf_adds(b, "</code> against ");
 	report_html_escape(b, chk.baseline ? chk.baseline : "(none)");
-	buf_printf(b, ", checked %s: %zu fail, %zu missing, %zu inconclusive, %zu new, %zu pass.</p>\n",
-		   date, chk.n_fail, chk.n_missing, chk.n_inconclusive, chk.n_new, chk.n_pass);
-	sum->check_fail = chk.n_fail;
+	const struct kg_outcome *oc = &chk.outcome;
+	buf_printf(b, ", checked %s: <span class=\"%s\">%s</span>: %zu fail, %zu missing, %zu inconclusive,"
+		   " %zu new, %zu pass.</p>\n", date, verdict_key(oc->verdict), verdict_name(oc->verdict),
+		   oc->n_fail, oc->n_missing, oc->n_inconclusive, oc->n_new, oc->n_pass);
+	if (oc->verdict == KG_VERDICT_NO_BASELINE) {
+		buf_adds(b, "<p>No baseline: ");
+		report_html_escape(b, oc->note ? oc->note : "nothing to compare with");
+		buf_adds(b, ".</p>\n");
+	}
+	if (oc->not_compared) {
+		buf_adds(b, "<p>Not compared: ");
+		report_html_escape(b, oc->not_compared);
+		buf_adds(b, ".</p>\n");
+	}
+	sum->check_verdict = oc->verdict;
+	sum->check_exit = oc->exit_status;
+	sum->check_failing = oc->n_failing;
+	sum->has_check = 1;
 	const struct report_verdict **ord = xmalloc((chk.n + 1) * sizeof *ord);
 	for (size_t i = 0; i < chk.n; i++)
 		ord[i] = &chk.v[i];
@@ -1575,7 +1711,7 @@ int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_ch
 	for (size_t i = 0; i < c.ns; i++)
 		for (size_t k = 0; k < c.s[i].ncp; k++) {
 			const struct cp_result *r = &c.s[i].cp[k];
-			int dir = worse_dir(name_of(&c.metric, c.s[i].metric));
+			int dir = metric_worse_sign(metric_better(name_of(&c.metric, c.s[i].metric)));
 			double sh = isnan(r->shift) ? 0 : r->shift;
 			cps[ncps++] = (struct cp_ref){ &c.s[i], r, dir ? dir * sh : fabs(sh) };
 			if (c.runs[c.s[i].pt[r->at].pos].time >= newest - o->new_within)
@@ -1687,8 +1823,11 @@ int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_ch
 	/* the summary */
 	struct kg_buf t = KG_BUF_INIT;
 	buf_adds(&t, "*kgate trend report*");
-	if (o->branch)
-		buf_printf(&t, " for `%s`", o->branch);
+	if (o->branch) {
+		buf_adds(&t, " for `");
+		slack_escape(&t, o->branch);
+		buf_adds(&t, "`");
+	}
 	buf_printf(&t, ": %zu runs, %zu series", c.nruns, c.ns);
 	if (c.nruns)
 		buf_printf(&t, " (%s to %s)", d0, d1);
@@ -1704,12 +1843,21 @@ int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_ch
 		const struct series *x = cps[i].x;
 		char sha[16];
 		short_sha(sha, c.runs[x->pt[cps[i].r->at].pos].commit);
-		buf_printf(&t, "• %s / %s / %s: %+.1f%% at `%s`\n", name_of(&c.bench, x->bench),
-			   kernel_label(&c, x->kernel), name_of(&c.metric, x->metric),
-			   100 * cps[i].r->shift, sha);
+		buf_adds(&t, "• ");
+		slack_escape(&t, name_of(&c.bench, x->bench));
+		buf_adds(&t, " / ");
+		slack_escape(&t, kernel_label(&c, x->kernel));
+		buf_adds(&t, " / ");
+		slack_escape(&t, name_of(&c.metric, x->metric));
+		buf_printf(&t, ": %+.1f%% at `", 100 * cps[i].r->shift);
+		slack_escape(&t, sha);
+		buf_adds(&t, "`\n");
 	}
-	if (sum->check_fail)
-		buf_printf(&t, "Newest check: %zu FAIL.\n", sum->check_fail);
+	if (sum->has_check)
+		buf_printf(&t, "Newest check: %s%s (%zu failing, exit status %d).\n",
+			   verdict_name(sum->check_verdict),
+			   sum->check_verdict == KG_VERDICT_NO_BASELINE ? ", nothing compared" : "",
+			   sum->check_failing, sum->check_exit);
 	if (o->link)
 		buf_printf(&t, "<%s|Open the report>\n", o->link);
 	sum->text = buf_detach(&t);
@@ -1729,7 +1877,7 @@ out:
 	for (size_t i = 0; i < c.nruns; i++)
 		free(c.runs[i].commit);
 	free(c.runs);
-	free(c.pos_of);
+	free(c.by_id);
 	for (size_t i = 0; i < c.ngpus; i++)
 		free(c.gpus[i]);
 	free(c.gpus);

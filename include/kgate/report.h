@@ -21,23 +21,28 @@
 #include "kgate/explain.h"
 #include "kgate/store.h"
 #include "kgate/util.h"
+#include "kgate/verdict.h"
 
 /* One stored verdict row (NAN where a number does not apply). */
 struct report_verdict {
 	char *benchmark, *nvtx, *kernel, *demangled, *metric, *verdict, *message;
 	double shift, lo, hi, p, base_value, head_value;
 	long n_base, n_head;
+	int fails;              /* 1 when the row made the check fail (as stored) */
 };
 
 /* The rows of one check: one run, one baseline, one time. */
 struct report_check {
+	int64_t id;             /* checks.id */
 	int64_t run;
 	char *commit;
 	char *baseline;
 	int64_t time;
 	struct report_verdict *v;
 	size_t n;
-	size_t n_fail, n_inconclusive, n_pass, n_new, n_missing, n_skip;
+	/* The outcome as stored (table checks): its verdict, exit status and
+	 * policies; its counts are those of the rows. */
+	struct kg_outcome outcome;
 	/* Why its failed kernels regressed: the newest explanation stored
 	 * for the run of each kernel that failed, went missing or is new
 	 * in this check (kgate check --explain, kgate explain). */
@@ -56,7 +61,8 @@ void report_check_free(struct report_check *c);
 /* The Markdown verdict table, with KG_GITHUB_MARKER's hidden marker first. */
 void report_check_markdown(const struct report_check *c, struct kg_buf *out);
 
-/* Commit status for a check: "failure" when any FAIL, else "success"; desc gets a line. */
+/* Commit status for a check: "failure" when its stored exit status is not
+ * 0, else "success"; desc gets a line. */
 const char *report_check_state(const struct report_check *c, struct kg_buf *desc);
 
 struct report_opts {
@@ -73,7 +79,10 @@ void report_opts_defaults(struct report_opts *o);
 
 struct report_summary {
 	size_t runs, series, points, change_points, new_change_points, roofline_points;
-	size_t check_fail;
+	int has_check;          /* a check is stored for the report's runs */
+	enum kg_verdict check_verdict; /* the newest one's, as stored */
+	int check_exit;
+	size_t check_failing;
 	char *text;             /* the summary, Slack mrkdwn; malloc'd */
 };
 void report_summary_free(struct report_summary *s);

@@ -33,11 +33,14 @@ sed "s/\"saxpy(int/\"<script>document.title='pwned'<\/script>saxpy(int/" "$D" >"
 	--benchmark '<img src=x onerror="document.title=1">' --ncu-csv "$T/evil.csv" 2>/dev/null
 runs=$(sqlite3 "$DB" "SELECT count(*) FROM runs WHERE branch = 'main'")
 is "$runs" 16 "16 runs of main were stored"
-# a stand-in for "kgate check" on the newest run: verdict rows from the samples
-sqlite3 "$DB" "INSERT INTO verdicts (run, baseline, time, benchmark, nvtx, kernel, metric, verdict,
-	shift, base_value, head_value, n_base, n_head, message)
+# a stand-in for "kgate check" on the newest run: a stored outcome, and
+# verdict rows from the samples
+sqlite3 "$DB" "INSERT INTO checks (id, run, baseline, time, verdict, exit_status)
+	VALUES (1, 16, 'main~1', 1700000000, 'pass', 0);
+INSERT INTO verdicts (run, baseline, time, benchmark, nvtx, kernel, metric, verdict,
+	shift, base_value, head_value, n_base, n_head, message, fails, check_id)
 SELECT 16, 'main~1', 1700000000, benchmark, nvtx, kernel, metric, 'pass', 0, avg(value), avg(value),
-	count(*), count(*), 'stand-in <b>verdict</b>' FROM samples_named WHERE run = 16 GROUP BY 4, 5, 6, 7"
+	count(*), count(*), 'stand-in <b>verdict</b>', 0, 1 FROM samples_named WHERE run = 16 GROUP BY 4, 5, 6, 7"
 
 want_series=$(sqlite3 "$DB" "SELECT count(*) FROM (SELECT DISTINCT benchmark, nvtx, kernel, metric FROM samples WHERE run <= 16)")
 want_points=$(sqlite3 "$DB" "SELECT count(*) FROM (SELECT DISTINCT run, benchmark, nvtx, kernel, metric FROM samples WHERE run <= 16)")
