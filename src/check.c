@@ -576,12 +576,9 @@ int check_runs(struct kg_store *st, const struct kg_thresholds *t,
 		explain_failures(head, &g, &bs, &hs, &why, &n_why);
 	info.why = why;
 	info.n_why = n_why;
-	struct kg_buf b = KG_BUF_INIT;
-	output_render(o->format, &info, &g, o->color, &b);
 	FILE *out = o->out ? o->out : stdout;
-	fwrite(b.s, 1, b.len, out);
-	buf_free(&b);
-	if (fflush(out) != 0) {
+	output_write(o->format, &info, &g, o->color, out);
+	if (fflush(out) != 0 || ferror(out)) {
 		kg_error("cannot write the verdicts: %s", strerror(errno));
 		rc = KG_EXIT_RUNTIME;
 	}

@@ -129,7 +129,8 @@ static size_t u8_width(const char *s)
 }
 
 /* s cut to at most width code points, the last one an ellipsis if cut;
- * control characters (a hostile name's newline) shown as '?'. */
+ * control characters (a hostile name's newline) shown as '?'; the header
+ * line goes through kg_text_safe(). */
 static char *u8_fit(const char *s, size_t width)
 {
 	struct kg_buf b = KG_BUF_INIT;
@@ -524,12 +525,18 @@ int cmd_stats(int argc, char **argv)
 	char *head[NCOLS];
 	column_heads(g[0].unit, report, head);
 	switch (fmt) {
-	case FMT_TEXT:
-		printf("run %lld, commit %.12s%s%s: %s by %s\n\n", (long long)run.id, run.commit,
-		       run.gpu_name ? ", " : "", run.gpu_name ? run.gpu_name : "", metric,
+	case FMT_TEXT: {
+		char *sha = kg_text_safe(run.commit), *gpu = kg_text_safe(run.gpu_name);
+		char *m = kg_text_safe(metric);
+		printf("run %lld, commit %.12s%s%s: %s by %s\n\n", (long long)run.id, sha,
+		       run.gpu_name ? ", " : "", run.gpu_name ? gpu : "", m,
 		       strcmp(report, "nvtx_sum") ? "kernel" : "NVTX range");
+		free(sha);
+		free(gpu);
+		free(m);
 		print_text(rows, ng, (const char *const *)head, int_vals);
 		break;
+	}
 	case FMT_CSV:
 		print_csv(rows, ng, (const char *const *)head);
 		break;

@@ -157,3 +157,45 @@ char *git_resolve_commit_arg(const char *c)
 			" given, so only this text finds it (give the full SHA)", c);
 	return full;
 }
+
+int git_call(const char *const *args, int quiet)
+{
+	posix_spawn_file_actions_t fa;
+	char *argv[24];
+	size_t n = 0;
+	pid_t pid;
+	int status;
+
+	argv[n++] = (char *)"git";
+	for (; *args && n < 23; args++)
+		argv[n++] = (char *)*args;
+	argv[n] = NULL;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	if (quiet) {
+		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	} else {
+		posix_spawn_file_actions_adddup2(&fa, 2, 1);   /* git's chatter is ours */
+	}
+	int rc = posix_spawnp(&pid, "git", &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc != 0)
+		return -1;
+	while (waitpid(pid, &status, 0) < 0)
+		;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+char *git_output(const char *const *args)
+{
+	return git_run(args);
+}
+
+int git_is_dirty(void)
+{
+	const char *a[] = { "status", "--porcelain", "--untracked-files=no", NULL };
+	char *r = git_run(a);
+	free(r);
+	return r != NULL;
+}

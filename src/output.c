@@ -83,6 +83,7 @@ void output_escape_markdown(struct kg_buf *b, const char *s)
 		case '>': buf_adds(b, "&gt;"); break;
 		case '&': buf_adds(b, "&amp;"); break;
 		case '|': buf_adds(b, "&#124;"); break;
+		case '@': buf_adds(b, "@&#8203;"); break;   /* no live @mention */
 		case '\n': case '\r': case '\t': buf_addc(b, ' '); break;
 		case '\\': case '`': case '*': case '_': case '[': case ']': case '~':
 		case '!': case '#': case '(': case ')': case '{': case '}': case '$':
@@ -299,10 +300,8 @@ static size_t text_width(const char *s)
 /* s cut to at most max code points, with an ellipsis when cut. */
 static char *text_cut(const char *s, size_t max)
 {
-	char *c = utf8_clean(s);
-	for (char *p = c; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = ' ';
+	char *u = utf8_clean(s), *c = kg_text_safe(u);
+	free(u);
 	if (text_width(c) <= max)
 		return c;
 	size_t w = 0;
@@ -377,12 +376,16 @@ static void render_text(const struct kg_check_info *info, const struct kg_gate *
 			width[i % TEXT_COLS] = w;
 	}
 
-	buf_printf(out, "kgate check: %s against %s", info->head_commit ? info->head_commit : "?",
-		   info->baseline ? info->baseline : "?");
+	buf_adds(out, "kgate check: ");
+	buf_add_safe(out, info->head_commit ? info->head_commit : "?");
+	buf_adds(out, " against ");
+	buf_add_safe(out, info->baseline ? info->baseline : "?");
 	if (info->n_base_runs)
 		buf_printf(out, " (%zu run%s)", info->n_base_runs, info->n_base_runs == 1 ? "" : "s");
-	if (info->gpu)
-		buf_printf(out, " on %s", info->gpu);
+	if (info->gpu) {
+		buf_adds(out, " on ");
+		buf_add_safe(out, info->gpu);
+	}
 	buf_adds(out, "\n\n");
 	if (rows) {
 		for (size_t row = 0; row <= rows; row++) {
@@ -548,8 +551,75 @@ static json_t *jstr(const char *s)
 	return j ? j : json_string("");
 }
 
-static void render_json(const struct kg_check_info *info, const struct kg_gate *g,
-			struct kg_buf *out)
+#define JSON_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10))
+
+/* Where the JSON goes: a buffer, or a stream written as it is made. */
+struct jsink {
+	struct kg_buf *buf;
+	FILE *fp;
+};
+
+static void jput(struct jsink *k, const char *s, size_t n)
+{
+	if (k->buf)
+		buf_add(k->buf, s, n);
+	else
+		fwrite(s, 1, n, k->fp);
+}
+
+static void jputs(struct jsink *k, const char *s)
+{
+	jput(k, s, strlen(s));
+}
+
+/* s (one dumped value) at a deeper level: each line break indented more. */
+static void jput_indented(struct jsink *k, const char *s, const char *indent)
+{
+	const char *p;
+	size_t il = strlen(indent);
+	while ((p = strchr(s, '\n')) != NULL) {
+		jput(k, s, (size_t)(p - s) + 1);
+		jput(k, indent, il);
+		s = p + 1;
+	}
+	jput(k, s, strlen(s));
+}
+
+static json_t *json_result(const struct kg_check_info *info, const struct kg_result *r)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "benchmark", jstr(r->benchmark));
+	json_object_set_new(o, "nvtx", jstr(r->nvtx));
+	json_object_set_new(o, "kernel", jstr(r->kernel));
+	json_object_set_new(o, "demangled", jstr(kernel_label(r)));
+	json_object_set_new(o, "metric", *r->metric ? jstr(r->metric) : json_null());
+	json_object_set_new(o, "unit", jstr(r->unit));
+	json_object_set_new(o, "verdict", json_string(gate_verdict_name(r->verdict)));
+	json_object_set_new(o, "fails", json_boolean(r->fails));
+	json_object_set_new(o, "deterministic", json_boolean(r->deterministic));
+	json_object_set_new(o, "higher_is_better", json_boolean(r->higher_is_better));
+	json_object_set_new(o, "base", jnum(r->base));
+	json_object_set_new(o, "head", jnum(r->head));
+	json_object_set_new(o, "shift", jnum(r->shift));
+	json_object_set_new(o, "lo", jnum(r->lo));
+	json_object_set_new(o, "hi", jnum(r->hi));
+	json_object_set_new(o, "p", jnum(r->p));
+	json_object_set_new(o, "p_adj", jnum(r->p_adj));
+	json_object_set_new(o, "threshold", jnum(r->threshold));
+	json_object_set_new(o, "n_base", json_integer((json_int_t)r->n_base));
+	json_object_set_new(o, "n_head", json_integer((json_int_t)r->n_head));
+	json_object_set_new(o, "message", jstr(r->message));
+	const struct kg_explanation *x = why_of(info, r, NULL);
+	if (x)
+		json_object_set_new(o, "why", jstr(x->why));
+	return o;
+}
+
+/* The document jansson would print for the whole tree, written part by
+ * part: the head fields, then each result as its own small tree (a check's
+ * results would otherwise all be held as one tree, about 5.7 KB each). */
+static void render_json_to(const struct kg_check_info *info, const struct kg_gate *g,
+			   struct jsink *k)
 {
 	json_t *root = json_object();
 	json_object_set_new(root, "format", json_integer(1));
@@ -580,39 +650,28 @@ static void render_json(const struct kg_check_info *info, const struct kg_gate *
 	json_object_set_new(sum, "missing", json_integer((json_int_t)oc->n_missing));
 	json_object_set_new(sum, "failing", json_integer((json_int_t)oc->n_failing));
 	json_object_set_new(root, "summary", sum);
-	json_t *arr = json_array();
-	for (size_t i = 0; i < g->n; i++) {
-		const struct kg_result *r = &g->r[i];
-		json_t *o = json_object();
-		json_object_set_new(o, "benchmark", jstr(r->benchmark));
-		json_object_set_new(o, "nvtx", jstr(r->nvtx));
-		json_object_set_new(o, "kernel", jstr(r->kernel));
-		json_object_set_new(o, "demangled", jstr(kernel_label(r)));
-		json_object_set_new(o, "metric", *r->metric ? jstr(r->metric) : json_null());
-		json_object_set_new(o, "unit", jstr(r->unit));
-		json_object_set_new(o, "verdict", json_string(gate_verdict_name(r->verdict)));
-		json_object_set_new(o, "fails", json_boolean(r->fails));
-		json_object_set_new(o, "deterministic", json_boolean(r->deterministic));
-		json_object_set_new(o, "higher_is_better", json_boolean(r->higher_is_better));
-		json_object_set_new(o, "base", jnum(r->base));
-		json_object_set_new(o, "head", jnum(r->head));
-		json_object_set_new(o, "shift", jnum(r->shift));
-		json_object_set_new(o, "lo", jnum(r->lo));
-		json_object_set_new(o, "hi", jnum(r->hi));
-		json_object_set_new(o, "p", jnum(r->p));
-		json_object_set_new(o, "p_adj", jnum(r->p_adj));
-		json_object_set_new(o, "threshold", jnum(r->threshold));
-		json_object_set_new(o, "n_base", json_integer((json_int_t)r->n_base));
-		json_object_set_new(o, "n_head", json_integer((json_int_t)r->n_head));
-		json_object_set_new(o, "message", jstr(r->message));
-		const struct kg_explanation *x = why_of(info, r, NULL);
-		if (x)
-			json_object_set_new(o, "why", jstr(x->why));
-		json_array_append_new(arr, o);
+	char *s = json_dumps(root, JSON_FLAGS);
+	json_decref(root);
+	size_t l = strlen(s);
+	jput(k, s, l - 2); /* without the closing "\n}" */
+	free(s);
+	if (!g->n) {
+		jputs(k, ",\n  \"results\": []");
+	} else {
+		jputs(k, ",\n  \"results\": [\n    ");
+		for (size_t i = 0; i < g->n; i++) {
+			json_t *o = json_result(info, &g->r[i]);
+			s = json_dumps(o, JSON_FLAGS);
+			json_decref(o);
+			if (i)
+				jputs(k, ",\n    ");
+			jput_indented(k, s, "    ");
+			free(s);
+		}
+		jputs(k, "\n  ]");
 	}
-	json_object_set_new(root, "results", arr);
 	if (info->n_why) {
-		json_t *xs = json_array();
+		json_t *xs = json_array(), *w = json_object();
 		for (size_t i = 0; i < info->n_why; i++) {
 			const struct kg_explanation *x = &info->why[i];
 			char *d = explain_to_json(x);
@@ -626,13 +685,22 @@ static void render_json(const struct kg_check_info *info, const struct kg_gate *
 			json_array_append_new(xs, o);
 			free(d);
 		}
-		json_object_set_new(root, "explanations", xs);
+		json_object_set_new(w, "explanations", xs);
+		s = json_dumps(w, JSON_FLAGS);
+		json_decref(w);
+		l = strlen(s);
+		jputs(k, ",");
+		jput(k, s + 1, l - 3); /* "\n  \"explanations\": [...]" */
+		free(s);
 	}
-	char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
-	buf_adds(out, s);
-	buf_addc(out, '\n');
-	free(s);
-	json_decref(root);
+	jputs(k, "\n}\n");
+}
+
+static void render_json(const struct kg_check_info *info, const struct kg_gate *g,
+			struct kg_buf *out)
+{
+	struct jsink k = { out, NULL };
+	render_json_to(info, g, &k);
 }
 
 /* ---- junit ---- */
@@ -791,6 +859,20 @@ static void render_github(const struct kg_check_info *info, const struct kg_gate
 	buf_addc(out, '\n');
 	buf_free(&s);
 	free(told);
+}
+
+void output_write(enum kg_format f, const struct kg_check_info *info, const struct kg_gate *g,
+		  int color, FILE *fp)
+{
+	if (f == KG_FMT_JSON) {
+		struct jsink k = { NULL, fp };
+		render_json_to(info, g, &k);
+		return;
+	}
+	struct kg_buf b = KG_BUF_INIT;
+	output_render(f, info, g, color, &b);
+	fwrite(b.s, 1, b.len, fp);
+	buf_free(&b);
 }
 
 void output_render(enum kg_format f, const struct kg_check_info *info, const struct kg_gate *g,

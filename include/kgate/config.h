@@ -29,6 +29,7 @@ struct kg_metric_rule {
 	int line, column;       /* where it was written, for messages */
 	int has_tolerance;
 	double tolerance;       /* deterministic: relative slack, 0.01% is 0.0001 */
+	int better;             /* enum kg_better (metric.h); 0 not said */
 };
 
 struct kg_match {

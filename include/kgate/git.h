@@ -20,5 +20,12 @@ char *git_resolve(const char *c);
 char *git_resolve_commit_arg(const char *c);
 /* 1 when the repository is a shallow clone, 0 when not, -1 when git cannot say. */
 int git_is_shallow(void);
+/* The first line git prints for args (as the questions above), or NULL. */
+char *git_output(const char *const *args);
+/* 1 when tracked files differ from HEAD or the index (untracked ignored). */
+int git_is_dirty(void);
+/* Run git with args, its output on our stderr (quiet: discarded); its
+ * exit status, or -1 when it could not run or was killed. */
+int git_call(const char *const *args, int quiet);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * report.h: what kgate shows people: the verdict table of a stored check
  * (Markdown, for the pull request comment) and the nightly trend report
- * (one self-contained HTML page with inline SVG) with its short summary
+ * (one self-contained HTML page with inline SVG, or an index page and pages
+ * of charts in a directory) with its short summary
  * (Slack-compatible JSON).
  *
  * report.c reads the database through store_db() with its own read-only
@@ -89,6 +90,20 @@ void report_summary_free(struct report_summary *s);
 /* Write the HTML report to *html (malloc'd) and fill *sum.  Returns an enum kg_exit. */
 int report_html(struct kg_store *st, const struct report_opts *o, char **html, size_t *len,
 		struct report_summary *sum);
+
+/* The report as pages: index.html first.  max_charts 0: one page holding
+ * every chart (what report_html writes); else the index (verdicts, change
+ * points, roofline, a table of the pages) and pages p1.html, p2.html, ...
+ * of about max_charts charts each (a kernel's charts are never split, a
+ * page holds one benchmark).  Returns an enum kg_exit. */
+struct report_page {
+	char *name;             /* file name, no directory */
+	char *html;
+	size_t len;
+};
+int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_charts,
+		 struct report_page **pages, size_t *npages, struct report_summary *sum);
+void report_pages_free(struct report_page *pages, size_t n);
 
 /* Append s to b with & < > " ' escaped for HTML text and attributes. */
 void report_html_escape(struct kg_buf *b, const char *s);

@@ -150,12 +150,6 @@ int store_schema_version(void);
  * tests and tooling); fails if path exists.  0 or KG_EXIT_RUNTIME. */
 int store_create_at_version(const char *path, int version);
 
-/* Metric classification used when a source gives none: deterministic
- * counters (launch__*, *inst_executed*, *bytes*, *sectors*, *requests*) -> 1. */
-int store_metric_is_deterministic(const char *metric);
-/* Unit kgate stores for a metric whose source gives none ("ns", "byte",
- * "inst", "%", or "" when unknown).  Never NULL. */
-const char *store_metric_unit_guess(const char *metric);
 
 /* Number of runs stored (0 on error). */
 int64_t store_run_count(struct kg_store *st);

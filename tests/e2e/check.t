@@ -202,17 +202,18 @@ run sh -c "cd '$R' && '$KGATE' check --db '$DB' --no-store --commit '$hd'"
 is "$rc" 1 "the merge base is still found after main moves on"
 
 # --- a database another job holds the write lock of -----------------------
-# The lock is held 4 s, long enough for the two commands below; under
-# valgrind they take seconds each, so it is held longer there.
+# The lock is held 4 s, long enough for the two commands below (each waits
+# for it 9 to 12 busy timeouts: 0.9 s to 1.2 s); under valgrind they take
+# seconds each, so it is held longer there.
 hold=4; under_valgrind && hold=30
 (printf 'BEGIN EXCLUSIVE;\nINSERT INTO benchmarks(name) VALUES (%s);\n' "'lock'"; sleep $hold; printf 'ROLLBACK;\n') |
 	sqlite3 "$DB" &
 lockpid=$!
 sleep 1
-KGATE_BUSY_TIMEOUT_MS=300 run "$KGATE" check --db "$DB" --commit slow10 --baseline base0
+KGATE_BUSY_TIMEOUT_MS=100 run "$KGATE" check --db "$DB" --commit slow10 --baseline base0
 is "$rc" 1 "a check still reads a database another job is writing (WAL)"
 like "$err" "verdicts were not stored" "and says its verdicts could not be stored"
-KGATE_BUSY_TIMEOUT_MS=300 run "$KGATE" ingest --db "$DB" --commit locked1 --ncu-csv "$RAW"
+KGATE_BUSY_TIMEOUT_MS=100 run "$KGATE" ingest --db "$DB" --commit locked1 --ncu-csv "$RAW"
 is "$rc" 3 "ingest into a locked database past the busy timeout is a runtime error"
 like "$err" "^kgate: .*(locked|busy)" "and says the database is locked"
 wait "$lockpid"

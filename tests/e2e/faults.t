@@ -21,10 +21,10 @@ printf '%s\n' "$out" | grep kills | sed 's/^/# /'
 # --- two ingests and a check at once, repeated ---
 DB="$T/c.db"
 sh "$GEN" 20000 > "$T/mid.jsonl"
-# twice: the check below compares the newest run of base with the other
-# (a --baseline with no run besides the head's own is an error)
+# and a head: the check below needs a baseline run besides its head's own
+# (a --baseline with no such run is an error)
 "$KGATE" ingest --db "$DB" --records "$T/mid.jsonl" --commit base --branch main 2>/dev/null
-"$KGATE" ingest --db "$DB" --records "$T/mid.jsonl" --commit base --branch main 2>/dev/null
+"$KGATE" ingest --db "$DB" --records "$T/mid.jsonl" --commit head --branch pr 2>/dev/null
 locked=0 lost=0 i=0
 # A writer waits up to the busy timeout (10 s) for the other; under valgrind
 # one ingest takes longer than that, so the wait is made long enough there.
@@ -34,7 +34,7 @@ while [ $i -lt 5 ]; do
 	p1=$!
 	"$KGATE" ingest --db "$DB" --records "$T/mid.jsonl" --commit "b$i" 2>"$T/b.err" &
 	p2=$!
-	"$KGATE" check --db "$DB" --commit base --baseline base --no-store >/dev/null 2>"$T/c.err"
+	"$KGATE" check --db "$DB" --commit head --baseline base --no-store >/dev/null 2>"$T/c.err"
 	crc=$?
 	wait $p1; r1=$?
 	wait $p2; r2=$?

@@ -18,6 +18,9 @@ _log() { [ -n "${KGATE_TEST_LOG:-}" ] && printf '%s\n' "$@" >>"$KGATE_TEST_LOG";
 _n=0
 _failed=0
 export NO_COLOR=1
+# The cache of confirmed metric names (src/metricinfo.c) goes to the scratch
+# directory, not the user's ~/.cache.
+export XDG_CACHE_HOME="$T/cache"
 
 plan() { echo "1..$1"; }
 diag() { echo "# $*"; }
