@@ -318,7 +318,7 @@ static long long data_version(sqlite3 *db)
  * STALE_TRIES attempts in a row saw no commit (one transaction held the
  * lock all that time), or after MAX_TRIES attempts.
  */
-#define STALE_TRIES 3
+#define STALE_TRIES 4
 #define MAX_TRIES 1000
 static int begin_immediate(sqlite3 *db, const char *path)
 {
