@@ -548,8 +548,9 @@ static void decide_noisy(const struct kg_thresholds *t, struct kg_gate *g)
 			r->verdict = KG_VERDICT_FAIL;   /* the message is compare_noisy's */
 		} else if ((sig || whole) && r->bad_shift > 0) {
 			r->verdict = KG_VERDICT_FAIL;
-			say(r, "%s by %.2f%% (limit %.3g%%)", r->higher_is_better ? "lower" : "slower",
-			    100 * fabs(r->shift), 100 * r->threshold);
+			say(r, "%s by %.2f%% (limit %.3g%%%s)", r->higher_is_better ? "lower" : "slower",
+			    100 * fabs(r->shift), 100 * r->threshold,
+			    sig ? "" : "; the whole interval is over it");
 		} else if (!isnan(r->bad_bound) && (r->bad_bound < r->threshold || r->bad_bound <= 0)) {
 			r->verdict = KG_VERDICT_PASS;
 			snprintf(r->message, sizeof r->message, "%s", r->shift < 0 && !r->higher_is_better

@@ -333,6 +333,7 @@ static void test_holm(void **state)
 		assert_true(g.r[i].p_adj > g.r[i].p);
 		assert_true(g.r[i].p_adj > 0.001); /* 40 x 2.9e-4 after Holm */
 		assert_true(g.r[i].lo >= 0.03);
+		assert_non_null(strstr(g.r[i].message, "the whole interval is over it"));
 	}
 	gate_free(&g);
 	set_free(&bs);
