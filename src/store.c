@@ -931,6 +931,8 @@ struct load_series {
 	int64_t *key;           /* repeat << 32 | ordinal, per value (when kept) */
 	int sorted;             /* values so far in (run, repeat, ordinal) order */
 	int64_t last;           /* the key of the last value */
+	size_t runs;            /* runs seen before the present one */
+	size_t n_before;        /* values in those */
 };
 
 struct load_map {
@@ -1127,7 +1129,7 @@ static int load_pass(struct kg_store *st, const int64_t *run_ids, size_t n_runs,
 					i = ++out->n;
 					map.slot[h] = i;
 					memset(&out->s[i - 1], 0, sizeof(*out->s));
-					ls[i - 1] = (struct load_series){ b, n, k, m, NULL, 1, 0 };
+					ls[i - 1] = (struct load_series){ b, n, k, m, NULL, 1, 0, 0, 0 };
 					vcap[i - 1] = 0;
 				}
 				last = i;
@@ -1142,8 +1144,17 @@ static int load_pass(struct kg_store *st, const int64_t *run_ids, size_t n_runs,
 					break;
 				}
 			}
+			if (x->n && x->run_of[x->n - 1] != run_ids[r]) {
+				l->runs++;
+				l->n_before = x->n;
+			}
 			if (x->n == vcap[i - 1]) {
+				/* from its second run on, a series likely has as many
+				 * values in each run as in those before */
+				size_t want = l->runs ? (l->n_before * (l->runs + n_runs - r) + l->runs - 1) / l->runs : 0;
 				vcap[i - 1] = vcap[i - 1] ? vcap[i - 1] * 2 : 16;
+				if (want > vcap[i - 1])
+					vcap[i - 1] = want;
 				x->v = xrealloc(x->v, vcap[i - 1] * sizeof(*x->v));
 				x->run_of = xrealloc(x->run_of, vcap[i - 1] * sizeof(*x->run_of));
 				if (with_keys)
