@@ -749,7 +749,7 @@ static double diff_select(const double *x, size_t n, const double *y, size_t m, 
 	enum { SAMPLE = 255 };
 	size_t *L = xmalloc((5 * n + 1) * sizeof *L), *R = L + n, *P = L + 2 * n, *Q = L + 3 * n,
 	       *pre = L + 4 * n;
-	double smp[SAMPLE];
+	double smp[SAMPLE] = { 0 };
 	for (size_t i = 0; i < n; i++) {
 		L[i] = 0;
 		R[i] = m;
@@ -765,7 +765,7 @@ static double diff_select(const double *x, size_t n, const double *y, size_t m, 
 		}
 		C = pre[n];
 		if (C <= n + m + 64) {
-			double *c = xmalloc((C + 1) * sizeof *c);
+			double *c = xcalloc(C + 1, sizeof *c);
 			size_t q = 0;
 			for (size_t i = 0; i < n; i++)
 				for (size_t j = L[i]; j < R[i]; j++)

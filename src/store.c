@@ -1124,9 +1124,10 @@ static int load_pass(struct kg_store *st, const int64_t *run_ids, size_t n_runs,
 		     struct kg_sampleset *out, struct load_series **lsp)
 {
 	sqlite3_stmt *s;
-	size_t cap = 0, *vcap = NULL, last = 0;
-	struct load_series *ls = NULL;
-	struct load_map map = { NULL, 0 };
+	size_t cap = 64, last = 0;
+	size_t *vcap = xmalloc(cap * sizeof(*vcap));
+	struct load_series *ls = xmalloc(cap * sizeof(*ls));
+	struct load_map map = { xcalloc(1024, sizeof(size_t)), 1023 };
 	int rc = KG_EXIT_PASS, multi = n_runs > 1 && run_ids[0] != run_ids[n_runs - 1];
 
 	/* A run's rows are contiguous in rowid order (each run is appended in
@@ -1134,11 +1135,16 @@ static int load_pass(struct kg_store *st, const int64_t *run_ids, size_t n_runs,
 	 * lookups in samples_run) is walked along the table itself, and the
 	 * run filter keeps the answer right if they ever interleave ("+run":
 	 * not through the index, which would look every row up again). */
+	out->s = xmalloc(cap * sizeof(*out->s));
+	*lsp = ls;
 	if (sqlite3_prepare_v2(st->db, "SELECT benchmark, nvtx, kernel, metric, repeat, ordinal, value"
 				       " FROM samples WHERE id >= (SELECT min(id) FROM samples WHERE run = ?1)"
 				       " AND id <= (SELECT max(id) FROM samples WHERE run = ?1) AND +run = ?1",
-			       -1, &s, NULL) != SQLITE_OK)
+			       -1, &s, NULL) != SQLITE_OK) {
+		free(vcap);
+		free(map.slot);
 		return db_fail(st, "prepare");
+	}
 	for (size_t r = 0; r < n_runs && rc == KG_EXIT_PASS; r++) {
 		int step;
 		if (r && run_ids[r] == run_ids[r - 1])
@@ -1156,7 +1162,7 @@ static int load_pass(struct kg_store *st, const int64_t *run_ids, size_t n_runs,
 				i = last; /* rows of one series often come together */
 			} else {
 				if (out->n * 2 >= map.mask) { /* grow and rehash */
-					size_t sz = map.mask ? 2 * (map.mask + 1) : 1024;
+					size_t sz = 2 * (map.mask + 1);
 					free(map.slot);
 					map.slot = xcalloc(sz, sizeof(*map.slot));
 					map.mask = sz - 1;
@@ -1173,7 +1179,7 @@ static int load_pass(struct kg_store *st, const int64_t *run_ids, size_t n_runs,
 					h = (h + 1) & map.mask;
 				if (!i) {
 					if (out->n == cap) {
-						cap = cap ? cap * 2 : 64;
+						cap *= 2;
 						out->s = xrealloc(out->s, cap * sizeof(*out->s));
 						ls = xrealloc(ls, cap * sizeof(*ls));
 						vcap = xrealloc(vcap, cap * sizeof(*vcap));
