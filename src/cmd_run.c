@@ -28,7 +28,8 @@ static const char usage_text[] =
 	"\n"
 	"  -c, --config FILE  the suite (default kgate.yaml)\n"
 	"  --db PATH          the database (default kgate.db)\n"
-	"  --commit SHA       the commit measured (default: git rev-parse HEAD)\n"
+	"  --commit SHA       the commit measured (default: git rev-parse HEAD); a\n"
+	"                     short SHA or ref is stored as the full SHA git gives\n"
 	"  --branch NAME      its branch (default: from git or GITHUB_HEAD_REF)\n"
 	"  --only REGEX       only the benchmarks whose name matches (POSIX ERE)\n"
 	"  --quick            quick_repeat repeats instead of repeat (pre-push)\n"
@@ -171,7 +172,7 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 
-	run.commit = xstrdup(commit);
+	run.commit = git_resolve_commit_arg(commit);
 	run.branch = branch ? xstrdup(branch) : NULL;
 	run.parent = git_parent(commit);
 	run.label = label ? xstrdup(label) : NULL;

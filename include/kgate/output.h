@@ -13,6 +13,7 @@
 
 #include "kgate/gate.h"
 #include "kgate/util.h"
+#include "kgate/verdict.h"
 
 struct kg_explanation;
 
@@ -31,6 +32,9 @@ struct kg_check_info {
 	 * annotation of the kernel in github. */
 	const struct kg_explanation *why;
 	size_t n_why;
+	/* The check's outcome (verdict.h), decided once by check.c: every
+	 * format shows its verdict and never decides one of its own. */
+	const struct kg_outcome *outcome;
 };
 
 int output_format_parse(const char *s, enum kg_format *out); /* 0 ok, -1 unknown */
