@@ -563,7 +563,7 @@ static void jput(struct jsink *k, const char *s, size_t n)
 {
 	if (k->buf)
 		buf_add(k->buf, s, n);
-	else
+	else if (k->fp)
 		fwrite(s, 1, n, k->fp);
 }
 
