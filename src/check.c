@@ -18,6 +18,7 @@
 #include "kgate/config.h"
 #include "kgate/explain.h"
 #include "kgate/gate.h"
+#include "kgate/ghevent.h"
 #include "kgate/git.h"
 #include "kgate/util.h"
 
@@ -30,6 +31,7 @@ int check_find_baseline(struct kg_store *st, const struct kg_run_info *head,
 	f.gpu_name = head->gpu_name;
 	f.driver = head->driver;
 	f.limit = limit;
+	f.no_quick = 1;
 	*runs = NULL;
 	*n = 0;
 	int rc = store_find_runs(st, &f, runs, n);
@@ -60,6 +62,7 @@ static char *newest_branch_commit(struct kg_store *st, const struct kg_run_info 
 	f.branch = branch;
 	f.gpu_name = head->gpu_name;
 	f.driver = head->driver;
+	f.no_quick = 1;
 	if (store_find_runs(st, &f, &runs, &n) != KG_EXIT_PASS)
 		return NULL;
 	for (size_t i = 0; i < n && !sha; i++)
@@ -78,10 +81,61 @@ static int stored_commit(struct kg_store *st, const char *c)
 
 	f.commit = c;
 	f.limit = 1;
+	f.no_quick = 1;
 	if (store_find_runs(st, &f, &runs, &n) != KG_EXIT_PASS)
 		return -1;
 	store_runs_free(runs, n);
 	return n > 0;
+}
+
+/*
+ * The baseline the GitHub event implies for head (ghevent.h): 1 when the
+ * event decided (*sha NULL when it names none that is stored), 0 when it
+ * has nothing to say (not in Actions, another event, another commit).
+ */
+static int event_baseline(struct kg_store *st, const struct kg_run_info *head, char **sha,
+			  char **label)
+{
+	struct kg_ghevent ev;
+	int decided = 0;
+
+	if (ghevent_load(&ev) != 1 || !head->commit || !ev.head_sha ||
+	    strcmp(head->commit, ev.head_sha))
+		goto out;
+	if (ev.kind == KG_EV_PULL_REQUEST) {
+		const char *br = ev.base_ref ? ev.base_ref : ev.default_branch;
+		char *mb = ev.base_sha ? git_merge_base(ev.head_sha, ev.base_sha) : NULL;
+		decided = 1;
+		if (mb && stored_commit(st, mb) == 1) {
+			*sha = mb;
+			*label = xasprintf("merge base with %s", br ? br : "the base branch");
+			goto out;
+		}
+		if (mb)
+			kg_note("pull request #%ld: no run stored for the merge base %.12s with %s;"
+				" using the newest stored run of %s", ev.pr, mb, br ? br : "?", br ? br : "?");
+		else
+			kg_note("pull request #%ld: git cannot find the merge base of %.12s and %.12s"
+				" (a shallow clone? fetch with fetch-depth: 0); using the newest stored run of %s",
+				ev.pr, ev.head_sha, ev.base_sha ? ev.base_sha : "?", br ? br : "?");
+		free(mb);
+		if (br && (*sha = newest_branch_commit(st, head, br)))
+			*label = xasprintf("newest run of %s", br);
+	} else if (ghevent_push_to_default(&ev)) {
+		decided = 1;
+		if (ev.before && strcmp(ev.before, head->commit) && stored_commit(st, ev.before) == 1) {
+			*sha = xstrdup(ev.before);
+			*label = xasprintf("%s before the push", ev.branch);
+		} else if ((*sha = newest_branch_commit(st, head, ev.branch))) {
+			if (ev.before)
+				kg_note("push to %s: no run stored for %.12s (before the push); using the"
+					" previous stored run of %s", ev.branch, ev.before, ev.branch);
+			*label = xasprintf("previous run of %s", ev.branch);
+		}
+	}
+out:
+	ghevent_free(&ev);
+	return decided;
 }
 
 /*
@@ -105,6 +159,8 @@ int check_pick_baseline(struct kg_store *st, const struct kg_run_info *head, con
 		*label = xstrdup(ref);
 		return KG_EXIT_PASS;
 	}
+	if (event_baseline(st, head, sha, label))
+		return KG_EXIT_PASS;
 	char *def = git_default_branch();
 	if (def && head->commit) {
 		*sha = git_merge_base(head->commit, def);
@@ -251,7 +307,7 @@ int check_find_sides(struct kg_store *st, const char *commit, const char *ref, s
 	*head = *base = NULL;
 	*n_base = 0;
 	*bsha = *blabel = NULL;
-	char *sha = commit ? xstrdup(commit) : git_head();
+	char *sha = commit ? xstrdup(commit) : ghevent_head_commit();
 	if (!sha) {
 		kg_error("no --commit given and git cannot say what HEAD is");
 		return KG_EXIT_USAGE;
