@@ -163,7 +163,13 @@ int check_pick_baseline(struct kg_store *st, const struct kg_run_info *head, con
 		return KG_EXIT_PASS;
 	char *def = git_default_branch();
 	if (def && head->commit) {
-		*sha = git_merge_base(head->commit, def);
+		/* The branch as the remote has it (what CI records), else the
+		 * local one. */
+		char *remote = xasprintf("origin/%s", def);
+		*sha = git_merge_base(head->commit, remote);
+		free(remote);
+		if (!*sha)
+			*sha = git_merge_base(head->commit, def);
 		if (*sha && strcmp(*sha, head->commit) == 0) {
 			/* HEAD is on the default branch: compare with its parent. */
 			free(*sha);
