@@ -129,8 +129,10 @@ gate_step() { # mode explain check-rc explain-rc
 		RUNNER_TEMP="$T/rt" bash "$gate" 2>&1)
 }
 out=$(gate_step history true 1 0)
-like "$(cat "$T/log")" "^check .*--commit $sha --baseline $parent --format github --explain$" "history, explain: check --explain"
-like "$(cat "$T/log")" "^explain --collect -c kgate.yaml --db k.db --commit $sha --baseline $parent --format markdown$" \
+like "$(cat "$T/log")" "^check -c kgate.yaml --db k.db --baseline $parent --format github --explain$" "history, explain: check --explain"
+like "$(cat "$T/log")" "^check -c kgate.yaml --db k.db --baseline $parent --no-store --format json$" "and once more as json, for the results-json output"
+unlike "$(cat "$T/log")" "--commit" "the commit is left to kgate (the event's head commit), not git rev-parse HEAD"
+like "$(cat "$T/log")" "^explain --collect -c kgate.yaml --db k.db --baseline $parent --format markdown$" \
 	"on a regression: explain --collect, against the same baseline"
 is "$(cat "$T/ghout")" "exit-code=1" "the exit code is check's"
 ok "the explanation reaches the job summary" grep -q "why: something" "$T/summary"
