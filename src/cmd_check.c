@@ -49,6 +49,10 @@ static const char usage_text[] =
 	"  --explain          say why each FAILed kernel regressed, from the stored\n"
 	"                     counters (as 'kgate explain'; a \"why\" field in json)\n"
 	"\n"
+	"In a GitHub Actions job the event decides both defaults: a pull request's\n"
+	"head commit (not GitHub's merge commit) against its merge base with the\n"
+	"base commit; a push to the default branch against the push's before (else\n"
+	"the branch's previous stored run).  Quick runs are never a baseline.\n"
 	"With $GITHUB_STEP_SUMMARY set, the markdown table is appended to that file.\n"
 	"Exit status: 0 no regression; 1 regression; 2 bad usage, input or no head\n"
 	"run; 3 database error.\n";
