@@ -18,7 +18,7 @@ JOB: {"inputs": {...}, "github": {... the github context, "event": {...}},
       "workspace": DIR, "runner_temp": DIR, "cache_dir": DIR,
       "artifact_dir": DIR, "env": {...}, "secrets": {...},
       "outputs": FILE (the action's outputs are written there as JSON)}
-Each step is logged on stdout ("::step NAME: ran|skipped|failed").  Exit
+Each step is logged on stdout ("::step NAME: ran|skipped|failed (SECONDS s)").  Exit
 status: 0 when every step that ran succeeded, 1 otherwise.
 Standard library and PyYAML only.
 """
@@ -28,6 +28,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 import yaml
 
@@ -320,7 +321,7 @@ def main():
         if not condition(st.get("if"), ctx):
             log("::step %s: skipped" % name)
             continue
-        outputs, ok = {}, True
+        outputs, ok, t0 = {}, True, time.time()
         if "uses" in st:
             w = {k: interpolate(v, ctx) for k, v in (st.get("with") or {}).items()}
             outputs = uses_step(st["uses"], w, job, log)
@@ -346,7 +347,7 @@ def main():
                                       "outcome": "success" if ok else "failure"}
         if not ok:
             ctx["_failed"] = True
-        log("::step %s: %s" % (name, "ran" if ok else "failed"))
+        log("::step %s: %s (%.1f s)" % (name, "ran" if ok else "failed", time.time() - t0))
     result = {k: interpolate(as_str(v.get("value", "")), ctx)
               for k, v in (action.get("outputs") or {}).items()}
     result["_summary"] = open(files["summary"]).read()
