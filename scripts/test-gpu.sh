@@ -10,9 +10,11 @@
 # them, then:
 #   1. runs tests/gpu/kg_gpu_app under the collector in trace mode, checks
 #      the records file and every kernel's NVTX path;
-#   2. runs it in metrics mode (the default, single-pass metric set) and with
+#   2. runs it in metrics mode (the default, single-pass metric set: a
+#      user-replay session; and with KGATE_SESSION=0, kernel replay) and with
 #      the default set plus sm__throughput (multi-pass kernel replay), also
-#      with its two threads launching at once (3 runs of each set);
+#      with its two threads launching at once (20 runs of the single-pass set,
+#      3 of the multi-pass one);
 #   3. runs it under ncu with the same metrics (--clock-control none);
 #   4. compares per launch: instructions equal, DRAM bytes within 0.1%,
 #      duration medians within 3%, the same kernels;
@@ -177,17 +179,33 @@ result "metrics mode: app exits 0" "$([ $RC -eq 0 ] && echo PASS || echo FAIL)" 
 METRICS=$(one_file 'metrics.*.jsonl') || METRICS=
 [ -n "$METRICS" ] || result "metrics: records file" FAIL "none written; see metrics.stderr"
 
+# a one-pass set is collected in one user-replay session; KGATE_SESSION=0
+# keeps kernel replay for it (compared with ncu below as well)
+if [ -n "$METRICS" ] && head -1 "$METRICS" | grep -q '"replay":"user"'; then
+	result "metrics mode, one-pass set: a user-replay session" PASS "header says replay user"
+else
+	result "metrics mode, one-pass set: a user-replay session" FAIL "header: $( [ -n "$METRICS" ] && head -1 "$METRICS" | grep -o '"replay":"[a-z]*"')"
+fi
+under_collector metrics kreplay env KGATE_SESSION=0 KGATE_METRICS="$DEFAULT" "$APP" "${APPARGS[@]}"
+result "metrics mode, one-pass set with kernel replay: app exits 0" "$([ $RC -eq 0 ] && echo PASS || echo FAIL)" "exit $RC"
+KREPLAY=$(one_file 'kreplay.*.jsonl') || KREPLAY=
+
 under_collector metrics multi env KGATE_METRICS="$MULTI" "$APP" "${APPARGS[@]}"
 result "metrics mode, multi-pass set: app exits 0" "$([ $RC -eq 0 ] && echo PASS || echo FAIL)" "exit $RC"
 MULTIREC=$(one_file 'multi.*.jsonl') || MULTIREC=
 
 # two threads launching profiled kernels at once (no --serial), a stream
-# capture after: 3 runs each of the single-pass and the multi-pass set; every
-# one exits 0 and every launch outside the graph has values
+# capture after: 20 runs of the single-pass set (KGATE_GPU_CONC_RUNS) and 3
+# of the multi-pass set; every one exits 0 and every launch outside the
+# graph has values
 conc_ok=0
+conc_all=0
 conc_detail=
 for set in DEFAULT MULTI; do
-	for r in 1 2 3; do
+	runs=3
+	[ "$set" = DEFAULT ] && runs=${KGATE_GPU_CONC_RUNS:-20}
+	for r in $(seq 1 "$runs"); do
+		conc_all=$((conc_all + 1))
 		under_collector metrics "conc$set$r" env KGATE_METRICS="${!set}" "$APP" --n "$N" --iters "$ITERS"
 		f=$(one_file "conc$set$r.*.jsonl") || f=
 		got=$([ -n "$f" ] && grep '"type":"kernel"' "$f" | grep -v '"graph":' | grep -c '"smsp__inst_executed.sum":[0-9]')
@@ -197,7 +215,7 @@ for set in DEFAULT MULTI; do
 	done
 done
 result "metrics mode, two threads at once: exit 0, every launch profiled" \
-	"$([ $conc_ok -eq 6 ] && echo PASS || echo FAIL)" "$conc_ok of 6 runs:$conc_detail"
+	"$([ $conc_ok -eq $conc_all ] && echo PASS || echo FAIL)" "$conc_ok of $conc_all runs:$conc_detail"
 
 # application replay: one run per single-pass group
 passes=
@@ -228,6 +246,10 @@ if [ -n "$METRICS" ] && [ -n "$NCUCSV" ] && [ -n "$TRACE" ]; then
 	"$PY" "$COMPARE" metrics "$METRICS" "$NCUCSV" "$TRACE" "$DEFAULT" 2>>"$LOG" | collect
 else
 	result "collector vs ncu" FAIL "missing input (metrics records, ncu CSV or trace records)"
+fi
+if [ -n "$KREPLAY" ] && [ -n "$NCUCSV" ] && [ -n "$TRACE" ]; then
+	"$PY" "$COMPARE" metrics "$KREPLAY" "$NCUCSV" "$TRACE" "$DEFAULT" 2>>"$LOG" |
+		sed 's/^/kernel replay: /' | collect
 fi
 if [ -n "$MULTIREC" ] && [ -n "$NCUCSV" ] && [ -n "$TRACE" ]; then
 	"$PY" "$COMPARE" metrics "$MULTIREC" "$NCUCSV" "$TRACE" "$MULTI" 2>>"$LOG" |

@@ -21,6 +21,7 @@
 #include "kgate/ghevent.h"
 #include "kgate/git.h"
 #include "kgate/util.h"
+#include "kgate/verdict.h"
 
 int check_find_baseline(struct kg_store *st, const struct kg_run_info *head,
 			const char *ref_sha, size_t limit,
@@ -72,8 +73,9 @@ static char *newest_branch_commit(struct kg_store *st, const struct kg_run_info 
 	return sha;
 }
 
-/* Does the store hold a run of commit c (exact or unique prefix)? */
-static int stored_commit(struct kg_store *st, const char *c)
+/* Does the store hold a run of commit c (exact or unique prefix), on
+ * head's GPU model and driver when head is not NULL? */
+static int stored_commit(struct kg_store *st, const char *c, const struct kg_run_info *head)
 {
 	struct kg_run_filter f = { 0 };
 	struct kg_run_info *runs;
@@ -82,19 +84,100 @@ static int stored_commit(struct kg_store *st, const char *c)
 	f.commit = c;
 	f.limit = 1;
 	f.no_quick = 1;
+	if (head) {
+		f.gpu_name = head->gpu_name;
+		f.driver = head->driver;
+	}
 	if (store_find_runs(st, &f, &runs, &n) != KG_EXIT_PASS)
 		return -1;
 	store_runs_free(runs, n);
 	return n > 0;
 }
 
+/* Is a run stored under exactly this commit text? */
+static int stored_exactly(struct kg_store *st, const char *c)
+{
+	struct kg_run_filter f = { .commit = c, .limit = 1 };
+	struct kg_run_info *runs;
+	size_t n = 0;
+	int yes = 0;
+
+	if (store_find_runs(st, &f, &runs, &n) != KG_EXIT_PASS)
+		return 0;
+	yes = n && runs[0].commit && !strcmp(runs[0].commit, c);
+	store_runs_free(runs, n);
+	return yes;
+}
+
+char *check_resolve_commit(struct kg_store *st, const char *c)
+{
+	if (!c)
+		return NULL;
+	if (stored_exactly(st, c))
+		return xstrdup(c);
+	return git_resolve(c);
+}
+
+/* What the store holds for head's GPU model: the newest few commits, with
+ * their branch and driver, into b ("nothing" when none). */
+static void describe_stored(struct kg_store *st, const struct kg_run_info *head, struct kg_buf *b)
+{
+	struct kg_run_filter f = { .gpu_name = head->gpu_name, .limit = 200 };
+	struct kg_run_info *runs = NULL;
+	size_t n = 0, shown = 0;
+
+	buf_printf(b, "stored for %s: ", head->gpu_name ? head->gpu_name : "this GPU");
+	if (store_find_runs(st, &f, &runs, &n) != KG_EXIT_PASS)
+		n = 0;
+	for (size_t i = 0; i < n && shown < 5; i++) {
+		int seen = !runs[i].commit || (head->commit && !strcmp(runs[i].commit, head->commit));
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = runs[j].commit && !strcmp(runs[j].commit, runs[i].commit);
+		if (seen)
+			continue;
+		buf_printf(b, "%s%.12s (%s%s, driver %s)", shown ? ", " : "", runs[i].commit,
+			   runs[i].branch ? "branch " : "no branch", runs[i].branch ? runs[i].branch : "",
+			   runs[i].driver ? runs[i].driver : "?");
+		shown++;
+	}
+	if (!shown)
+		buf_adds(b, "no other commit");
+	store_runs_free(runs, n);
+}
+
+/* The runs of commit sha on other GPU models or drivers than head's, said
+ * in b ("; its runs are on driver X" ...); nothing when there are none. */
+static void describe_other_fingerprint(struct kg_store *st, const struct kg_run_info *head,
+				       const char *sha, struct kg_buf *b)
+{
+	struct kg_run_filter f = { .commit = sha, .limit = 1 };
+	struct kg_run_info *runs = NULL;
+	size_t n = 0;
+
+	if (store_find_runs(st, &f, &runs, &n) != KG_EXIT_PASS || !n)
+		return;
+	buf_printf(b, "; %.12s has runs on %s with driver %s, and runs of another GPU model or"
+		   " driver are never compared (after a driver update, record a baseline run again)",
+		   sha, runs[0].gpu_name ? runs[0].gpu_name : "?", runs[0].driver ? runs[0].driver : "?");
+	store_runs_free(runs, n);
+}
+
+/* The shallow-clone hint, when git says the clone is shallow. */
+static void shallow_hint(struct kg_buf *b)
+{
+	if (git_is_shallow() == 1)
+		buf_adds(b, "; this is a shallow clone, so the merge base may not be in it: fetch the"
+			    " history (actions/checkout with 'fetch-depth: 0', or 'git fetch --unshallow')");
+}
+
 /*
  * The baseline the GitHub event implies for head (ghevent.h): 1 when the
- * event decided (*sha NULL when it names none that is stored), 0 when it
- * has nothing to say (not in Actions, another event, another commit).
+ * event decided (*sha NULL when it names none that is stored, and *note
+ * then says why), 0 when it has nothing to say (not in Actions, another
+ * event, another commit).
  */
 static int event_baseline(struct kg_store *st, const struct kg_run_info *head, char **sha,
-			  char **label)
+			  char **label, char **note)
 {
 	struct kg_ghevent ev;
 	int decided = 0;
@@ -106,7 +189,7 @@ static int event_baseline(struct kg_store *st, const struct kg_run_info *head, c
 		const char *br = ev.base_ref ? ev.base_ref : ev.default_branch;
 		char *mb = ev.base_sha ? git_merge_base(ev.head_sha, ev.base_sha) : NULL;
 		decided = 1;
-		if (mb && stored_commit(st, mb) == 1) {
+		if (mb && stored_commit(st, mb, head) == 1) {
 			*sha = mb;
 			*label = xasprintf("merge base with %s", br ? br : "the base branch");
 			goto out;
@@ -118,12 +201,28 @@ static int event_baseline(struct kg_store *st, const struct kg_run_info *head, c
 			kg_note("pull request #%ld: git cannot find the merge base of %.12s and %.12s"
 				" (a shallow clone? fetch with fetch-depth: 0); using the newest stored run of %s",
 				ev.pr, ev.head_sha, ev.base_sha ? ev.base_sha : "?", br ? br : "?");
-		free(mb);
-		if (br && (*sha = newest_branch_commit(st, head, br)))
+		if (br && (*sha = newest_branch_commit(st, head, br))) {
 			*label = xasprintf("newest run of %s", br);
+		} else {
+			struct kg_buf why = KG_BUF_INIT;
+			buf_printf(&why, "pull request #%ld: ", ev.pr);
+			if (mb)
+				buf_printf(&why, "the merge base %.12s of its head %.12s with %s has no"
+					   " stored run on this GPU and driver", mb, ev.head_sha,
+					   br ? br : "the base branch");
+			else
+				buf_printf(&why, "git knows no merge base of its head %.12s with %.12s",
+					   ev.head_sha, ev.base_sha ? ev.base_sha : "the base commit");
+			buf_printf(&why, ", and no run of branch %s is stored for %s with driver %s",
+				   br ? br : "?", head->gpu_name ? head->gpu_name : "this GPU",
+				   head->driver ? head->driver : "?");
+			shallow_hint(&why);
+			*note = buf_detach(&why);
+		}
+		free(mb);
 	} else if (ghevent_push_to_default(&ev)) {
 		decided = 1;
-		if (ev.before && strcmp(ev.before, head->commit) && stored_commit(st, ev.before) == 1) {
+		if (ev.before && strcmp(ev.before, head->commit) && stored_commit(st, ev.before, head) == 1) {
 			*sha = xstrdup(ev.before);
 			*label = xasprintf("%s before the push", ev.branch);
 		} else if ((*sha = newest_branch_commit(st, head, ev.branch))) {
@@ -131,6 +230,15 @@ static int event_baseline(struct kg_store *st, const struct kg_run_info *head, c
 				kg_note("push to %s: no run stored for %.12s (before the push); using the"
 					" previous stored run of %s", ev.branch, ev.before, ev.branch);
 			*label = xasprintf("previous run of %s", ev.branch);
+		} else {
+			char *bef = ev.before ? xasprintf("%.12s (before the push)", ev.before)
+					      : xstrdup("the commit before the push (a new branch)");
+			*note = xasprintf("push to %s: %s has no stored run on this GPU and driver,"
+					  " and no other run of %s is stored for %s with driver %s",
+					  ev.branch, bef, ev.branch,
+					  head->gpu_name ? head->gpu_name : "this GPU",
+					  head->driver ? head->driver : "?");
+			free(bef);
 		}
 	}
 out:
@@ -140,59 +248,90 @@ out:
 
 /*
  * The baseline commit: *sha (malloc'd) and a label for headings.  NULL sha
- * with KG_EXIT_PASS when there is none at all (everything is then NEW).
+ * with KG_EXIT_PASS when there is none at all; *note then says why.
  */
 int check_pick_baseline(struct kg_store *st, const struct kg_run_info *head, const char *ref,
-			 char **sha, char **label)
+			char **sha, char **label, char **note)
 {
-	*sha = *label = NULL;
+	char *dummy = NULL;
+	if (!note)
+		note = &dummy;
+	*sha = *label = *note = NULL;
 	if (ref) {
-		int s = stored_commit(st, ref);
+		int s = stored_commit(st, ref, NULL);
 		if (s < 0)
 			return KG_EXIT_USAGE;
-		if (s) {
+		if (s && stored_exactly(st, ref)) {
 			*sha = xstrdup(ref);
-		} else if (!(*sha = git_rev_parse(ref))) {
+		} else if (!(*sha = git_rev_parse(ref)) && s) {
+			*sha = xstrdup(ref);
+		} else if (!*sha) {
 			kg_error("baseline '%s' is neither a stored commit nor a ref git knows", ref);
 			return KG_EXIT_USAGE;
 		}
 		*label = xstrdup(ref);
 		return KG_EXIT_PASS;
 	}
-	if (event_baseline(st, head, sha, label))
+	if (event_baseline(st, head, sha, label, note))
 		return KG_EXIT_PASS;
+	struct kg_buf why = KG_BUF_INIT;
 	char *def = git_default_branch();
+	const char *br = def ? def : "main";
+	if (!strncmp(br, "origin/", 7))
+		br += 7;
 	if (def && head->commit) {
 		/* The branch as the remote has it (what CI records), else the
 		 * local one. */
 		char *remote = xasprintf("origin/%s", def);
-		*sha = git_merge_base(head->commit, remote);
+		char *mb = git_merge_base(head->commit, remote);
 		free(remote);
-		if (!*sha)
-			*sha = git_merge_base(head->commit, def);
-		if (*sha && strcmp(*sha, head->commit) == 0) {
+		if (!mb)
+			mb = git_merge_base(head->commit, def);
+		if (mb && strcmp(mb, head->commit) == 0) {
 			/* HEAD is on the default branch: compare with its parent. */
-			free(*sha);
-			*sha = git_parent(head->commit);
+			free(mb);
+			mb = git_parent(head->commit);
+			if (mb)
+				buf_printf(&why, "HEAD is on the default branch %s; its parent %.12s", def, mb);
+		} else if (mb) {
+			buf_printf(&why, "the merge base %.12s of %.12s with the default branch %s", mb,
+				   head->commit, def);
 		}
-		if (*sha && stored_commit(st, *sha) == 1) {
+		if (mb && stored_commit(st, mb, head) == 1) {
+			*sha = mb;
 			*label = xasprintf("merge base with %s", def);
 			free(def);
+			buf_free(&why);
 			return KG_EXIT_PASS;
 		}
-		if (*sha)
-			kg_note("no run stored for the merge base %.12s; using the newest stored run of the default branch",
-				*sha);
-		free(*sha);
-		*sha = NULL;
+		if (mb) {
+			buf_adds(&why, " has no stored run on this GPU and driver");
+			describe_other_fingerprint(st, head, mb, &why);
+			kg_note("no run stored for the merge base %.12s on this GPU and driver; using the"
+				" newest stored run of the default branch", mb);
+		} else {
+			buf_printf(&why, "git knows no merge base of %.12s with the default branch %s",
+				   head->commit, def);
+		}
+		free(mb);
+	} else if (!def) {
+		buf_adds(&why, "git knows no default branch here (no origin/HEAD, main or master)");
+	} else {
+		buf_adds(&why, "the head run has no commit");
 	}
-	const char *br = def ? def : "main";
-	if (!strncmp(br, "origin/", 7))
-		br += 7;
 	*sha = newest_branch_commit(st, head, br);
-	if (*sha)
+	if (*sha) {
 		*label = xasprintf("newest run of %s", br);
+		buf_free(&why);
+	} else {
+		buf_printf(&why, ", and no run of branch %s%s is stored for %s with driver %s", br,
+			   def ? "" : " (assumed)", head->gpu_name ? head->gpu_name : "this GPU",
+			   head->driver ? head->driver : "?");
+		shallow_hint(&why);
+		*note = buf_detach(&why);
+	}
 	free(def);
+	free(dummy);
 	return KG_EXIT_PASS;
 }
 
@@ -219,7 +358,7 @@ static void write_summary(const struct kg_check_info *info, const struct kg_gate
 }
 
 static int store_results(struct kg_store *st, const struct kg_run_info *head,
-			 const char *baseline, const struct kg_gate *g,
+			 const char *baseline, const struct kg_outcome *oc, const struct kg_gate *g,
 			 const struct kg_explanation *x, size_t nx)
 {
 	struct kg_verdict_row *rows = xcalloc(g->n ? g->n : 1, sizeof *rows);
@@ -230,7 +369,7 @@ static int store_results(struct kg_store *st, const struct kg_run_info *head,
 			.metric = r->metric, .verdict = r->verdict, .shift = r->shift,
 			.lo = r->lo, .hi = r->hi, .p = r->p_adj, .base_value = r->base,
 			.head_value = r->head, .n_base = r->n_base, .n_head = r->n_head,
-			.message = r->message,
+			.message = r->message, .fails = r->fails,
 		};
 	}
 	struct kg_explain_row *xr = xcalloc(nx ? nx : 1, sizeof *xr);
@@ -240,7 +379,7 @@ static int store_results(struct kg_store *st, const struct kg_run_info *head,
 		xr[i] = (struct kg_explain_row){ x[i].benchmark, x[i].nvtx, x[i].base_kernel,
 						 x[i].head_kernel, x[i].why, details[i] };
 	}
-	int rc = store_verdicts_put(st, head->id, baseline, rows, g->n, xr, nx);
+	int rc = store_verdicts_put(st, head->id, baseline, oc, rows, g->n, xr, nx);
 	for (size_t i = 0; i < nx; i++)
 		free(details[i]);
 	free(details);
@@ -305,15 +444,18 @@ char *check_baseline_label(const char *sha, const char *label, const char *base_
 
 int check_find_sides(struct kg_store *st, const char *commit, const char *ref, size_t limit,
 		     struct kg_run_info **head, struct kg_run_info **base, size_t *n_base,
-		     char **bsha, char **blabel)
+		     char **bsha, char **blabel, char **note)
 {
 	size_t n_head = 0;
 	int rc;
+	char *dummy = NULL;
 
+	if (!note)
+		note = &dummy;
 	*head = *base = NULL;
 	*n_base = 0;
-	*bsha = *blabel = NULL;
-	char *sha = commit ? xstrdup(commit) : ghevent_head_commit();
+	*bsha = *blabel = *note = NULL;
+	char *sha = commit ? check_resolve_commit(st, commit) : ghevent_head_commit();
 	if (!sha) {
 		kg_error("no --commit given and git cannot say what HEAD is");
 		return KG_EXIT_USAGE;
@@ -326,9 +468,32 @@ int check_find_sides(struct kg_store *st, const char *commit, const char *ref, s
 	}
 	free(sha);
 	if (rc == KG_EXIT_PASS)
-		rc = check_pick_baseline(st, *head, ref, bsha, blabel);
+		rc = check_pick_baseline(st, *head, ref, bsha, blabel, note);
 	if (rc == KG_EXIT_PASS && *bsha)
 		rc = check_find_baseline(st, *head, *bsha, limit, base, n_base);
+	if (rc == KG_EXIT_PASS && *bsha && !*n_base) {
+		struct kg_buf b = KG_BUF_INIT;
+		if (ref)
+			buf_printf(&b, "baseline '%s' (%.12s) has no stored run", ref, *bsha);
+		else
+			buf_printf(&b, "the baseline %.12s (%s) has no stored run", *bsha,
+				   *blabel ? *blabel : "?");
+		buf_printf(&b, " on %s with driver %s", (*head)->gpu_name ? (*head)->gpu_name : "this GPU",
+			   (*head)->driver ? (*head)->driver : "?");
+		describe_other_fingerprint(st, *head, *bsha, &b);
+		if (ref) {
+			/* An explicit baseline that cannot be compared with is an error. */
+			buf_adds(&b, "; ");
+			describe_stored(st, *head, &b);
+			kg_error("%s", b.s);
+			buf_free(&b);
+			rc = KG_EXIT_USAGE;
+		} else {
+			free(*note);
+			*note = buf_detach(&b);
+		}
+	}
+	free(dummy);
 	return rc;
 }
 
@@ -346,20 +511,136 @@ int check_load_samples(struct kg_store *st, const struct kg_run_info *head,
 	return rc;
 }
 
+/* 1 when name is in the sorted NULL-terminated list v of n. */
+static int name_in(char *const *v, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i], name))
+			return 1;
+	return 0;
+}
+
+int check_partial(struct kg_store *st, const struct kg_run_info *head,
+		  const struct kg_run_info *base, size_t n_base, char ***common, size_t *n_common,
+		  char **not_compared)
+{
+	char **hb = NULL, **bb = NULL;
+	size_t nh = 0, nb = 0;
+	*common = NULL;
+	*n_common = 0;
+	*not_compared = NULL;
+	int rc = store_run_benchmarks(st, head->id, &hb, &nh);
+	for (size_t i = 0; i < n_base && rc == KG_EXIT_PASS; i++) {
+		char **v;
+		size_t n;
+		rc = store_run_benchmarks(st, base[i].id, &v, &n);
+		for (size_t j = 0; j < n && rc == KG_EXIT_PASS; j++) {
+			if (name_in(bb, nb, v[j]))
+				continue;
+			bb = xrealloc(bb, (nb + 2) * sizeof *bb);
+			bb[nb++] = xstrdup(v[j]);
+			bb[nb] = NULL;
+		}
+		if (rc == KG_EXIT_PASS)
+			store_names_free(v, n);
+	}
+	if (rc != KG_EXIT_PASS) {
+		store_names_free(hb, nh);
+		store_names_free(bb, nb);
+		return rc;
+	}
+	struct kg_buf only_head = KG_BUF_INIT, only_base = KG_BUF_INIT;
+	*common = xcalloc(nh + 1, sizeof **common);
+	for (size_t i = 0; i < nh; i++) {
+		if (name_in(bb, nb, hb[i]))
+			(*common)[(*n_common)++] = xstrdup(hb[i]);
+		else
+			buf_printf(&only_head, "%s%s", only_head.len ? ", " : "", hb[i]);
+	}
+	for (size_t i = 0; i < nb; i++)
+		if (!name_in(hb, nh, bb[i]))
+			buf_printf(&only_base, "%s%s", only_base.len ? ", " : "", bb[i]);
+	if (only_head.len || only_base.len) {
+		struct kg_buf b = KG_BUF_INIT;
+		if (only_base.len)
+			buf_printf(&b, "not run by the head run: %s", only_base.s);
+		if (only_head.len)
+			buf_printf(&b, "%snot run by the baseline run%s: %s", b.len ? "; " : "",
+				   n_base == 1 ? "" : "s", only_head.s);
+		*not_compared = buf_detach(&b);
+	}
+	buf_free(&only_head);
+	buf_free(&only_base);
+	store_names_free(hb, nh);
+	store_names_free(bb, nb);
+	return KG_EXIT_PASS;
+}
+
+void check_decide(const struct kg_thresholds *t, const struct kg_gate *g, int no_baseline,
+		  struct kg_outcome *o)
+{
+	o->on_new_kernel = (int)t->on_new_kernel;
+	o->on_missing_kernel = (int)t->on_missing_kernel;
+	o->on_inconclusive = (int)t->on_inconclusive;
+	o->on_no_baseline = (int)t->on_no_baseline;
+	o->n_fail = g->n_fail;
+	o->n_pass = g->n_pass;
+	o->n_inconclusive = g->n_inconclusive;
+	o->n_new = g->n_new;
+	o->n_missing = g->n_missing;
+	o->n_skip = 0;
+	o->n_failing = 0;
+	for (size_t i = 0; i < g->n; i++)
+		o->n_failing += g->r[i].fails != 0;
+	if (no_baseline) {
+		o->verdict = KG_VERDICT_NO_BASELINE;
+		o->exit_status = t->on_no_baseline == KG_POLICY_FAIL ? KG_EXIT_REGRESSION : KG_EXIT_PASS;
+	} else if (o->n_failing || g->exit_status != KG_EXIT_PASS) {
+		o->verdict = KG_VERDICT_FAIL;
+		o->exit_status = KG_EXIT_REGRESSION;
+	} else {
+		o->verdict = KG_VERDICT_PASS;
+		o->exit_status = KG_EXIT_PASS;
+	}
+}
+
 int check_runs(struct kg_store *st, const struct kg_thresholds *t,
 	       const struct kg_run_info *head, const struct kg_run_info *base,
 	       size_t n_base, const char *baseline, const struct kg_check_opts *o)
 {
 	struct kg_sampleset hs = { 0 }, bs = { 0 };
+	struct kg_outcome oc = { 0 };
+	char **common = NULL;
+	size_t n_common = 0;
 	int rc = check_load_samples(st, head, base, n_base, &hs, &bs);
+	if (rc == KG_EXIT_PASS && n_base)
+		rc = check_partial(st, head, base, n_base, &common, &n_common, &oc.not_compared);
 	if (rc != KG_EXIT_PASS) {
 		store_sampleset_free(&hs);
 		store_sampleset_free(&bs);
+		verdict_outcome_free(&oc);
 		return rc;
 	}
-
+	/* Only benchmarks both sides ran are compared; nothing in common, or
+	 * no baseline run at all, is no baseline. */
+	int no_baseline = !n_base || !n_common;
 	struct kg_gate g;
-	gate_compare(t, &bs, &hs, &g);
+	if (no_baseline) {
+		memset(&g, 0, sizeof g);
+		if (o->no_baseline_note)
+			oc.note = xstrdup(o->no_baseline_note);
+		else if (n_base)
+			oc.note = xasprintf("the baseline run%s ran none of the head run's benchmarks",
+					    n_base == 1 ? "" : "s");
+		else
+			oc.note = xstrdup("no baseline run is stored");
+	} else {
+		store_sampleset_keep(&hs, common, n_common);
+		store_sampleset_keep(&bs, common, n_common);
+		gate_compare(t, &bs, &hs, &g);
+	}
+	store_names_free(common, n_common);
+	check_decide(t, &g, no_baseline, &oc);
 
 	struct kg_check_info info = {
 		.head_commit = head->commit ? head->commit : "?",
@@ -367,32 +648,47 @@ int check_runs(struct kg_store *st, const struct kg_thresholds *t,
 		.gpu = head->gpu_name,
 		.n_base_runs = n_base,
 		.all = o->all,
+		.outcome = &oc,
 	};
 	struct kg_explanation *why = NULL;
 	size_t n_why = 0;
-	if (o->explain)
+	if (o->explain && !no_baseline)
 		explain_failures(head, &g, &bs, &hs, &why, &n_why);
 	info.why = why;
 	info.n_why = n_why;
-	struct kg_buf b = KG_BUF_INIT;
-	output_render(o->format, &info, &g, o->color, &b);
 	FILE *out = o->out ? o->out : stdout;
-	fwrite(b.s, 1, b.len, out);
-	buf_free(&b);
-	if (fflush(out) != 0) {
+	output_write(o->format, &info, &g, o->color, out);
+	if (fflush(out) != 0 || ferror(out)) {
 		kg_error("cannot write the verdicts: %s", strerror(errno));
 		rc = KG_EXIT_RUNTIME;
 	}
+	for (size_t i = 0; i < o->n_outputs && rc == KG_EXIT_PASS; i++) {
+		struct kg_buf ob = KG_BUF_INIT;
+		output_render(o->outputs[i].format, &info, &g, 0, &ob);
+		FILE *fp = fopen(o->outputs[i].path, "w");
+		int bad = !fp;
+		if (fp) {
+			bad = fwrite(ob.s, 1, ob.len, fp) != ob.len;
+			bad |= fclose(fp) != 0;
+		}
+		if (bad) {
+			kg_error("cannot write '%s': %s", o->outputs[i].path, strerror(errno));
+			rc = KG_EXIT_RUNTIME;
+		}
+		buf_free(&ob);
+	}
 	if (o->summary)
 		write_summary(&info, &g);
-	if (rc == KG_EXIT_PASS && o->store_verdicts && store_results(st, head, baseline, &g, why, n_why) != KG_EXIT_PASS)
+	if (rc == KG_EXIT_PASS && o->store_verdicts &&
+	    store_results(st, head, baseline, &oc, &g, why, n_why) != KG_EXIT_PASS)
 		kg_warn("the verdicts were not stored; the check itself is complete");
 	if (rc == KG_EXIT_PASS)
-		rc = g.exit_status;
+		rc = oc.exit_status;
 	for (size_t i = 0; i < n_why; i++)
 		explain_free(&why[i]);
 	free(why);
 	gate_free(&g);
+	verdict_outcome_free(&oc);
 	store_sampleset_free(&hs);
 	store_sampleset_free(&bs);
 	return rc;

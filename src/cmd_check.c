@@ -27,23 +27,31 @@ static const char usage_text[] =
 	"usage: kgate check [--db PATH] [-t thresholds.yaml] [-c kgate.yaml]\n"
 	"                   [--commit SHA] [--baseline REF] [--all] [--no-store] [--explain]\n"
 	"                   [--format text|markdown|json|junit|github]\n"
+	"                   [--output FORMAT=FILE]...\n"
 	"\n"
 	"Compare the newest stored run of a commit against the stored runs of its\n"
 	"baseline on the same GPU model and driver, and print one verdict per\n"
-	"kernel and metric: PASS, FAIL, INCONCLUSIVE, NEW or MISSING.\n"
+	"kernel and metric: PASS, FAIL, INCONCLUSIVE, NEW or MISSING, and the\n"
+	"check's verdict: PASS, FAIL, or NO BASELINE when there is nothing to\n"
+	"compare with.  Only benchmarks both sides ran are compared; the others\n"
+	"are named.  The verdict is stored with the verdicts, for 'kgate comment'.\n"
 	"\n"
 	"  --db PATH          the database (default kgate.db)\n"
 	"  -t, --thresholds F thresholds file (default: the suite's, else the\n"
 	"                     built-in thresholds/default.yaml)\n"
 	"  -c, --config F     suite file naming the thresholds (default kgate.yaml,\n"
 	"                     when it exists)\n"
-	"  --commit SHA       the head commit (default: git rev-parse HEAD); a\n"
-	"                     unique prefix of a stored commit is enough\n"
-	"  --baseline REF     a stored commit or a git ref (default: the merge base\n"
-	"                     with the default branch, else the newest stored run\n"
-	"                     of the default branch)\n"
+	"  --commit SHA       the head commit (default: git rev-parse HEAD); a short\n"
+	"                     SHA or ref git resolves, or a unique prefix of a\n"
+	"                     stored commit\n"
+	"  --baseline REF     a stored commit or a git ref; it must have a stored run\n"
+	"                     on the head's GPU model and driver (else exit 2)\n"
+	"                     (default: the merge base with the default branch,\n"
+	"                     else the newest stored run of the default branch)\n"
 	"  --format F         text (default), markdown, json, junit or github\n"
 	"                     (workflow-command annotations)\n"
+	"  --output F=FILE    also write format F to FILE (repeatable, up to 8):\n"
+	"                     every rendering of the one verdict from one check\n"
 	"  --all              list passing comparisons too (text, markdown)\n"
 	"  --no-store         do not store the verdicts\n"
 	"  --explain          say why each FAILed kernel regressed, from the stored\n"
@@ -54,14 +62,43 @@ static const char usage_text[] =
 	"base commit; a push to the default branch against the push's before (else\n"
 	"the branch's previous stored run).  Quick runs are never a baseline.\n"
 	"With $GITHUB_STEP_SUMMARY set, the markdown table is appended to that file.\n"
-	"Exit status: 0 no regression; 1 regression; 2 bad usage, input or no head\n"
-	"run; 3 database error.\n";
+	"Exit status: 0 no regression (PASS, or NO BASELINE under on_no_baseline:\n"
+	"warn); 1 regression (FAIL, or NO BASELINE under on_no_baseline: fail);\n"
+	"2 bad usage, input, no head run, or a --baseline with no run on this GPU;\n"
+	"3 database error.\n";
+
+#define MAX_OUTPUTS 8
 
 struct check_args {
 	const char *db, *thresholds, *suite, *commit, *baseline;
 	enum kg_format format;
 	int all, no_store, suite_given, explain;
+	struct kg_check_output out[MAX_OUTPUTS];
+	size_t n_out;
 };
+
+/* --output FORMAT=FILE */
+static int parse_output(const char *arg, struct check_args *a)
+{
+	const char *eq = strchr(arg, '=');
+	char fmt[32];
+	if (!eq || eq == arg || !eq[1] || (size_t)(eq - arg) >= sizeof fmt) {
+		kg_error("--output wants FORMAT=FILE, got '%s'", arg);
+		return KG_EXIT_USAGE;
+	}
+	memcpy(fmt, arg, (size_t)(eq - arg));
+	fmt[eq - arg] = '\0';
+	if (a->n_out == MAX_OUTPUTS) {
+		kg_error("at most %d --output options", MAX_OUTPUTS);
+		return KG_EXIT_USAGE;
+	}
+	if (output_format_parse(fmt, &a->out[a->n_out].format) < 0) {
+		kg_error("unknown format '%s' in --output (choose from %s)", fmt, output_format_choices());
+		return KG_EXIT_USAGE;
+	}
+	a->out[a->n_out++].path = eq + 1;
+	return KG_EXIT_PASS;
+}
 
 static int parse_args(int argc, char **argv, struct check_args *a)
 {
@@ -75,6 +112,7 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 		{ "all", no_argument, NULL, 'a' },
 		{ "no-store", no_argument, NULL, 'n' },
 		{ "explain", no_argument, NULL, 'x' },
+		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -92,6 +130,10 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 		case 'a': a->all = 1; break;
 		case 'n': a->no_store = 1; break;
 		case 'x': a->explain = 1; break;
+		case 'o':
+			if (parse_output(optarg, a) != KG_EXIT_PASS)
+				return KG_EXIT_USAGE;
+			break;
 		case 'f':
 			if (output_format_parse(optarg, &a->format) < 0) {
 				kg_error("unknown format '%s' (choose from %s)", optarg,
@@ -117,7 +159,7 @@ int cmd_check(int argc, char **argv)
 	struct kg_store *st = NULL;
 	struct kg_run_info *head = NULL, *base = NULL;
 	size_t n_base = 0;
-	char *bsha = NULL, *blabel = NULL;
+	char *bsha = NULL, *blabel = NULL, *note = NULL;
 	int rc;
 
 	if (cmd_wants_help(argc, argv)) {
@@ -143,13 +185,11 @@ int cmd_check(int argc, char **argv)
 	}
 
 	if ((rc = check_find_sides(st, a.commit, a.baseline, (size_t)t->baseline_runs, &head, &base,
-				   &n_base, &bsha, &blabel)) != KG_EXIT_PASS)
+				   &n_base, &bsha, &blabel, &note)) != KG_EXIT_PASS)
 		goto out;
-	if (!bsha)
-		kg_warn("no baseline run is stored: every kernel counts as new");
-	else if (!n_base)
-		kg_warn("no run of baseline %.12s on %s (driver %s): every kernel counts as new", bsha,
-			head->gpu_name ? head->gpu_name : "this GPU", head->driver ? head->driver : "?");
+	if (!n_base)
+		kg_warn("no baseline: %s; nothing is compared (on_no_baseline: %s)", note ? note : "?",
+			t->on_no_baseline == KG_POLICY_FAIL ? "fail" : "warn");
 	char *label = check_baseline_label(bsha, blabel, n_base ? base[0].commit : NULL);
 	struct kg_check_opts o = {
 		.format = a.format,
@@ -159,6 +199,9 @@ int cmd_check(int argc, char **argv)
 		.summary = 1,
 		.all = a.all,
 		.explain = a.explain,
+		.no_baseline_note = note,
+		.outputs = a.out,
+		.n_outputs = a.n_out,
 	};
 	rc = check_runs(st, t, head, base, n_base, label, &o);
 	free(label);
@@ -169,6 +212,7 @@ out:
 		store_runs_free(base, n_base);
 	free(bsha);
 	free(blabel);
+	free(note);
 	store_close(st);
 	config_free_thresholds(t);
 	return rc;

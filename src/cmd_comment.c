@@ -5,6 +5,7 @@
  * leaves the exit status alone, unless --strict.
  */
 #include "cmd.h"
+#include "kgate/check.h"
 #include "kgate/ghevent.h"
 #include "kgate/git.h"
 #include "kgate/github.h"
@@ -158,6 +159,12 @@ int cmd_comment(int argc, char **argv)
 		if (rc != KG_EXIT_PASS) {
 			free(sha);
 			return rc;
+		}
+		if (commit) {
+			/* a short SHA or a ref: the full SHA git gives, when no run
+			 * is stored under exactly what was given */
+			free(sha);
+			sha = check_resolve_commit(st, commit);
 		}
 		struct report_check chk;
 		rc = report_check_load(st, sha, &chk);

@@ -471,7 +471,7 @@ int cmd_explain(int argc, char **argv)
 	struct kg_store *st = NULL;
 	struct kg_run_info *head = NULL, *base = NULL;
 	size_t n_base = 0;
-	char *bsha = NULL, *blabel = NULL;
+	char *bsha = NULL, *blabel = NULL, *note = NULL;
 	struct kg_thresholds *t = NULL;
 	struct kg_sampleset hs = { 0 }, bs = { 0 };
 	int rc;
@@ -498,16 +498,29 @@ int cmd_explain(int argc, char **argv)
 	if ((rc = check_load_thresholds(a.thresholds, a.cfg ? a.cfg : "kgate.yaml", a.cfg != NULL, &t)))
 		goto out;
 	if ((rc = check_find_sides(st, a.commit, a.baseline, (size_t)t->baseline_runs, &head, &base,
-				   &n_base, &bsha, &blabel)) != KG_EXIT_PASS)
+				   &n_base, &bsha, &blabel, &note)) != KG_EXIT_PASS)
 		goto out;
 	if (!n_base) {
-		kg_error("no baseline run is stored for commit '%s': nothing to explain against",
-			 head->commit);
+		kg_error("no baseline run is stored for commit '%s': nothing to explain against (%s)",
+			 head->commit, note ? note : "?");
 		rc = KG_EXIT_USAGE;
 		goto out;
 	}
 	if ((rc = check_load_samples(st, head, base, n_base, &hs, &bs)) != KG_EXIT_PASS)
 		goto out;
+	{
+		/* as check does: only the benchmarks both sides ran */
+		char **common = NULL, *skipped = NULL;
+		size_t n_common = 0;
+		if ((rc = check_partial(st, head, base, n_base, &common, &n_common, &skipped)) != KG_EXIT_PASS)
+			goto out;
+		if (skipped)
+			kg_note("not compared: %s", skipped);
+		store_sampleset_keep(&hs, common, n_common);
+		store_sampleset_keep(&bs, common, n_common);
+		store_names_free(common, n_common);
+		free(skipped);
+	}
 
 	struct kg_gate g;
 	gate_compare(t, &bs, &hs, &g);
@@ -611,6 +624,7 @@ out:
 	config_free_thresholds(t);
 	free(bsha);
 	free(blabel);
+	free(note);
 	free(a.pairs);
 	store_close(st);
 	return rc;

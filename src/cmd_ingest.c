@@ -28,7 +28,8 @@ static const char usage_text[] =
 	"exports (ncu --csv, details or raw page) as one run of the database.\n"
 	"\n"
 	"  --db PATH         the database (default kgate.db)\n"
-	"  --commit SHA      the commit measured (default: git rev-parse HEAD)\n"
+	"  --commit SHA      the commit measured (default: git rev-parse HEAD); a\n"
+	"                    short SHA or ref is stored as the full SHA git gives\n"
 	"  --branch NAME     its branch (default: from git or GITHUB_HEAD_REF)\n"
 	"  --records FILE    a records file; may be given several times\n"
 	"  --ncu-csv FILE    an ncu CSV export; may be given several times\n"
@@ -211,7 +212,7 @@ int cmd_ingest(int argc, char **argv)
 	}
 	if (!branch)
 		branch = gitbranch = git_branch();
-	run.commit = xstrdup(commit);
+	run.commit = git_resolve_commit_arg(commit);
 	run.branch = branch ? xstrdup(branch) : NULL;
 	run.parent = git_parent(commit);
 	run.label = label ? xstrdup(label) : NULL;
@@ -241,6 +242,9 @@ int cmd_ingest(int argc, char **argv)
 	if ((rc = store_run_begin(st, &run)) != KG_EXIT_PASS)
 		goto done;
 	for (size_t i = 0; i < nin && rc == KG_EXIT_PASS; i++) {
+		/* the run ran it, even when an input holds no kernel (partial runs) */
+		if ((rc = store_run_benchmark_add(st, in[i].benchmark)) != KG_EXIT_PASS)
+			break;
 		if (in[i].ncu) {
 			size_t k = 0, s = 0;
 			rc = ncu_csv_ingest_repeat(st, in[i].path, in[i].benchmark, in[i].repeat, &k, &s);

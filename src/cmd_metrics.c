@@ -7,6 +7,7 @@
  */
 #include "cmd.h"
 #include "kgate/kgate.h"
+#include "kgate/metric.h"
 #include "kgate/metricinfo.h"
 #include "kgate/store.h"
 #include "kgate/util.h"
@@ -170,11 +171,12 @@ int cmd_metrics(int argc, char **argv)
 			json_t *s = json_array();
 			for (int k = 0; k < a[i].nsugg; k++)
 				json_array_append_new(s, json_string(a[i].sugg[k]));
-			json_t *o = json_pack("{s:s, s:b, s:b, s:s, s:b}", "name", a[i].name,
+			json_t *o = json_pack("{s:s, s:b, s:b, s:s, s:b, s:s}", "name", a[i].name,
 					      "valid", a[i].valid, "derived", a[i].derived,
-					      "unit", store_metric_unit_guess(a[i].name),
+					      "unit", metric_unit(a[i].name),
 					      "deterministic",
-					      store_metric_is_deterministic(a[i].name) != 0);
+					      metric_deterministic(a[i].name) != 0, "better",
+					      metric_better_name(metric_better(a[i].name)));
 			if (!a[i].valid) {
 				json_object_set_new(o, "error", json_string(a[i].why ? a[i].why : ""));
 				json_object_set_new(o, "suggestions", s);
@@ -195,9 +197,9 @@ int cmd_metrics(int argc, char **argv)
 			if (strlen(a[i].name) > w)
 				w = strlen(a[i].name);
 		for (size_t i = 0; i < n; i++) {
-			const char *unit = store_metric_unit_guess(a[i].name);
+			const char *unit = metric_unit(a[i].name);
 			if (a[i].valid) {
-				int det = store_metric_is_deterministic(a[i].name);
+				int det = metric_deterministic(a[i].name);
 				printf("%-*s  valid    %-15s  %s%s\n", (int)w, a[i].name,
 				       *unit ? unit : "-", det ? "deterministic" : "noisy",
 				       a[i].derived ? (det ? "  derived by kgate" : "          derived by kgate") : "");

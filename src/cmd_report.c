@@ -1,8 +1,9 @@
 /*
  * cmd_report.c: "kgate report": write the trend report (one self-contained
- * HTML file) and optionally post its summary to a Slack-compatible webhook.
- * The file is written beside its final name and renamed into place, so a
- * failed report never leaves half a page.
+ * HTML file, or an index and pages of charts in a directory) and optionally
+ * post its summary to a Slack-compatible webhook.  Each file is written
+ * beside its final name and renamed into place, so a failed report never
+ * leaves half a page.
  */
 #include "cmd.h"
 #include "kgate/http.h"
@@ -19,22 +20,30 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char usage_text[] =
-	"usage: kgate report [--db PATH] [--branch NAME] [--since 30d] [--html FILE]\n"
-	"                    [--post URL] [--link URL] [--peak-gflops X --peak-gbs Y]\n"
-	"                    [--alpha P] [--min-shift 1%]\n"
+	"usage: kgate report [--db PATH] [--branch NAME] [--since 30d] [--html FILE | --dir DIR]\n"
+	"                    [--charts-per-page N] [--post URL] [--link URL]\n"
+	"                    [--peak-gflops X --peak-gbs Y] [--alpha P] [--min-shift 1%]\n"
 	"\n"
-	"Write the trend report: one self-contained HTML file with a chart per\n"
-	"benchmark, kernel and metric over commits (median and interquartile band),\n"
-	"change points marked and listed, the newest verdicts and a roofline chart\n"
-	"where FLOP and byte counts exist.\n"
+	"Write the trend report: a chart per benchmark, kernel and metric over\n"
+	"commits (median and interquartile band; a chart of more commits than\n"
+	"pixels draws a column per 2 pixels), change points marked and listed, the\n"
+	"newest verdicts and a roofline chart where FLOP and byte counts exist.\n"
+	"--html writes one self-contained file, for small reports; --dir writes\n"
+	"DIR/index.html (verdicts, change points, roofline, the list of pages) and\n"
+	"DIR/p1.html, p2.html, ... of the charts, each page one benchmark's.\n"
 	"\n"
 	"  --db PATH          the database (default kgate.db)\n"
 	"  --branch NAME      only runs of this branch (default: every branch)\n"
 	"  --since AGE        only runs newer than AGE: 30d, 12h, 2w, or 'all' (default all)\n"
-	"  --html FILE        write the report to FILE\n"
+	"  --html FILE        write the report to FILE, every chart in it\n"
+	"  --dir DIR          write the report into DIR (made if missing): an index and\n"
+	"                     pages of charts\n"
+	"  --charts-per-page N  charts on a page of --dir (default 200; a kernel's\n"
+	"                     charts are never split)\n"
 	"  --post URL         post a short summary as Slack-compatible JSON ({\"text\": ...})\n"
 	"  --link URL         where the report can be seen, linked from the summary\n"
 	"                     (default: the GitHub Actions run, when there is one)\n"
@@ -143,6 +152,8 @@ int cmd_report(int argc, char **argv)
 		{ "branch", required_argument, NULL, 'b' },
 		{ "since", required_argument, NULL, 's' },
 		{ "html", required_argument, NULL, 'o' },
+		{ "dir", required_argument, NULL, 'D' },
+		{ "charts-per-page", required_argument, NULL, 'P' },
 		{ "post", required_argument, NULL, 'p' },
 		{ "link", required_argument, NULL, 'l' },
 		{ "peak-gflops", required_argument, NULL, 'F' },
@@ -153,7 +164,8 @@ int cmd_report(int argc, char **argv)
 	};
 	struct report_opts o;
 	report_opts_defaults(&o);
-	const char *db = "kgate.db", *html_path = NULL, *post = NULL;
+	const char *db = "kgate.db", *html_path = NULL, *dir = NULL, *post = NULL;
+	size_t per_page = 200;
 	int ch;
 	optind = 1;
 	opterr = 0;
@@ -168,6 +180,18 @@ int cmd_report(int argc, char **argv)
 			}
 			break;
 		case 'o': html_path = optarg; break;
+		case 'D': dir = optarg; break;
+		case 'P': {
+			char *end;
+			errno = 0;
+			long v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 1 || v > 1000000) {
+				kg_error("report: --charts-per-page wants a positive integer, got '%s'", optarg);
+				return KG_EXIT_USAGE;
+			}
+			per_page = (size_t)v;
+			break;
+		}
 		case 'p': post = optarg; break;
 		case 'l': o.link = optarg; break;
 		case 'F':
@@ -198,8 +222,12 @@ int cmd_report(int argc, char **argv)
 		kg_error("report: unexpected argument '%s'", argv[optind]);
 		return KG_EXIT_USAGE;
 	}
-	if (!html_path && !post) {
-		kg_error("report: say where the report goes: --html FILE, --post URL, or both");
+	if (!html_path && !dir && !post) {
+		kg_error("report: say where the report goes: --html FILE or --dir DIR, --post URL, or both");
+		return KG_EXIT_USAGE;
+	}
+	if (html_path && dir) {
+		kg_error("report: --html and --dir are two forms of one report: give one");
 		return KG_EXIT_USAGE;
 	}
 	if (post && strncmp(post, "https://", 8) && strncmp(post, "http://", 7)) {
@@ -218,21 +246,44 @@ int cmd_report(int argc, char **argv)
 		free(link);
 		return rc;
 	}
-	char *html = NULL;
-	size_t len = 0;
+	struct report_page *pages = NULL;
+	size_t npages = 0;
 	struct report_summary sum;
-	rc = report_html(st, &o, &html, &len, &sum);
+	rc = report_pages(st, &o, dir ? per_page : 0, &pages, &npages, &sum);
 	store_close(st);
-	if (rc == KG_EXIT_PASS) {
-		if (html_path && write_atomic(html_path, html, len) != 0)
+	if (rc == KG_EXIT_PASS && html_path) {
+		if (write_atomic(html_path, pages[0].html, pages[0].len) != 0) {
 			rc = KG_EXIT_RUNTIME;
-		else if (html_path)
+		} else {
 			kg_note("wrote '%s': %zu runs, %zu series, %zu change points, %zu bytes", html_path,
-				sum.runs, sum.series, sum.change_points, len);
-		if (rc == KG_EXIT_PASS && post && post_summary(post, sum.text) != 0)
-			rc = KG_EXIT_RUNTIME;
+				sum.runs, sum.series, sum.change_points, pages[0].len);
+			if (pages[0].len > 5000000)
+				kg_note("a page over 5 MB opens slowly; --dir DIR writes the report as an index"
+					" and pages of charts");
+		}
 	}
-	free(html);
+	if (rc == KG_EXIT_PASS && dir) {
+		size_t total = 0;
+		if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+			kg_error("cannot create '%s': %s", dir, strerror(errno));
+			rc = KG_EXIT_RUNTIME;
+		}
+		/* the chart pages first, the index last: it links to them */
+		for (size_t i = npages; rc == KG_EXIT_PASS && i-- > 0;) {
+			char *path = xasprintf("%s/%s", dir, pages[i].name);
+			if (write_atomic(path, pages[i].html, pages[i].len) != 0)
+				rc = KG_EXIT_RUNTIME;
+			total += pages[i].len;
+			free(path);
+		}
+		if (rc == KG_EXIT_PASS)
+			kg_note("wrote '%s/index.html' and %zu page%s: %zu runs, %zu series, %zu change points,"
+				" %zu bytes", dir, npages - 1, npages == 2 ? "" : "s", sum.runs, sum.series,
+				sum.change_points, total);
+	}
+	if (rc == KG_EXIT_PASS && post && post_summary(post, sum.text) != 0)
+		rc = KG_EXIT_RUNTIME;
+	report_pages_free(pages, npages);
 	report_summary_free(&sum);
 	free(link);
 	return rc;

@@ -30,7 +30,8 @@ static const char usage_text[] =
 	"  -c, --config FILE  the suite (default kgate.yaml)\n"
 	"  --db PATH          the database (default kgate.db)\n"
 	"  --commit SHA       the commit measured (default: git rev-parse HEAD; in a\n"
-	"                     pull request's GitHub Actions job, its head commit)\n"
+	"                     pull request's GitHub Actions job, its head commit); a\n"
+	"                     short SHA or ref is stored as the full SHA git gives\n"
 	"  --branch NAME      its branch (default: from git or GITHUB_HEAD_REF)\n"
 	"  --only REGEX       only the benchmarks whose name matches (POSIX ERE)\n"
 	"  --quick            quick_repeat repeats instead of repeat (pre-push); a\n"
@@ -174,7 +175,7 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 
-	run.commit = xstrdup(commit);
+	run.commit = git_resolve_commit_arg(commit);
 	run.branch = branch ? xstrdup(branch) : NULL;
 	run.parent = git_parent(commit);
 	run.label = label ? xstrdup(label) : NULL;

@@ -10,6 +10,7 @@
 #include "kgate/ghevent.h"
 #include "kgate/kgate.h"
 #include "kgate/stats.h"
+#include "kgate/check.h"
 #include "kgate/store.h"
 #include "kgate/util.h"
 
@@ -129,7 +130,8 @@ static size_t u8_width(const char *s)
 }
 
 /* s cut to at most width code points, the last one an ellipsis if cut;
- * control characters (a hostile name's newline) shown as '?'. */
+ * control characters (a hostile name's newline) shown as '?'; the header
+ * line goes through kg_text_safe(). */
 static char *u8_fit(const char *s, size_t width)
 {
 	struct kg_buf b = KG_BUF_INIT;
@@ -302,10 +304,13 @@ static int newest_run(struct kg_store *st, const char *commit, struct kg_run_inf
 	size_t n;
 	int rc;
 
-	f.commit = commit;
+	char *full = check_resolve_commit(st, commit);
+	f.commit = full;
 	f.limit = 1;
 	*found = 0;
-	if ((rc = store_find_runs(st, &f, &runs, &n)) != KG_EXIT_PASS)
+	rc = store_find_runs(st, &f, &runs, &n);
+	free(full);
+	if (rc != KG_EXIT_PASS)
 		return rc;
 	if (n) {
 		*out = runs[0];
@@ -521,12 +526,18 @@ int cmd_stats(int argc, char **argv)
 	char *head[NCOLS];
 	column_heads(g[0].unit, report, head);
 	switch (fmt) {
-	case FMT_TEXT:
-		printf("run %lld, commit %.12s%s%s: %s by %s\n\n", (long long)run.id, run.commit,
-		       run.gpu_name ? ", " : "", run.gpu_name ? run.gpu_name : "", metric,
+	case FMT_TEXT: {
+		char *sha = kg_text_safe(run.commit), *gpu = kg_text_safe(run.gpu_name);
+		char *m = kg_text_safe(metric);
+		printf("run %lld, commit %.12s%s%s: %s by %s\n\n", (long long)run.id, sha,
+		       run.gpu_name ? ", " : "", run.gpu_name ? gpu : "", m,
 		       strcmp(report, "nvtx_sum") ? "kernel" : "NVTX range");
+		free(sha);
+		free(gpu);
+		free(m);
 		print_text(rows, ng, (const char *const *)head, int_vals);
 		break;
+	}
 	case FMT_CSV:
 		print_csv(rows, ng, (const char *const *)head);
 		break;

@@ -11,10 +11,12 @@
  */
 #include "kgate/config.h"
 #include "kgate/kgate.h"
+#include "kgate/metric.h"
 #include "kgate/metricinfo.h"
 #include "kgate/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
 #include <math.h>
@@ -22,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <yaml.h>
 
@@ -767,6 +771,43 @@ static double regex_atoms(const char *s)
 	return seq;
 }
 
+/*
+ * A backreference (\1 to \9 outside a bracket expression; glibc accepts them
+ * in extended expressions) makes matching exponential: "(a*)*\1" style
+ * patterns took 72 s on a 61-byte kernel name.  Kernel matching has no use
+ * for them.  Returns the backreference's offset, or -1.
+ */
+static long regex_backref(const char *re)
+{
+	for (const char *s = re; *s; s++) {
+		if (*s == '\\') {
+			if (s[1] >= '1' && s[1] <= '9')
+				return s - re;
+			if (s[1])
+				s++;
+		} else if (*s == '[') {
+			s++;
+			if (*s == '^')
+				s++;
+			if (*s == ']')
+				s++;
+			while (*s && *s != ']') {
+				if (*s == '[' && (s[1] == ':' || s[1] == '.' || s[1] == '=')) {
+					const char *e = strchr(s + 2, s[1]);
+					while (e && e[1] != ']')
+						e = strchr(e + 1, s[1]);
+					if (e)
+						s = e + 1;
+				}
+				s++;
+			}
+			if (!*s)
+				break;
+		}
+	}
+	return -1;
+}
+
 /* "regex:..." must compile; report regcomp's message when it does not. */
 static int check_regex(struct ctx *c, const struct ynode *val, regex_t *re)
 {
@@ -775,6 +816,13 @@ static int check_regex(struct ctx *c, const struct ynode *val, regex_t *re)
 
 	if (!val->str[6]) {
 		problem(c, val->line, val->col, "empty regular expression after 'regex:'");
+		return -1;
+	}
+	long br = regex_backref(val->str + 6);
+	if (br >= 0) {
+		problem(c, val->line, val->col,
+			"regular expression '%s' has a backreference ('\\%c'): not supported "
+			"(matching with one can take minutes)", val->str + 6, val->str[6 + br + 1]);
 		return -1;
 	}
 	if (regex_atoms(val->str + 6) > REGEX_MAX_ATOMS) {
@@ -848,8 +896,10 @@ static int check_metric(struct ctx *c, const struct ynode *n)
 		return 1;
 	/* The built-in thresholds name well-known metrics (the unit tests check
 	 * them against the host API's list); loading CUPTI's metric tables for
-	 * them would cost every check about 100 MB and 80 ms. */
-	v = c->trusted ? -1 : metricinfo_valid(METRIC_CHIP, n->str, &err);
+	 * them would cost every check about 100 MB and 80 ms.  Names confirmed
+	 * once are known from the collector's cache file from then on. */
+	v = c->trusted ? -1 : metricinfo_known(METRIC_CHIP, n->str) ? 1
+	    : metricinfo_valid(METRIC_CHIP, n->str, &err);
 	if (v == 1) {
 		buf_free(&err);
 		return 1;
@@ -960,12 +1010,25 @@ static void mr_deterministic(struct ctx *c, const struct ynode *k, const struct 
 			v->str);
 }
 
+static const char *const better_names[] = { "lower", "higher", "unchanged" };
+
+static void mr_better(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
+{
+	static const int value[] = { KG_BETTER_LOWER, KG_BETTER_HIGHER, KG_BETTER_UNCHANGED };
+	struct kg_metric_rule *r = o;
+	int i;
+
+	if (get_enum(c, k, v, better_names, NFIELDS(better_names), &i) == 0)
+		r->better = value[i];
+}
+
 static const struct field metric_fields[] = {
 	{ "regression", Y_SCALAR, 0, mr_regression },
 	{ "min", Y_SCALAR, 0, mr_min },
 	{ "max", Y_SCALAR, 0, mr_max },
 	{ "deterministic", Y_SCALAR, 0, mr_deterministic },
 	{ "tolerance", Y_SCALAR, 0, mr_tolerance },
+	{ "better", Y_SCALAR, 0, mr_better },
 };
 
 static void metric_rule_free(struct kg_metric_rule *r)
@@ -1184,6 +1247,17 @@ static void th_on_inconclusive(struct ctx *c, const struct ynode *k, const struc
 	th_policy(c, k, v, &((struct kg_thresholds *)o)->on_inconclusive);
 }
 
+static const char *const on_no_baseline_names[] = { "fail", "warn" };
+
+static void th_on_no_baseline(struct ctx *c, const struct ynode *k, const struct ynode *v,
+			      void *o)
+{
+	int p;
+
+	if (get_enum(c, k, v, on_no_baseline_names, NFIELDS(on_no_baseline_names), &p) == 0)
+		((struct kg_thresholds *)o)->on_no_baseline = p == 0 ? KG_POLICY_FAIL : KG_POLICY_WARN;
+}
+
 static const struct field thresholds_fields[] = {
 	{ "version", Y_SCALAR, 1, th_version },
 	{ "statistics", Y_MAP, 0, th_statistics },
@@ -1192,6 +1266,7 @@ static const struct field thresholds_fields[] = {
 	{ "on_new_kernel", Y_SCALAR, 0, th_on_new },
 	{ "on_missing_kernel", Y_SCALAR, 0, th_on_missing },
 	{ "on_inconclusive", Y_SCALAR, 0, th_on_inconclusive },
+	{ "on_no_baseline", Y_SCALAR, 0, th_on_no_baseline },
 };
 
 void config_free_thresholds(struct kg_thresholds *t)
@@ -1251,6 +1326,7 @@ static int parse_thresholds(const char *name, const char *text, size_t len, int 
 	t->on_new_kernel = KG_POLICY_WARN;
 	t->on_missing_kernel = KG_POLICY_FAIL;
 	t->on_inconclusive = KG_POLICY_WARN;
+	t->on_no_baseline = KG_POLICY_WARN;
 	if (size_ok(&c, len))
 		root = tree_parse(&c, text, len, &fatal);
 	else
@@ -1344,6 +1420,8 @@ static void overlay(struct kg_metric_rule *out, const struct kg_metric_rule *r)
 		out->has_tolerance = 1;
 		out->tolerance = r->tolerance;
 	}
+	if (r->better)
+		out->better = r->better;
 }
 
 int config_rule_for(const struct kg_thresholds *t, const char *benchmark,
@@ -1819,16 +1897,30 @@ int config_parse_suite(const char *name, const char *text, size_t len,
 
 /* ---- loading files ---------------------------------------------------- */
 
-/* Read at most KG_CONFIG_MAX_BYTES + 1 bytes; 0 ok, -1 (reported) on error. */
+/* Read at most KG_CONFIG_MAX_BYTES + 1 bytes of a regular file; 0 ok, -1
+ * (reported) on error. */
 static int read_capped(const char *path, char **text, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
+	/* O_NONBLOCK: opening a FIFO without a writer would block for ever */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	struct kg_buf b = KG_BUF_INIT;
 	char chunk[65536];
+	struct stat sb;
 	size_t n;
+	FILE *f;
 
-	if (!f) {
+	if (fd < 0) {
 		kg_error("cannot open '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		kg_error("cannot read '%s': not a regular file", path);
+		close(fd);
+		return -1;
+	}
+	if (!(f = fdopen(fd, "rb"))) {
+		kg_error("cannot open '%s': %s", path, strerror(errno));
+		close(fd);
 		return -1;
 	}
 	while (b.len <= KG_CONFIG_MAX_BYTES && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)

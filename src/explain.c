@@ -10,6 +10,7 @@
  * estimate differs from ncu's.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 
 #include "kgate/explain.h"
 #include "kgate/gate.h"
+#include "kgate/metric.h"
 #include "kgate/output.h"
 #include "kgate/stats.h"
 
@@ -482,13 +484,6 @@ static int cmp_move(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static int ignored_metric(const char *n)
-{
-	return !strncmp(n, "device__", 8) || !strncmp(n, "profiler__", 10) || !strncmp(n, "numa__", 6) ||
-	       !strncmp(n, "nvlink__", 8) || strstr(n, ".peak_sustained") || strstr(n, "per_second") ||
-	       !strncmp(n, "launch__occupancy_per_", 22) || strstr(n, "cycles_elapsed");
-}
-
 static void pct(struct kg_buf *b, double base, double head)
 {
 	if (base > 0 && head / base >= 2)
@@ -654,7 +649,7 @@ int explain_kernel(const struct kg_explain_item *it, const struct kg_metricmap *
 	struct move *mv = xcalloc(head->n ? head->n : 1, sizeof *mv);
 	size_t n = 0;
 	for (size_t i = 0; i < head->n; i++) {
-		if (ignored_metric(head->name[i]))
+		if (!metric_explained(head->name[i]))
 			continue;
 		double b = explain_map_get(base, head->name[i]), h = head->v[i];
 		if (isnan(b) || b == h || b == 0)
@@ -684,6 +679,22 @@ static void move_change(struct kg_buf *b, const struct kg_xmove *m)
 		buf_adds(b, ", deterministic");
 }
 
+/* One line of the text rendering: formatted, then through buf_add_safe()
+ * (a rule's text or a note read from a file may carry LF, CR or ESC). */
+static void text_line(struct kg_buf *b, const char *fmt, ...) KG_PRINTF(2, 3);
+static void text_line(struct kg_buf *b, const char *fmt, ...)
+{
+	struct kg_buf l = KG_BUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	buf_vprintf(&l, fmt, ap);
+	va_end(ap);
+	buf_add_safe(b, l.s ? l.s : "");
+	buf_addc(b, '\n');
+	buf_free(&l);
+}
+
 static void render_text(const struct kg_explanation *x, struct kg_buf *b)
 {
 	for (size_t i = 0; i < x->n_rules; i++) {
@@ -691,17 +702,19 @@ static void render_text(const struct kg_explanation *x, struct kg_buf *b)
 		char sp[32] = "-";
 		if (!isnan(r->speedup))
 			snprintf(sp, sizeof sp, "%.1f%%", r->speedup);
-		buf_printf(b, "  %-24s base %-5s head %-5s %-7s %s\n", r->id, r->base, r->head, sp, r->text);
+		text_line(b, "  %-24s base %-5s head %-5s %-7s %s", r->id, r->base, r->head, sp, r->text);
 	}
 	if (x->n_moved)
 		buf_adds(b, "  counters that moved most:\n");
 	for (size_t i = 0; i < x->n_moved; i++) {
-		buf_printf(b, "    %s %.6g -> %.6g (", x->moved[i].metric, x->moved[i].base, x->moved[i].head);
-		move_change(b, &x->moved[i]);
-		buf_adds(b, ")\n");
+		struct kg_buf m = KG_BUF_INIT;
+		move_change(&m, &x->moved[i]);
+		text_line(b, "    %s %.6g -> %.6g (%s)", x->moved[i].metric, x->moved[i].base,
+			  x->moved[i].head, m.s ? m.s : "");
+		buf_free(&m);
 	}
 	if (x->note)
-		buf_printf(b, "  %s\n", x->note);
+		text_line(b, "  %s", x->note);
 }
 
 static void render_markdown(const struct kg_explanation *x, struct kg_buf *b)

@@ -8,22 +8,35 @@
  *   noisy metric:  shift = exp(HL(log head - log base)) - 1, interval at
  *                  level 1 - 2*alpha, p = one-sided MWU; after Holm over all
  *                  noisy comparisons, FAIL when p_adj < alpha and shift >=
- *                  threshold; PASS when the interval's bad end is under the
- *                  threshold; else INCONCLUSIVE.  Fewer than min_samples on
- *                  either side is INCONCLUSIVE, never PASS.
- *   deterministic: medians compared; a change beyond the tolerance in the
- *                  bad direction is FAIL, in the good direction PASS with a
- *                  note.
+ *                  threshold, or when the whole interval lies at or beyond
+ *                  the threshold in the worse direction (whatever Holm did
+ *                  to p); PASS when the interval's bad end is under the
+ *                  threshold (or rules out any worsening); else
+ *                  INCONCLUSIVE.  A zero baseline makes any significant
+ *                  growth an infinite relative change ("0 -> 1000").  Fewer
+ *                  than min_samples on either side is INCONCLUSIVE, never
+ *                  PASS.  A FAIL needs a change in the worse direction: two
+ *                  identical sides never FAIL, even under regression: 0%.
+ *   deterministic: compared launch by launch, as multisets: equal values
+ *                  pair off, the rest pair by rank (the baseline scaled to
+ *                  the head's number of launches), so a kernel launched at
+ *                  several sizes is judged per size; a launch that changed beyond the
+ *                  tolerance in the bad direction is a FAIL, and the
+ *                  message says how many launches changed and from what
+ *                  to what.
  *   min / max:     on the head median.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kgate/gate.h"
+#include "kgate/metric.h"
 #include "kgate/stats.h"
 #include "kgate/util.h"
+#include "kgate/verdict.h"
 
 /* Above this many pairwise differences each side is thinned to evenly
  * spaced order statistics, which keeps HL and MWU cheap on long histories. */
@@ -31,21 +44,7 @@
 
 const char *gate_verdict_name(enum kg_verdict v)
 {
-	switch (v) {
-	case KG_VERDICT_PASS: return "PASS";
-	case KG_VERDICT_FAIL: return "FAIL";
-	case KG_VERDICT_INCONCLUSIVE: return "INCONCLUSIVE";
-	case KG_VERDICT_NEW: return "NEW";
-	case KG_VERDICT_MISSING: return "MISSING";
-	case KG_VERDICT_SKIP: return "SKIP";
-	}
-	return "?";
-}
-
-int gate_higher_is_better(const char *metric)
-{
-	return strstr(metric, "pct_of_peak") != NULL || strstr(metric, ".per_second") != NULL ||
-	       strstr(metric, "throughput") != NULL || strstr(metric, "occupancy") != NULL;
+	return verdict_name(v);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -103,6 +102,17 @@ static struct kg_result *result_add(struct kg_gate *g, size_t *cap, const struct
 	return r;
 }
 
+/* The result's message; a long one is cut (it is a summary). */
+static void say(struct kg_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct kg_result *r, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(r->message, sizeof r->message, fmt, ap);
+	va_end(ap);
+	(void)n;
+}
+
 static void compare_noisy(const struct kg_thresholds *t, const struct kg_metric_rule *rule,
 			  const struct kg_series *b, const struct kg_series *h, struct kg_result *r)
 {
@@ -115,6 +125,21 @@ static void compare_noisy(const struct kg_thresholds *t, const struct kg_metric_
 	for (size_t i = 0; i < nh && logs; i++)
 		logs = y[i] > 0;
 	double scale = r->base;
+	/* A counter that is 0 whenever the code is right (bank conflicts,
+	 * spills): its appearance is the regression, however few launches
+	 * show it and whatever the median says. */
+	size_t grew = 0;
+	double top = 0;
+	r->zero_base = !r->higher_is_better && b->n > 0;
+	for (size_t i = 0; i < b->n && r->zero_base; i++)
+		r->zero_base = b->v[i] == 0;
+	for (size_t i = 0; i < h->n && r->zero_base; i++)
+		if (h->v[i] > 0) {
+			grew++;
+			top = h->v[i] > top ? h->v[i] : top;
+		}
+	if (r->zero_base)
+		say(r, "0 -> %.6g: grew from a zero baseline in %zu of %zu launches", top, grew, h->n);
 	for (size_t i = 0; i < nb; i++)
 		x[i] = logs ? log(x[i]) : x[i];
 	for (size_t i = 0; i < nh; i++)
@@ -127,14 +152,18 @@ static void compare_noisy(const struct kg_thresholds *t, const struct kg_metric_
 		for (size_t i = 0; i < nh; i++)
 			y[i] = -y[i];
 	}
-	double d = stats_hodges_lehmann(x, nb, y, nh), lo = NAN, hi = NAN;
-	int ci = stats_hl_ci(x, nb, y, nh, 1.0 - 2.0 * t->alpha, &lo, &hi);
-	r->p = stats_mwu_greater(x, nb, y, nh);
+	struct stats_shift st;
+	int ci = stats_shift_test(x, nb, y, nh, 1.0 - 2.0 * t->alpha, &st);
+	double d = st.shift, lo = st.lo, hi = st.hi;
+	r->p = st.p;
 	/* Back to relative changes: "measured" keeps the metric's sign,
-	 * "bad" is the size of the change in the worse direction. */
+	 * "bad" is the size of the change in the worse direction.  Without
+	 * logs the scale is the baseline median; a zero baseline makes any
+	 * change an infinite one (0 -> 1000 is "+inf"). */
 	double sgn = flip ? -1.0 : 1.0, as = fabs(scale);
-#define MEAS(v) (logs ? exp(sgn * (v)) - 1.0 : (as > 0 ? sgn * (v) / as : NAN))
-#define BAD(v) (logs ? exp(v) - 1.0 : (as > 0 ? (v) / as : NAN))
+#define REL(v) (as > 0 ? (v) / as : (v) > 0 ? INFINITY : (v) < 0 ? -INFINITY : 0.0)
+#define MEAS(v) (logs ? exp(sgn * (v)) - 1.0 : REL(sgn * (v)))
+#define BAD(v) (logs ? exp(v) - 1.0 : REL(v))
 	r->shift = MEAS(d);
 	r->bad_shift = BAD(d);
 	if (ci == 0) {
@@ -142,9 +171,11 @@ static void compare_noisy(const struct kg_thresholds *t, const struct kg_metric_
 		r->lo = a < c ? a : c;
 		r->hi = a < c ? c : a;
 		r->bad_bound = BAD(hi);
+		r->bad_low = BAD(lo);
 	} else {
-		r->bad_bound = NAN;
+		r->bad_bound = r->bad_low = NAN;
 	}
+#undef REL
 #undef MEAS
 #undef BAD
 	r->threshold = rule->regression;
@@ -152,26 +183,103 @@ static void compare_noisy(const struct kg_thresholds *t, const struct kg_metric_
 	free(y);
 }
 
-static void compare_deterministic(const struct kg_metric_rule *rule, struct kg_result *r)
+/* Relative change from b to h; from a zero b, any change is infinite. */
+static double rel_change(double b, double h)
+{
+	if (b != 0)
+		return (h - b) / fabs(b);
+	return h > 0 ? INFINITY : h < 0 ? -INFINITY : 0.0;
+}
+
+/* "by +50%", or "from 0" when the relative change is infinite. */
+static void change_text(char *out, size_t size, double b, double h)
+{
+	double c = rel_change(b, h);
+	int n = isinf(c) ? snprintf(out, size, "from %.12g", b)
+		: snprintf(out, size, "by %+.3g%%", 100 * c);
+	(void)n;
+}
+
+/*
+ * A deterministic counter, launch by launch.  The baseline's sorted values
+ * are brought to the head's number of launches by rank (the baseline may
+ * hold several runs); launches whose value appears on both sides are
+ * paired off as equal (a multiset), and what is left is paired by rank and
+ * judged: a kernel launched at two sizes keeps its two values, and a
+ * change in one launch of seven is one changed launch, not lost in a
+ * median.  The worst pair decides; the message counts the head launches
+ * that changed and shows the worst.
+ */
+static void compare_deterministic(const struct kg_metric_rule *rule, const struct kg_series *b,
+				  const struct kg_series *h, struct kg_result *r)
 {
 	double tol = rule->has_tolerance ? rule->tolerance
 		     : rule->has_regression ? rule->regression : 0.0;
 	r->threshold = tol;
-	if (r->base == r->head) {
-		r->shift = 0;
-		r->verdict = KG_VERDICT_PASS;
-		snprintf(r->message, sizeof r->message, "unchanged");
+	r->shift = 0;
+	r->verdict = KG_VERDICT_PASS;
+	if (!b->n || !h->n) {
+		say(r, "no launches to compare");
 		return;
 	}
-	r->shift = r->base != 0 ? (r->head - r->base) / fabs(r->base) : INFINITY;
-	double bad = r->higher_is_better ? -r->shift : r->shift;
-	if (bad > tol) {
+	size_t n = h->n;
+	double *x = xmalloc(b->n * sizeof *x), *y = xmalloc(n * sizeof *y);
+	double *xs = xmalloc(n * sizeof *xs);
+	memcpy(x, b->v, b->n * sizeof *x);
+	memcpy(y, h->v, n * sizeof *y);
+	qsort(x, b->n, sizeof *x, cmp_double);
+	qsort(y, n, sizeof *y, cmp_double);
+	for (size_t i = 0; i < n; i++) {
+		size_t k = b->n == n ? i : (size_t)(((double)i + 0.5) * (double)b->n / (double)n);
+		xs[i] = x[k < b->n ? k : b->n - 1];
+	}
+	/* Pair off equal values (both sorted: a merge), keep the rest in order. */
+	size_t i = 0, j = 0, nx = 0, ny = 0;
+	while (i < n || j < n) {
+		if (i < n && j < n && xs[i] == y[j]) {
+			i++, j++;
+		} else if (j == n || (i < n && xs[i] < y[j])) {
+			x[nx++] = xs[i++];
+		} else {
+			y[ny++] = y[j++];
+		}
+	}
+	/* nx == ny: both sides had n values and lost the same number */
+	size_t changed = 0, worse = 0;
+	double worst_bad = -INFINITY, wb = 0, wh = 0, best_abs = -1, cb = 0, ch = 0;
+	for (size_t k = 0; k < nx && k < ny; k++) {
+		double vb = x[k], vh = y[k], c = rel_change(vb, vh);
+		double bad = r->better == KG_BETTER_HIGHER ? -c
+			     : r->better == KG_BETTER_UNCHANGED ? fabs(c) : c;
+		changed += fabs(c) > tol;
+		if (fabs(c) > best_abs) {
+			best_abs = fabs(c);
+			cb = vb, ch = vh;
+		}
+		if (bad > tol)
+			worse++;
+		if (bad > worst_bad) {
+			worst_bad = bad;
+			wb = vb, wh = vh;
+		}
+	}
+	free(x);
+	free(y);
+	free(xs);
+	char what[64];
+	if (worse) {
 		r->verdict = KG_VERDICT_FAIL;
-		snprintf(r->message, sizeof r->message, "deterministic counter changed by %+.3g%% (limit %.3g%%)",
-			 100 * r->shift, 100 * tol);
+		r->shift = rel_change(wb, wh);
+		change_text(what, sizeof what, wb, wh);
+		say(r, "deterministic counter changed %s in %zu of %zu launches (%.12g -> %.12g; limit %.3g%%)",
+		    what, worse, n, wb, wh, 100 * tol);
+	} else if (changed) {
+		r->shift = rel_change(cb, ch);
+		change_text(what, sizeof what, cb, ch);
+		say(r, "changed %s in %zu of %zu launches (%.12g -> %.12g)", what, changed, n, cb, ch);
 	} else {
-		r->verdict = KG_VERDICT_PASS;
-		snprintf(r->message, sizeof r->message, "changed by %+.3g%%", 100 * r->shift);
+		r->shift = nx ? rel_change(cb, ch) : 0;
+		say(r, nx ? "within tolerance" : "unchanged");
 	}
 }
 
@@ -214,12 +322,15 @@ static void compare_pair(const struct kg_thresholds *t, struct kg_gate *g, size_
 	r->n_head = h->n;
 	r->base = stats_median(b->v, b->n);
 	r->head = stats_median(h->v, h->n);
-	r->higher_is_better = gate_higher_is_better(h->metric);
-	r->deterministic = rule.deterministic == 1 ||
-			   (rule.deterministic == -1 && (h->deterministic || b->deterministic));
+	r->better = rule.better ? rule.better : (int)metric_better(h->metric);
+	r->higher_is_better = r->better == KG_BETTER_HIGHER;
+	/* The vocabulary, not the flag stored at ingest: a database written
+	 * by an older kgate may call a rate deterministic. */
+	r->deterministic = rule.deterministic >= 0 ? rule.deterministic
+			   : metric_deterministic(h->metric);
 	r->verdict = KG_VERDICT_PASS;
 	if (r->deterministic) {
-		compare_deterministic(&rule, r);
+		compare_deterministic(&rule, b, h, r);
 	} else if (rule.has_regression) {
 		if (b->n < (size_t)t->min_samples || h->n < (size_t)t->min_samples) {
 			r->verdict = KG_VERDICT_INCONCLUSIVE;
@@ -279,12 +390,22 @@ static void decide_noisy(const struct kg_thresholds *t, struct kg_gate *g)
 		if (r->verdict != KG_VERDICT_SKIP)
 			continue;
 		r->p_adj = isnan(r->p) ? NAN : adj[k++];
-		if (!isnan(r->p_adj) && r->p_adj < t->alpha && r->bad_shift >= r->threshold) {
+		/* Significant after Holm and at least the limit; or the whole
+		 * interval (at level 1 - 2 alpha, one-sided alpha per end) at
+		 * or beyond the limit, which Holm does not touch: with few
+		 * samples the exact test cannot reach alpha / m, but the
+		 * interval still rules out every change under the limit.
+		 * Either way the change must be a worsening. */
+		int sig = !isnan(r->p_adj) && r->p_adj < t->alpha && r->bad_shift >= r->threshold;
+		int whole = !isnan(r->bad_low) && r->bad_low >= r->threshold;
+		int from_zero = r->zero_base && !isnan(r->p_adj) && r->p_adj < t->alpha;
+		if (from_zero) {
+			r->verdict = KG_VERDICT_FAIL;   /* the message is compare_noisy's */
+		} else if ((sig || whole) && r->bad_shift > 0) {
 			r->verdict = KG_VERDICT_FAIL;
-			snprintf(r->message, sizeof r->message, "%s by %.2f%% (limit %.3g%%)",
-				 r->higher_is_better ? "lower" : "slower", 100 * fabs(r->shift),
-				 100 * r->threshold);
-		} else if (!isnan(r->bad_bound) && r->bad_bound < r->threshold) {
+			say(r, "%s by %.2f%% (limit %.3g%%)", r->higher_is_better ? "lower" : "slower",
+			    100 * fabs(r->shift), 100 * r->threshold);
+		} else if (!isnan(r->bad_bound) && (r->bad_bound < r->threshold || r->bad_bound <= 0)) {
 			r->verdict = KG_VERDICT_PASS;
 			snprintf(r->message, sizeof r->message, "%s", r->shift < 0 && !r->higher_is_better
 				 && r->p_adj > 0.5 ? "faster" : "within limit");
@@ -342,7 +463,7 @@ void gate_compare(const struct kg_thresholds *t, const struct kg_sampleset *base
 			break;
 		case KG_VERDICT_NEW: out->n_new++; break;
 		case KG_VERDICT_MISSING: out->n_missing++; break;
-		case KG_VERDICT_SKIP: break;
+		case KG_VERDICT_SKIP: case KG_VERDICT_NO_BASELINE: break;
 		}
 		if (r->fails)
 			out->exit_status = KG_EXIT_REGRESSION;

@@ -132,3 +132,70 @@ char *git_parent(const char *sha)
 	free(spec);
 	return r;
 }
+
+char *git_resolve(const char *c)
+{
+	char *full = c[0] && c[0] != '-' ? git_rev_parse(c) : NULL;
+	return full ? full : xstrdup(c);
+}
+
+int git_is_shallow(void)
+{
+	const char *a[] = { "rev-parse", "--is-shallow-repository", NULL };
+	char *r = git_run(a);
+	int v = r ? !strcmp(r, "true") : -1;
+	free(r);
+	return v;
+}
+
+char *git_resolve_commit_arg(const char *c)
+{
+	char *full = git_resolve(c);
+	size_t n = strlen(c), hex = strspn(c, "0123456789abcdefABCDEF");
+	if (!strcmp(full, c) && hex == n && n >= 4 && n < 40)
+		kg_warn("'%s' looks like a short commit SHA, but git cannot resolve it here: stored as"
+			" given, so only this text finds it (give the full SHA)", c);
+	return full;
+}
+
+int git_call(const char *const *args, int quiet)
+{
+	posix_spawn_file_actions_t fa;
+	char *argv[24];
+	size_t n = 0;
+	pid_t pid;
+	int status;
+
+	argv[n++] = (char *)"git";
+	for (; *args && n < 23; args++)
+		argv[n++] = (char *)*args;
+	argv[n] = NULL;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	if (quiet) {
+		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	} else {
+		posix_spawn_file_actions_adddup2(&fa, 2, 1);   /* git's chatter is ours */
+	}
+	int rc = posix_spawnp(&pid, "git", &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc != 0)
+		return -1;
+	while (waitpid(pid, &status, 0) < 0)
+		;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+char *git_output(const char *const *args)
+{
+	return git_run(args);
+}
+
+int git_is_dirty(void)
+{
+	const char *a[] = { "status", "--porcelain", "--untracked-files=no", NULL };
+	char *r = git_run(a);
+	free(r);
+	return r != NULL;
+}

@@ -97,9 +97,73 @@ static int same_origin(const char *a, const char *b)
 	return same;
 }
 
-/* The id of the first comment holding the marker, 0 for none, -1 on error. */
+/*
+ * Who the token writes as: GET /user.  A GitHub App's installation token
+ * (the GITHUB_TOKEN of GitHub Actions) may not read /user (403); its
+ * comments are written by the bot account "github-actions[bot]", a Bot that
+ * no person can write as.  0, or -1 after printing the error.
+ */
+#define ACTIONS_BOT "github-actions[bot]"
+static int token_user(struct github *gh, long long *id, char **login)
+{
+	char *url = xasprintf("%s/user", gh->api);
+	struct http_request req = {
+		.method = "GET", .url = url, .accept = ACCEPT, .token = gh->token,
+		.headers = api_headers,
+	};
+	struct http_response resp;
+	int rc = http_send(&req, &resp);
+
+	*id = -1;
+	*login = NULL;
+	if (rc == 0) {
+		json_t *u = json_loads(resp.body, 0, NULL);
+		json_t *jid = json_object_get(u, "id");
+		const char *l = json_string_value(json_object_get(u, "login"));
+		if (json_is_integer(jid) && l) {
+			*id = (long long)json_integer_value(jid);
+			*login = xstrdup(l);
+		} else {
+			kg_error("cannot tell whose the token is: GET /user gave no id and login");
+			rc = -1;
+		}
+		json_decref(u);
+	} else if (resp.status == 403) {
+		*login = xstrdup(ACTIONS_BOT);
+		rc = 0;
+	} else {
+		char *d = http_describe(&req, &resp);
+		kg_error("cannot tell whose the token is: %s", d);
+		free(d);
+	}
+	http_response_free(&resp);
+	free(url);
+	return rc;
+}
+
+/* 1 when comment c was written by the token's user (id, or login for a Bot). */
+static int written_by(json_t *c, long long id, const char *login)
+{
+	json_t *u = json_object_get(c, "user");
+	json_t *uid = json_object_get(u, "id");
+	const char *ul = json_string_value(json_object_get(u, "login"));
+	const char *type = json_string_value(json_object_get(u, "type"));
+
+	if (id >= 0)
+		return json_is_integer(uid) && (long long)json_integer_value(uid) == id;
+	return ul && type && !strcmp(type, "Bot") && !strcmp(ul, login);
+}
+
+/*
+ * The id of the first comment holding the marker and written by the
+ * token's user, 0 for none, -1 on error.  A marker in anyone else's
+ * comment is not adopted: its author could edit what kgate writes.
+ */
 static long long find_comment(struct github *gh, long pr)
 {
+	long long me = -1;
+	char *my_login = NULL;
+	int know_me = 0, warned = 0;
 	char *url = xasprintf("%s/repos/%s/%s/issues/%ld/comments?per_page=100",
 			      gh->api, gh->owner, gh->name, pr);
 	long long found = 0;
@@ -109,6 +173,7 @@ static long long find_comment(struct github *gh, long pr)
 		if (call(gh, "GET", url, NULL, &resp, "list the pull request's comments") != 0) {
 			http_response_free(&resp);
 			free(url);
+			free(my_login);
 			return -1;
 		}
 		json_error_t jerr;
@@ -118,6 +183,7 @@ static long long find_comment(struct github *gh, long pr)
 			json_decref(list);
 			http_response_free(&resp);
 			free(url);
+			free(my_login);
 			return -1;
 		}
 		size_t i;
@@ -125,30 +191,55 @@ static long long find_comment(struct github *gh, long pr)
 		json_array_foreach(list, i, c) {
 			const char *b = json_string_value(json_object_get(c, "body"));
 			json_t *id = json_object_get(c, "id");
-			if (b && strstr(b, KG_GITHUB_MARKER) && json_is_integer(id)) {
+			if (!b || !strstr(b, KG_GITHUB_MARKER) || !json_is_integer(id))
+				continue;
+			if (!know_me) {
+				if (token_user(gh, &me, &my_login) != 0) {
+					found = -1;
+					break;
+				}
+				know_me = 1;
+			}
+			if (written_by(c, me, my_login)) {
 				found = (long long)json_integer_value(id);
 				break;
 			}
+			if (!warned++) {
+				const char *who = json_string_value(json_object_get(
+					json_object_get(c, "user"), "login"));
+				kg_warn("comment %lld holds kgate's marker but was written by '%s', "
+					"not by the token's user '%s'; leaving it alone",
+					(long long)json_integer_value(id), who ? who : "?", my_login);
+			}
 		}
 		json_decref(list);
+		if (found < 0) {
+			http_response_free(&resp);
+			free(url);
+			free(my_login);
+			return -1;
+		}
 		char *next = found ? NULL : http_link_next(resp.link);
 		http_response_free(&resp);
 		if (next && !same_origin(next, gh->api)) {
 			kg_error("cannot list the pull request's comments: the next page is on another host; not following it");
 			free(next);
 			free(url);
+			free(my_login);
 			return -1;
 		}
 		if (++pages > 1000) {
 			kg_error("cannot list the pull request's comments: more than 1000 pages");
 			free(next);
 			free(url);
+			free(my_login);
 			return -1;
 		}
 		free(url);
 		url = next;
 	}
 	free(url);
+	free(my_login);
 	return found;
 }
 

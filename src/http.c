@@ -232,8 +232,11 @@ static int on_debug(CURL *h, curl_infotype type, char *data, size_t size, void *
 			continue;
 		if (strncasecmp(line, "authorization:", 14) == 0)
 			fprintf(stderr, "kgate: http: %sAuthorization: ***\n", dir);
-		else
-			fprintf(stderr, "kgate: http: %s%s\n", dir, line);
+		else {
+			char *safe = kg_text_safe(line);
+			fprintf(stderr, "kgate: http: %s%s\n", dir, safe);
+			free(safe);
+		}
 	}
 	free(red);
 	return 0;
@@ -370,8 +373,26 @@ int http_send(const struct http_request *req, struct http_response *resp)
 			curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
 			resp->status = status;
 			resp->error[0] = '\0';
-			if (status < 400) {
+			if (status >= 200 && status < 300) {
 				ok = 0;
+				break;
+			}
+			if (status < 400) {
+				/* not followed (a token must not go where the URL did
+				 * not say), and not a success: nothing was posted */
+				char *from = http_origin(req->url), *to = NULL;
+				char *loc = NULL;
+				if (curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &loc) == CURLE_OK && loc)
+					to = http_origin(loc);
+				char *msg = xasprintf("%s %s: HTTP %ld, a redirect to %s, which kgate "
+						      "does not follow; check the API URL", req->method,
+						      from, status, to ? to : "(no Location)");
+				char *red = http_redact(msg, req->token);
+				snprintf(resp->error, sizeof resp->error, "%s", red);
+				free(red);
+				free(msg);
+				free(to);
+				free(from);
 				break;
 			}
 			double ra = http_retry_after(a.retry_after, (long)time(NULL));
@@ -388,12 +409,16 @@ int http_send(const struct http_request *req, struct http_response *resp)
 				} else {
 					delay = wait;
 				}
-				if (delay > (double)max_wait) {
-					snprintf(resp->error, sizeof resp->error,
-						 "rate limited: the server asks to wait %.0f s, longer than KGATE_HTTP_MAX_WAIT (%ld s)",
-						 delay, max_wait);
-					delay = -1;
-				}
+			}
+			/* whatever the status: a server cannot make kgate sleep for a day */
+			if (delay > (double)max_wait) {
+				char *origin = http_origin(req->url);
+				snprintf(resp->error, sizeof resp->error,
+					 "%s %s: HTTP %ld: %s: the server asks to wait %.0f s, longer "
+					 "than KGATE_HTTP_MAX_WAIT (%ld s)", req->method, origin, status,
+					 status >= 500 ? "server error" : "rate limited", delay, max_wait);
+				free(origin);
+				delay = -1;
 			}
 		}
 		if (delay < 0 || attempt >= retries)

@@ -26,6 +26,7 @@ const struct kg_cmd kg_commands[] = {
 	{ "stats",   cmd_stats,   "per-kernel and per-NVTX-range summary tables of a run" },
 	{ "comment", cmd_comment, "create or update the pull request comment" },
 	{ "metrics", cmd_metrics, "validate metric names and count replay passes, offline" },
+	{ "bisect",  cmd_bisect,  "find the commit at which a kernel got slower (git bisect run)" },
 	{ NULL, NULL, NULL }
 };
 

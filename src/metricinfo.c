@@ -20,6 +20,14 @@
  * grammar accepts the union, and a name that passes it is confirmed by
  * asking the collector for its pass count (CUPTI refuses a suffix the
  * metric's type does not have).
+ *
+ * Names the collector confirmed are remembered per chip in a cache file
+ * ($XDG_CACHE_HOME/kgate/metrics-<chip>.txt, else ~/.cache/kgate/), whose
+ * first line names the collector library it came from (path, size, mtime);
+ * metricinfo_known() answers from it without loading the collector, so a
+ * thresholds file of known names costs what the built-in one does.  Only
+ * valid names are remembered; a stale or unreadable cache is ignored and
+ * rewritten.
  */
 #include "kgate/metricinfo.h"
 #include "kgate/collector.h"
@@ -31,7 +39,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 const char *const metricinfo_derived[] = {
@@ -254,6 +264,182 @@ static size_t base_len(const char *metric)
 	return dot ? (size_t)(dot - metric) : strlen(metric);
 }
 
+/* ---- the cache of confirmed names ---------------------------------------- */
+
+/* The collector library open_collector() would load first, without loading
+ * it: its path, or NULL. */
+static char *collector_path(void)
+{
+	const char *env = getenv("KGATE_COLLECTOR");
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (env && *env)
+		return access(env, R_OK) == 0 ? xstrdup(env) : NULL;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = '\0';
+	char *slash = strrchr(exe, '/');
+	if (slash)
+		*slash = '\0';
+	char *p = xasprintf("%s/" COLLECTOR_SO, exe);
+	if (access(p, R_OK) == 0)
+		return p;
+	free(p);
+	p = xasprintf("%s/../lib/kgate/" COLLECTOR_SO, exe);
+	if (access(p, R_OK) == 0)
+		return p;
+	free(p);
+	return NULL;
+}
+
+/* "kgate metric names 1 <path> <size> <mtime>": what the cached names were
+ * confirmed by; NULL without a collector library. */
+static char *cache_stamp(void)
+{
+	char *path = collector_path();
+	struct stat st;
+
+	if (!path)
+		return NULL;
+	if (stat(path, &st) != 0 || strchr(path, '\n')) {
+		free(path);
+		return NULL;
+	}
+	char *s = xasprintf("kgate metric names 1 %s %lld %lld.%09ld", path, (long long)st.st_size,
+			    (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
+	free(path);
+	return s;
+}
+
+static char *cache_dir(void)
+{
+	const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
+
+	if (x && *x == '/')
+		return xasprintf("%s/kgate", x);
+	if (h && *h == '/')
+		return xasprintf("%s/.cache/kgate", h);
+	return NULL;
+}
+
+static char *cache_file(const char *chip)
+{
+	char *d = cache_dir(), *f;
+
+	if (!d)
+		return NULL;
+	for (const char *p = chip; *p; p++)
+		if (!isalnum((unsigned char)*p)) {
+			free(d);
+			return NULL;
+		}
+	f = xasprintf("%s/metrics-%s.txt", d, chip);
+	free(d);
+	return f;
+}
+
+struct known {
+	char *chip;
+	char **names;           /* sorted */
+	size_t n;
+	int loaded;
+	struct known *next;
+};
+static struct known *knowns;
+
+static struct known *known_get(const char *chip)
+{
+	struct known *k;
+
+	for (k = knowns; k; k = k->next)
+		if (!strcasecmp(k->chip, chip))
+			return k;
+	k = xcalloc(1, sizeof(*k));
+	k->chip = xstrdup(chip);
+	k->next = knowns;
+	knowns = k;
+	char *file = cache_file(chip), *stamp = NULL;
+	FILE *f = file ? fopen(file, "r") : NULL;
+	free(file);
+	if (!f)
+		return k;
+	char line[512];
+	size_t cap = 0;
+	if (fgets(line, sizeof(line), f) && (stamp = cache_stamp()) != NULL &&
+	    !strncmp(line, stamp, strlen(stamp)) && line[strlen(stamp)] == '\n') {
+		while (fgets(line, sizeof(line), f)) {
+			size_t l = strcspn(line, "\n");
+			if (!l || line[l] != '\n')
+				continue; /* empty, or too long to be a name */
+			line[l] = '\0';
+			if (k->n == cap) {
+				cap = cap ? 2 * cap : 32;
+				k->names = xrealloc(k->names, cap * sizeof(*k->names));
+			}
+			k->names[k->n++] = xstrdup(line);
+		}
+		if (k->n)
+			qsort(k->names, k->n, sizeof(*k->names), cmp_str);
+	}
+	free(stamp);
+	fclose(f);
+	return k;
+}
+
+int metricinfo_known(const char *chip, const char *metric)
+{
+	for (size_t i = 0; metricinfo_derived[i]; i++)
+		if (!strcmp(metric, metricinfo_derived[i]))
+			return 1;
+	struct known *k = known_get(chip);
+	return k->n && bsearch(&metric, k->names, k->n, sizeof(*k->names), cmp_str) != NULL;
+}
+
+/* Remember a confirmed name: the file rewritten whole under a temporary
+ * name and renamed into place, so readers see the old or the new. */
+static void known_add(const char *chip, const char *metric)
+{
+	struct known *k = known_get(chip);
+	char *file, *tmp, *stamp, *dir;
+	FILE *f;
+
+	if (strchr(metric, '\n') || strlen(metric) > 400 || metricinfo_known(chip, metric))
+		return;
+	k->names = xrealloc(k->names, (k->n + 1) * sizeof(*k->names));
+	k->names[k->n++] = xstrdup(metric);
+	qsort(k->names, k->n, sizeof(*k->names), cmp_str);
+	if (!(file = cache_file(chip)))
+		return;
+	if (!(stamp = cache_stamp())) {
+		free(file);
+		return;
+	}
+	dir = cache_dir(); /* mkdir -p */
+	for (char *p = dir + 1;; p++)
+		if (*p == '/' || !*p) {
+			char c = *p;
+			*p = '\0';
+			(void)mkdir(dir, 0700);
+			*p = c;
+			if (!c)
+				break;
+		}
+	free(dir);
+	tmp = xasprintf("%s.%ld.tmp", file, (long)getpid());
+	if ((f = fopen(tmp, "w")) != NULL) {
+		int ok = fprintf(f, "%s\n", stamp) > 0;
+		for (size_t i = 0; i < k->n && ok; i++)
+			ok = fprintf(f, "%s\n", k->names[i]) > 0;
+		if (fclose(f) != 0 || !ok || rename(tmp, file) != 0)
+			(void)unlink(tmp);
+	}
+	free(tmp);
+	free(stamp);
+	free(file);
+}
+
 int metricinfo_valid(const char *chip, const char *metric, struct kg_buf *err)
 {
 	struct chip_cache *c;
@@ -295,6 +481,7 @@ int metricinfo_valid(const char *chip, const char *metric, struct kg_buf *err)
 			   *msg ? msg : "the collector refused it");
 		return 0;
 	}
+	known_add(chip, metric);
 	return 1;
 }
 

@@ -8,9 +8,15 @@
  *
  * Lines that do not begin with a quote (the program's own output, ncu's
  * ==PROF== and ==WARNING== lines) are skipped: ncu quotes every field.
+ *
+ * One pass over the file stores it: what the header functions need (the
+ * process and GPU names) is on the first launch row, so they stop there;
+ * each raw-page column is classified (skipped or not, its unit and factor,
+ * deterministic or not) once per header and units row, not once per cell.
  */
 #include "kgate/ncu_csv.h"
 #include "kgate/demangle.h"
+#include "kgate/metric.h"
 #include "kgate/util.h"
 
 #include <errno.h>
@@ -52,23 +58,26 @@ int ncu_csv_read_record(FILE *fp, struct ncu_csv_reader *rd)
 	if (!rd->next_line)
 		rd->next_line = 1;
 	rd->line = rd->next_line;
-	c = getc(fp);
+	c = getc_unlocked(fp);
 	if (c == EOF)
 		return 0;
 	rd->quoted_first = c == '"';
 	if (!rd->quoted_first) {
 		/* not a CSV record of ncu's: one raw line, one field */
 		while (c != EOF && c != '\n') {
+			if (rd->len > MAX_RECORD)
+				return -1;
 			if (c != '\r')
 				rd_addc(rd, c);
-			c = getc(fp);
+			c = getc_unlocked(fp);
 		}
 		rd->next_line++;
 		rd_end_field(rd, 0);
 		goto done;
 	}
-	for (;; c = getc(fp)) {
-		if (rd->len > MAX_RECORD)
+	for (;; c = getc_unlocked(fp)) {
+		/* the text and each field's offset and pointer count */
+		if (rd->len + rd->nf * (sizeof(*rd->off) + sizeof(*rd->fields)) > MAX_RECORD)
 			return -1;
 		switch (state) {
 		case FIELD_START:
@@ -140,7 +149,10 @@ void ncu_csv_reader_free(struct ncu_csv_reader *rd)
 /* ------------------------------------------------------------------ */
 /* Values and units                                                    */
 
-/* "1,234.56" -> 1234.56; 0 when the field is not a number ("n/a", ""). */
+/* "1,234.56" -> 1234.56; 0 when the field is not a number ("n/a", "",
+ * and "nan", which ncu writes for a derived metric it cannot compute, as
+ * derived_tempMetric4 of real H200 raw exports), -1 when it is an infinite
+ * one ("inf", "1e999"): the gate cannot judge it, so the export is refused. */
 static int parse_number(const char *s, double *v)
 {
 	char tmp[128];
@@ -161,8 +173,10 @@ static int parse_number(const char *s, double *v)
 	char *end;
 	errno = 0;
 	*v = strtod(tmp, &end);
-	if (end == tmp || *end || errno == ERANGE || isnan(*v))
+	if (end == tmp || *end || isnan(*v))
 		return 0;
+	if (isinf(*v) || (errno == ERANGE && *v != 0))
+		return -1;
 	return 1;
 }
 
@@ -274,6 +288,8 @@ static int raw_column_skipped(const char *name)
 }
 
 /* "(256, 1, 1)" -> 256. */
+/* "(x, y, z)" of whole numbers: 1 with their product, 0 when the field holds
+ * no parenthesis (no launch configuration), -1 when it is malformed. */
 static int parse_dim3(const char *s, double *v)
 {
 	double p = 1;
@@ -283,21 +299,28 @@ static int parse_dim3(const char *s, double *v)
 		s++;
 	if (*s++ != '(')
 		return 0;
-	while (*s) {
+	for (;;) {
 		char *end;
-		double x = strtod(s, &end);
-		if (end == s)
-			return 0;
-		p *= x;
+		while (*s == ' ')
+			s++;
+		if (*s < '0' || *s > '9')
+			return -1;   /* also "nan", "inf", signs */
+		errno = 0;
+		unsigned long long x = strtoull(s, &end, 10);
+		if (errno == ERANGE || x > (1ull << 32))
+			return -1;
+		p *= (double)x;
 		n++;
 		s = end;
-		while (*s == ' ' || *s == ',')
+		while (*s == ' ')
 			s++;
 		if (*s == ')')
 			break;
+		if (*s++ != ',' || n == 3)
+			return -1;
 	}
 	*v = p;
-	return n == 3;
+	return n == 3 ? 1 : -1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -347,7 +370,7 @@ static const char *field(struct ncu_csv_reader *rd, long i)
 /* Per-launch bookkeeping of the details page: which metrics it gave. */
 struct launch {
 	char *id;
-	char *kernel;
+	long long ordinal;
 	double block, grid;
 	int has_block, has_grid;
 	char **seen;
@@ -357,7 +380,6 @@ struct launch {
 static void launch_reset(struct launch *l)
 {
 	free(l->id);
-	free(l->kernel);
 	for (size_t i = 0; i < l->nseen; i++)
 		free(l->seen[i]);
 	free(l->seen);
@@ -376,8 +398,18 @@ static int launch_seen(struct launch *l, const char *metric, int add)
 	return 0;
 }
 
+/* A raw-page column, classified once per header (skip, det) and once per
+ * units row (unit, factor). */
+struct rawcol {
+	char *name;
+	char *ncu_unit;          /* as the units row gives it */
+	const char *unit;        /* as stored: a constant or ncu_unit */
+	double factor;
+	int skip, det;
+};
+
 struct importer {
-	struct kg_store *st;     /* NULL: only read the header facts */
+	struct kg_store *st;     /* NULL: only read the header facts, stop at the first launch */
 	const char *path, *benchmark;
 	int repeat;
 	size_t kernels, samples;
@@ -386,17 +418,13 @@ struct importer {
 	int page_seen;
 	struct kernel_cache {
 		char *raw, *dem, *base;
+		struct kg_kernel_name kn;
 	} kc;
 };
 
-static int imp_sample(struct importer *im, const char *kernel_raw, const char *id,
-		      const char *metric, const char *unit, double value)
+/* The three names of a kernel as ncu prints it, cached across rows. */
+static const struct kg_kernel_name *kernel_names(struct importer *im, const char *kernel_raw)
 {
-	char *end;
-	long long ordinal = strtoll(id, &end, 10);
-
-	if (!im->st)
-		return KG_EXIT_PASS;
 	if (!im->kc.raw || strcmp(im->kc.raw, kernel_raw) != 0) {
 		free(im->kc.raw);
 		free(im->kc.dem);
@@ -404,14 +432,18 @@ static int imp_sample(struct importer *im, const char *kernel_raw, const char *i
 		im->kc.raw = xstrdup(kernel_raw);
 		im->kc.dem = demangle_name(kernel_raw);
 		im->kc.base = demangle_base(im->kc.dem);
+		/* ncu prints names demangled: the canonical form is the key */
+		im->kc.kn.mangled = kernel_raw[0] == '_' && kernel_raw[1] == 'Z' ? im->kc.raw : im->kc.dem;
+		im->kc.kn.demangled = im->kc.dem;
+		im->kc.kn.base = im->kc.base;
 	}
-	/* ncu prints names demangled: the canonical form is the key */
-	struct kg_kernel_name kn = {
-		kernel_raw[0] == '_' && kernel_raw[1] == 'Z' ? kernel_raw : im->kc.dem,
-		im->kc.dem, im->kc.base
-	};
-	int rc = store_sample_add(im->st, im->benchmark, "", &kn, metric, unit,
-				  store_metric_is_deterministic(metric), im->repeat,
+	return &im->kc.kn;
+}
+
+static int imp_sample(struct importer *im, const struct kg_kernel_name *kn, long long ordinal,
+		      const char *metric, const char *unit, int det, double value)
+{
+	int rc = store_sample_add(im->st, im->benchmark, "", kn, metric, unit, det, im->repeat,
 				  (int64_t)ordinal, value);
 	if (rc == KG_EXIT_PASS)
 		im->samples++;
@@ -422,12 +454,14 @@ static int launch_finish(struct importer *im, struct launch *l)
 {
 	int rc = KG_EXIT_PASS;
 
-	if (!l->id)
+	if (!l->id || !im->st) {
+		launch_reset(l);
 		return rc;
+	}
 	if (l->has_block && !launch_seen(l, "launch__block_size", 0))
-		rc = imp_sample(im, l->kernel, l->id, "launch__block_size", "", l->block);
+		rc = imp_sample(im, &im->kc.kn, l->ordinal, "launch__block_size", "", 1, l->block);
 	if (!rc && l->has_grid && !launch_seen(l, "launch__grid_size", 0))
-		rc = imp_sample(im, l->kernel, l->id, "launch__grid_size", "", l->grid);
+		rc = imp_sample(im, &im->kc.kn, l->ordinal, "launch__grid_size", "", 1, l->grid);
 	launch_reset(l);
 	return rc;
 }
@@ -435,6 +469,15 @@ static int launch_finish(struct importer *im, struct launch *l)
 static int bad_row(struct importer *im, struct ncu_csv_reader *rd, const char *what)
 {
 	kg_error("%s:%zu: %s", im->path, rd->line, what);
+	return KG_EXIT_USAGE;
+}
+
+/* A value that is a number but not a finite one, refused with its field. */
+static int not_finite(struct importer *im, struct ncu_csv_reader *rd, const char *metric,
+		      const char *id, const char *value)
+{
+	kg_error("%s:%zu: %s of launch %s is '%s', not a finite number", im->path, rd->line,
+		 metric, id, value);
 	return KG_EXIT_USAGE;
 }
 
@@ -448,14 +491,33 @@ static int valid_id(const char *s)
 	return 1;
 }
 
+static void rawcols_free(struct rawcol *rc, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(rc[i].name);
+		free(rc[i].ncu_unit);
+	}
+	free(rc);
+}
+
+/* The raw page's units row: each column's stored unit and factor. */
+static void rawcols_units(struct rawcol *col, size_t n, struct ncu_csv_reader *rd)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(col[i].ncu_unit);
+		col[i].ncu_unit = xstrdup(rd->fields[i]);
+		col[i].unit = convert_unit(col[i].ncu_unit, &col[i].factor);
+	}
+}
+
 static int import_file(struct importer *im)
 {
 	struct ncu_csv_reader rd = { 0 };
 	struct cols c = { 0 };
 	struct launch l = { 0 };
 	enum page page = PAGE_NONE;
-	char **names = NULL, **units = NULL;   /* raw page: header and units rows */
-	size_t nunits = 0, ncols = 0;
+	struct rawcol *col = NULL;   /* raw page: its columns */
+	size_t ncols = 0;
 	int rc = KG_EXIT_PASS, n;
 	FILE *fp = fopen(im->path, "r");
 
@@ -474,23 +536,19 @@ static int import_file(struct importer *im)
 				break;
 			page = hp;
 			im->page_seen = 1;
+			rawcols_free(col, col ? ncols : 0);
+			col = NULL;
 			ncols = rd.nf;
-			for (size_t i = 0; i < nunits; i++) {
-				free(names[i]);
-				free(units[i]);
-			}
-			free(names);
-			free(units);
-			names = units = NULL;
-			nunits = 0;
 			if (page == PAGE_RAW) {
-				/* keep the header's names; the units row comes next */
-				names = xcalloc(ncols, sizeof(*names));
-				units = xcalloc(ncols, sizeof(*units));
-				nunits = ncols;
+				/* classify the header's columns; the units row comes next */
+				col = xcalloc(ncols, sizeof(*col));
 				for (size_t i = 0; i < ncols; i++) {
-					names[i] = xstrdup(rd.fields[i]);
-					units[i] = xstrdup("");
+					col[i].name = xstrdup(rd.fields[i]);
+					col[i].skip = raw_column_skipped(col[i].name);
+					col[i].det = metric_deterministic(col[i].name);
+					col[i].ncu_unit = xstrdup("");
+					col[i].unit = col[i].ncu_unit;
+					col[i].factor = 1;
 				}
 			}
 			continue;
@@ -499,11 +557,7 @@ static int import_file(struct importer *im)
 			continue;
 		const char *id = field(&rd, c.id);
 		if (page == PAGE_RAW && id && !*id && rd.nf == ncols) {
-			/* the units row */
-			for (size_t i = 0; i < ncols; i++) {
-				free(units[i]);
-				units[i] = xstrdup(rd.fields[i]);
-			}
+			rawcols_units(col, ncols, &rd);   /* the units row */
 			continue;
 		}
 		if (!valid_id(id))
@@ -513,6 +567,21 @@ static int import_file(struct importer *im)
 			continue;
 		if (!im->process && field(&rd, c.process))
 			im->process = xstrdup(field(&rd, c.process));
+		if (page == PAGE_RAW && rd.nf != ncols) {
+			rc = bad_row(im, &rd, "raw page row has a different number of fields "
+					      "than its header");
+			break;
+		}
+		if (page == PAGE_RAW && c.display_name >= 0 && !im->gpu_name &&
+		    rd.fields[c.display_name][0])
+			im->gpu_name = xstrdup(rd.fields[c.display_name]);
+		if (!im->st) {
+			/* only the header facts: they are on the first launch row */
+			im->kernels++;
+			if ((c.process < 0 || im->process) && (c.display_name < 0 || im->gpu_name))
+				break;
+			continue;
+		}
 		if (page == PAGE_DETAILS) {
 			const char *mname = field(&rd, c.mname), *mval = field(&rd, c.mvalue);
 			if (!mname || !*mname || !mval)
@@ -521,40 +590,52 @@ static int import_file(struct importer *im)
 				if ((rc = launch_finish(im, &l)))
 					break;
 				l.id = xstrdup(id);
-				l.kernel = xstrdup(kernel);
-				l.has_block = parse_dim3(field(&rd, c.block) ? field(&rd, c.block) : "",
-							 &l.block);
-				l.has_grid = parse_dim3(field(&rd, c.grid) ? field(&rd, c.grid) : "",
-							&l.grid);
+				l.ordinal = strtoll(id, NULL, 10);
+				kernel_names(im, kernel);
+				const char *bs = field(&rd, c.block) ? field(&rd, c.block) : "";
+				const char *gs = field(&rd, c.grid) ? field(&rd, c.grid) : "";
+				l.has_block = parse_dim3(bs, &l.block);
+				l.has_grid = parse_dim3(gs, &l.grid);
 				im->kernels++;
+				if (l.has_block < 0 || l.has_grid < 0) {
+					char *what = xasprintf("%s '%s' is not three whole numbers "
+							       "\"(x, y, z)\"",
+							       l.has_block < 0 ? "Block Size" : "Grid Size",
+							       l.has_block < 0 ? bs : gs);
+					rc = bad_row(im, &rd, what);
+					free(what);
+					break;
+				}
 			}
 			double v, f;
-			if (!parse_number(mval, &v))
+			int num = parse_number(mval, &v);
+			if (num == 0)
 				continue;   /* "n/a", text values */
 			const char *section = field(&rd, c.section);
 			char *metric = details_metric(section ? section : "", mname);
 			const char *unit = convert_unit(field(&rd, c.munit) ? field(&rd, c.munit) : "", &f);
-			if (!launch_seen(&l, metric, 1))
-				rc = imp_sample(im, kernel, id, metric, unit, v * f);
+			if (num < 0 || !isfinite(v * f))
+				rc = not_finite(im, &rd, metric, id, mval);
+			else if (!launch_seen(&l, metric, 1))
+				rc = imp_sample(im, kernel_names(im, kernel), l.ordinal, metric, unit,
+						metric_deterministic(metric), v * f);
 			free(metric);
 			if (rc)
 				break;
 		} else {
-			if (rd.nf != ncols) {
-				rc = bad_row(im, &rd, "raw page row has a different number of fields "
-						      "than its header");
-				break;
-			}
 			im->kernels++;
-			if (c.display_name >= 0 && !im->gpu_name && rd.fields[c.display_name][0])
-				im->gpu_name = xstrdup(rd.fields[c.display_name]);
+			const struct kg_kernel_name *kn = kernel_names(im, kernel);
+			long long ordinal = strtoll(id, NULL, 10);
 			for (size_t i = 0; i < ncols && !rc; i++) {
-				const char *name = names[i];
-				double v, f;
-				if (raw_column_skipped(name) || !parse_number(rd.fields[i], &v))
+				double v;
+				int num;
+				if (col[i].skip || !(num = parse_number(rd.fields[i], &v)))
 					continue;
-				const char *u = convert_unit(units[i], &f);
-				rc = imp_sample(im, kernel, id, name, u, v * f);
+				if (num < 0 || !isfinite(v * col[i].factor))
+					rc = not_finite(im, &rd, col[i].name, id, rd.fields[i]);
+				else
+					rc = imp_sample(im, kn, ordinal, col[i].name, col[i].unit, col[i].det,
+							v * col[i].factor);
 			}
 			if (rc)
 				break;
@@ -571,12 +652,7 @@ static int import_file(struct importer *im)
 				      "with \"ID\" and holding \"Kernel Name\")");
 	if (!rc && im->kernels == 0)
 		rc = bad_row(im, &rd, "the ncu CSV export holds no kernel launches");
-	for (size_t i = 0; i < nunits; i++) {
-		free(names[i]);
-		free(units[i]);
-	}
-	free(names);
-	free(units);
+	rawcols_free(col, col ? ncols : 0);
 	ncu_csv_reader_free(&rd);
 	fclose(fp);
 	free(im->kc.raw);
@@ -588,7 +664,7 @@ static int import_file(struct importer *im)
 
 int ncu_csv_read_header(const char *path, struct kg_run_info *run)
 {
-	struct importer im = { NULL, path, NULL, 0, 0, 0, NULL, NULL, 0, { NULL, NULL, NULL } };
+	struct importer im = { NULL, path, NULL, 0, 0, 0, NULL, NULL, 0, { NULL, NULL, NULL, { NULL, NULL, NULL } } };
 	int rc = import_file(&im);
 
 	if (rc == KG_EXIT_PASS) {
@@ -609,7 +685,7 @@ int ncu_csv_read_header(const char *path, struct kg_run_info *run)
 
 char *ncu_csv_process_name(const char *path)
 {
-	struct importer im = { NULL, path, NULL, 0, 0, 0, NULL, NULL, 0, { NULL, NULL, NULL } };
+	struct importer im = { NULL, path, NULL, 0, 0, 0, NULL, NULL, 0, { NULL, NULL, NULL, { NULL, NULL, NULL } } };
 	int rc = import_file(&im);
 
 	free(im.gpu_name);
@@ -624,7 +700,7 @@ int ncu_csv_ingest_repeat(struct kg_store *st, const char *path, const char *ben
 			  int repeat, size_t *kernels, size_t *samples)
 {
 	struct importer im = { st, path, benchmark, repeat, 0, 0, NULL, NULL, 0,
-			       { NULL, NULL, NULL } };
+			       { NULL, NULL, NULL, { NULL, NULL, NULL } } };
 	int rc = import_file(&im);
 
 	if (kernels)

@@ -83,6 +83,7 @@ void output_escape_markdown(struct kg_buf *b, const char *s)
 		case '>': buf_adds(b, "&gt;"); break;
 		case '&': buf_adds(b, "&amp;"); break;
 		case '|': buf_adds(b, "&#124;"); break;
+		case '@': buf_adds(b, "@&#8203;"); break;   /* no live @mention */
 		case '\n': case '\r': case '\t': buf_addc(b, ' '); break;
 		case '\\': case '`': case '*': case '_': case '[': case ']': case '~':
 		case '!': case '#': case '(': case ')': case '{': case '}': case '$':
@@ -239,10 +240,31 @@ static int result_shown(const struct kg_check_info *info, const struct kg_result
 	return info->all || r->verdict != KG_VERDICT_PASS;
 }
 
-static void summary_line(struct kg_buf *b, const struct kg_gate *g)
+static void summary_line(struct kg_buf *b, const struct kg_check_info *info)
 {
-	buf_printf(b, "%zu failed, %zu passed, %zu inconclusive, %zu new, %zu missing",
-		   g->n_fail, g->n_pass, g->n_inconclusive, g->n_new, g->n_missing);
+	verdict_outcome_counts(info->outcome, b);
+}
+
+/* The policy that made a row other than FAIL fail the check, or NULL. */
+static const char *policy_of(const struct kg_result *r)
+{
+	if (!r->fails || r->verdict == KG_VERDICT_FAIL)
+		return NULL;
+	switch (r->verdict) {
+	case KG_VERDICT_NEW: return "on_new_kernel: fail";
+	case KG_VERDICT_MISSING: return "on_missing_kernel: fail";
+	case KG_VERDICT_INCONCLUSIVE: return "on_inconclusive: fail";
+	default: return NULL;
+	}
+}
+
+/* The check's verdict with what decided its exit status, for the
+ * no-baseline case: "NO BASELINE (on_no_baseline: warn)". */
+static void verdict_words(struct kg_buf *b, const struct kg_outcome *o)
+{
+	buf_adds(b, verdict_name(o->verdict));
+	if (o->verdict == KG_VERDICT_NO_BASELINE)
+		buf_printf(b, " (on_no_baseline: %s)", o->exit_status ? "fail" : "warn");
 }
 
 /* The explanation of result r's kernel, or NULL; *idx gets its index. */
@@ -278,10 +300,8 @@ static size_t text_width(const char *s)
 /* s cut to at most max code points, with an ellipsis when cut. */
 static char *text_cut(const char *s, size_t max)
 {
-	char *c = utf8_clean(s);
-	for (char *p = c; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = ' ';
+	char *u = utf8_clean(s), *c = kg_text_safe(u);
+	free(u);
 	if (text_width(c) <= max)
 		return c;
 	size_t w = 0;
@@ -356,12 +376,16 @@ static void render_text(const struct kg_check_info *info, const struct kg_gate *
 			width[i % TEXT_COLS] = w;
 	}
 
-	buf_printf(out, "kgate check: %s against %s", info->head_commit ? info->head_commit : "?",
-		   info->baseline ? info->baseline : "?");
+	buf_adds(out, "kgate check: ");
+	buf_add_safe(out, info->head_commit ? info->head_commit : "?");
+	buf_adds(out, " against ");
+	buf_add_safe(out, info->baseline ? info->baseline : "?");
 	if (info->n_base_runs)
 		buf_printf(out, " (%zu run%s)", info->n_base_runs, info->n_base_runs == 1 ? "" : "s");
-	if (info->gpu)
-		buf_printf(out, " on %s", info->gpu);
+	if (info->gpu) {
+		buf_adds(out, " on ");
+		buf_add_safe(out, info->gpu);
+	}
 	buf_adds(out, "\n\n");
 	if (rows) {
 		for (size_t row = 0; row <= rows; row++) {
@@ -390,6 +414,8 @@ static void render_text(const struct kg_check_info *info, const struct kg_gate *
 		char *kn = text_cut(kernel_label(r), 2 * NAME_MAX_TEXT);
 		buf_printf(out, "%s %s%s%s: %s", gate_verdict_name(r->verdict), kn,
 			   *r->metric ? " " : "", r->metric, r->message);
+		if (policy_of(r))
+			buf_printf(out, " (fails: %s)", policy_of(r));
 		if (!isnan(r->p_adj)) {
 			buf_adds(out, " (p = ");
 			fmt_p(out, r->p_adj);
@@ -403,8 +429,15 @@ static void render_text(const struct kg_check_info *info, const struct kg_gate *
 	if (!info->all && g->n_pass)
 		buf_printf(out, "(%zu passing comparison%s not shown; --all shows them)\n", g->n_pass,
 			   g->n_pass == 1 ? "" : "s");
-	summary_line(out, g);
-	buf_printf(out, ": %s\n", g->exit_status == KG_EXIT_PASS ? "PASS" : "FAIL");
+	const struct kg_outcome *oc = info->outcome;
+	if (oc->verdict == KG_VERDICT_NO_BASELINE)
+		buf_printf(out, "no baseline: %s\n", oc->note ? oc->note : "nothing to compare with");
+	if (oc->not_compared)
+		buf_printf(out, "not compared: %s\n", oc->not_compared);
+	summary_line(out, info);
+	buf_adds(out, ": ");
+	verdict_words(out, oc);
+	buf_addc(out, '\n');
 	for (size_t i = 0; i < info->n_why; i++) {
 		buf_printf(out, "\nwhy: %s\n", info->why[i].why);
 		explain_render(&info->why[i], KG_EXPLAIN_TEXT, out);
@@ -420,8 +453,14 @@ static void render_text(const struct kg_check_info *info, const struct kg_gate *
 static void render_markdown(const struct kg_check_info *info, const struct kg_gate *g,
 			    struct kg_buf *out)
 {
-	int failed = g->exit_status != KG_EXIT_PASS;
-	buf_printf(out, "### kgate: %s\n\n", failed ? ":x: performance regression" : ":white_check_mark: no regression");
+	const struct kg_outcome *oc = info->outcome;
+	int failed = oc->exit_status != KG_EXIT_PASS;
+	buf_printf(out, "### kgate: %s\n\n",
+		   oc->verdict == KG_VERDICT_NO_BASELINE
+			   ? (failed ? ":x: NO BASELINE: nothing compared (on\\_no\\_baseline: fail)"
+				     : ":warning: NO BASELINE: nothing compared")
+		   : failed ? ":x: FAIL: performance regression"
+			    : ":white_check_mark: PASS: no regression");
 	buf_adds(out, "Head `");
 	escape_md_code(out, info->head_commit ? info->head_commit : "?");
 	buf_adds(out, "` against `");
@@ -432,8 +471,18 @@ static void render_markdown(const struct kg_check_info *info, const struct kg_ga
 		output_escape_markdown(out, info->gpu);
 	}
 	buf_adds(out, ". ");
-	summary_line(out, g);
+	summary_line(out, info);
 	buf_adds(out, ".\n\n");
+	if (oc->verdict == KG_VERDICT_NO_BASELINE) {
+		buf_adds(out, "**No baseline:** ");
+		output_escape_markdown(out, oc->note ? oc->note : "nothing to compare with");
+		buf_adds(out, ".\n\n");
+	}
+	if (oc->not_compared) {
+		buf_adds(out, "**Not compared:** ");
+		output_escape_markdown(out, oc->not_compared);
+		buf_adds(out, ".\n\n");
+	}
 	size_t shown = 0;
 	for (size_t i = 0; i < g->n; i++)
 		shown += result_shown(info, &g->r[i]);
@@ -444,8 +493,9 @@ static void render_markdown(const struct kg_check_info *info, const struct kg_ga
 			const struct kg_result *r = &g->r[i];
 			if (!result_shown(info, r))
 				continue;
-			buf_printf(out, "| %s%s%s | ", r->verdict == KG_VERDICT_FAIL ? "**" : "",
-				   gate_verdict_name(r->verdict), r->verdict == KG_VERDICT_FAIL ? "**" : "");
+			buf_printf(out, "| %s%s%s%s | ", r->fails ? "**" : "",
+				   gate_verdict_name(r->verdict), r->fails ? "**" : "",
+				   policy_of(r) ? " (fails)" : "");
 			output_escape_markdown(out, r->benchmark);
 			if (*r->nvtx) {
 				buf_adds(out, " <sub>");
@@ -501,8 +551,75 @@ static json_t *jstr(const char *s)
 	return j ? j : json_string("");
 }
 
-static void render_json(const struct kg_check_info *info, const struct kg_gate *g,
-			struct kg_buf *out)
+#define JSON_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10))
+
+/* Where the JSON goes: a buffer, or a stream written as it is made. */
+struct jsink {
+	struct kg_buf *buf;
+	FILE *fp;
+};
+
+static void jput(struct jsink *k, const char *s, size_t n)
+{
+	if (k->buf)
+		buf_add(k->buf, s, n);
+	else
+		fwrite(s, 1, n, k->fp);
+}
+
+static void jputs(struct jsink *k, const char *s)
+{
+	jput(k, s, strlen(s));
+}
+
+/* s (one dumped value) at a deeper level: each line break indented more. */
+static void jput_indented(struct jsink *k, const char *s, const char *indent)
+{
+	const char *p;
+	size_t il = strlen(indent);
+	while ((p = strchr(s, '\n')) != NULL) {
+		jput(k, s, (size_t)(p - s) + 1);
+		jput(k, indent, il);
+		s = p + 1;
+	}
+	jput(k, s, strlen(s));
+}
+
+static json_t *json_result(const struct kg_check_info *info, const struct kg_result *r)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "benchmark", jstr(r->benchmark));
+	json_object_set_new(o, "nvtx", jstr(r->nvtx));
+	json_object_set_new(o, "kernel", jstr(r->kernel));
+	json_object_set_new(o, "demangled", jstr(kernel_label(r)));
+	json_object_set_new(o, "metric", *r->metric ? jstr(r->metric) : json_null());
+	json_object_set_new(o, "unit", jstr(r->unit));
+	json_object_set_new(o, "verdict", json_string(gate_verdict_name(r->verdict)));
+	json_object_set_new(o, "fails", json_boolean(r->fails));
+	json_object_set_new(o, "deterministic", json_boolean(r->deterministic));
+	json_object_set_new(o, "higher_is_better", json_boolean(r->higher_is_better));
+	json_object_set_new(o, "base", jnum(r->base));
+	json_object_set_new(o, "head", jnum(r->head));
+	json_object_set_new(o, "shift", jnum(r->shift));
+	json_object_set_new(o, "lo", jnum(r->lo));
+	json_object_set_new(o, "hi", jnum(r->hi));
+	json_object_set_new(o, "p", jnum(r->p));
+	json_object_set_new(o, "p_adj", jnum(r->p_adj));
+	json_object_set_new(o, "threshold", jnum(r->threshold));
+	json_object_set_new(o, "n_base", json_integer((json_int_t)r->n_base));
+	json_object_set_new(o, "n_head", json_integer((json_int_t)r->n_head));
+	json_object_set_new(o, "message", jstr(r->message));
+	const struct kg_explanation *x = why_of(info, r, NULL);
+	if (x)
+		json_object_set_new(o, "why", jstr(x->why));
+	return o;
+}
+
+/* The document jansson would print for the whole tree, written part by
+ * part: the head fields, then each result as its own small tree (a check's
+ * results would otherwise all be held as one tree, about 5.7 KB each). */
+static void render_json_to(const struct kg_check_info *info, const struct kg_gate *g,
+			   struct jsink *k)
 {
 	json_t *root = json_object();
 	json_object_set_new(root, "format", json_integer(1));
@@ -510,48 +627,51 @@ static void render_json(const struct kg_check_info *info, const struct kg_gate *
 	json_object_set_new(root, "baseline", info->baseline ? jstr(info->baseline) : json_null());
 	json_object_set_new(root, "gpu", info->gpu ? jstr(info->gpu) : json_null());
 	json_object_set_new(root, "baseline_runs", json_integer((json_int_t)info->n_base_runs));
-	json_object_set_new(root, "verdict", json_string(g->exit_status == KG_EXIT_PASS ? "PASS" : "FAIL"));
-	json_object_set_new(root, "exit_status", json_integer(g->exit_status));
+	const struct kg_outcome *oc = info->outcome;
+	json_object_set_new(root, "verdict", json_string(verdict_name(oc->verdict)));
+	json_object_set_new(root, "exit_status", json_integer(oc->exit_status));
+	json_t *pol = json_object();
+	json_object_set_new(pol, "on_new_kernel", json_string(verdict_policy_name((enum kg_policy)oc->on_new_kernel)));
+	json_object_set_new(pol, "on_missing_kernel",
+			    json_string(verdict_policy_name((enum kg_policy)oc->on_missing_kernel)));
+	json_object_set_new(pol, "on_inconclusive",
+			    json_string(verdict_policy_name((enum kg_policy)oc->on_inconclusive)));
+	json_object_set_new(pol, "on_no_baseline",
+			    json_string(verdict_policy_name((enum kg_policy)oc->on_no_baseline)));
+	json_object_set_new(root, "policies", pol);
+	json_object_set_new(root, "no_baseline", oc->verdict == KG_VERDICT_NO_BASELINE && oc->note
+			    ? jstr(oc->note) : json_null());
+	json_object_set_new(root, "not_compared", oc->not_compared ? jstr(oc->not_compared) : json_null());
 	json_t *sum = json_object();
-	json_object_set_new(sum, "failed", json_integer((json_int_t)g->n_fail));
-	json_object_set_new(sum, "passed", json_integer((json_int_t)g->n_pass));
-	json_object_set_new(sum, "inconclusive", json_integer((json_int_t)g->n_inconclusive));
-	json_object_set_new(sum, "new", json_integer((json_int_t)g->n_new));
-	json_object_set_new(sum, "missing", json_integer((json_int_t)g->n_missing));
+	json_object_set_new(sum, "failed", json_integer((json_int_t)oc->n_fail));
+	json_object_set_new(sum, "passed", json_integer((json_int_t)oc->n_pass));
+	json_object_set_new(sum, "inconclusive", json_integer((json_int_t)oc->n_inconclusive));
+	json_object_set_new(sum, "new", json_integer((json_int_t)oc->n_new));
+	json_object_set_new(sum, "missing", json_integer((json_int_t)oc->n_missing));
+	json_object_set_new(sum, "failing", json_integer((json_int_t)oc->n_failing));
 	json_object_set_new(root, "summary", sum);
-	json_t *arr = json_array();
-	for (size_t i = 0; i < g->n; i++) {
-		const struct kg_result *r = &g->r[i];
-		json_t *o = json_object();
-		json_object_set_new(o, "benchmark", jstr(r->benchmark));
-		json_object_set_new(o, "nvtx", jstr(r->nvtx));
-		json_object_set_new(o, "kernel", jstr(r->kernel));
-		json_object_set_new(o, "demangled", jstr(kernel_label(r)));
-		json_object_set_new(o, "metric", *r->metric ? jstr(r->metric) : json_null());
-		json_object_set_new(o, "unit", jstr(r->unit));
-		json_object_set_new(o, "verdict", json_string(gate_verdict_name(r->verdict)));
-		json_object_set_new(o, "fails", json_boolean(r->fails));
-		json_object_set_new(o, "deterministic", json_boolean(r->deterministic));
-		json_object_set_new(o, "higher_is_better", json_boolean(r->higher_is_better));
-		json_object_set_new(o, "base", jnum(r->base));
-		json_object_set_new(o, "head", jnum(r->head));
-		json_object_set_new(o, "shift", jnum(r->shift));
-		json_object_set_new(o, "lo", jnum(r->lo));
-		json_object_set_new(o, "hi", jnum(r->hi));
-		json_object_set_new(o, "p", jnum(r->p));
-		json_object_set_new(o, "p_adj", jnum(r->p_adj));
-		json_object_set_new(o, "threshold", jnum(r->threshold));
-		json_object_set_new(o, "n_base", json_integer((json_int_t)r->n_base));
-		json_object_set_new(o, "n_head", json_integer((json_int_t)r->n_head));
-		json_object_set_new(o, "message", jstr(r->message));
-		const struct kg_explanation *x = why_of(info, r, NULL);
-		if (x)
-			json_object_set_new(o, "why", jstr(x->why));
-		json_array_append_new(arr, o);
+	char *s = json_dumps(root, JSON_FLAGS);
+	json_decref(root);
+	size_t l = strlen(s);
+	jput(k, s, l - 2); /* without the closing "\n}" */
+	free(s);
+	if (!g->n) {
+		jputs(k, ",\n  \"results\": []");
+	} else {
+		jputs(k, ",\n  \"results\": [\n    ");
+		for (size_t i = 0; i < g->n; i++) {
+			json_t *o = json_result(info, &g->r[i]);
+			s = json_dumps(o, JSON_FLAGS);
+			json_decref(o);
+			if (i)
+				jputs(k, ",\n    ");
+			jput_indented(k, s, "    ");
+			free(s);
+		}
+		jputs(k, "\n  ]");
 	}
-	json_object_set_new(root, "results", arr);
 	if (info->n_why) {
-		json_t *xs = json_array();
+		json_t *xs = json_array(), *w = json_object();
 		for (size_t i = 0; i < info->n_why; i++) {
 			const struct kg_explanation *x = &info->why[i];
 			char *d = explain_to_json(x);
@@ -565,13 +685,22 @@ static void render_json(const struct kg_check_info *info, const struct kg_gate *
 			json_array_append_new(xs, o);
 			free(d);
 		}
-		json_object_set_new(root, "explanations", xs);
+		json_object_set_new(w, "explanations", xs);
+		s = json_dumps(w, JSON_FLAGS);
+		json_decref(w);
+		l = strlen(s);
+		jputs(k, ",");
+		jput(k, s + 1, l - 3); /* "\n  \"explanations\": [...]" */
+		free(s);
 	}
-	char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
-	buf_adds(out, s);
-	buf_addc(out, '\n');
-	free(s);
-	json_decref(root);
+	jputs(k, "\n}\n");
+}
+
+static void render_json(const struct kg_check_info *info, const struct kg_gate *g,
+			struct kg_buf *out)
+{
+	struct jsink k = { out, NULL };
+	render_json_to(info, g, &k);
 }
 
 /* ---- junit ---- */
@@ -581,18 +710,32 @@ static void render_junit(const struct kg_check_info *info, const struct kg_gate 
 {
 	size_t fails = 0, skipped = 0;
 	char *told = xcalloc(info->n_why + 1, 1);
+	const struct kg_outcome *oc = info->outcome;
+	int nb = oc->verdict == KG_VERDICT_NO_BASELINE;
 	for (size_t i = 0; i < g->n; i++) {
 		fails += g->r[i].fails;
 		skipped += !g->r[i].fails && g->r[i].verdict != KG_VERDICT_PASS;
 	}
+	/* no baseline is one test case of its own: a failure under
+	 * on_no_baseline: fail, else skipped */
+	fails += nb && oc->exit_status;
+	skipped += nb && !oc->exit_status;
+	size_t tests = g->n + (size_t)nb;
 	buf_adds(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	buf_printf(out, "<testsuites name=\"kgate\" tests=\"%zu\" failures=\"%zu\" skipped=\"%zu\">\n",
-		   g->n, fails, skipped);
+		   tests, fails, skipped);
 	buf_adds(out, "  <testsuite name=\"kgate check ");
 	output_escape_xml(out, info->head_commit ? info->head_commit : "?");
 	buf_adds(out, " against ");
 	output_escape_xml(out, info->baseline ? info->baseline : "?");
-	buf_printf(out, "\" tests=\"%zu\" failures=\"%zu\" skipped=\"%zu\">\n", g->n, fails, skipped);
+	buf_printf(out, "\" tests=\"%zu\" failures=\"%zu\" skipped=\"%zu\">\n", tests, fails, skipped);
+	if (nb) {
+		const char *tag = oc->exit_status ? "failure" : "skipped";
+		buf_printf(out, "    <testcase classname=\"kgate\" name=\"baseline\">\n      <%s type=\"%s\""
+			   " message=\"", tag, verdict_name(oc->verdict));
+		output_escape_xml(out, oc->note ? oc->note : "nothing to compare with");
+		buf_printf(out, "\"/>\n    </testcase>\n");
+	}
 	for (size_t i = 0; i < g->n; i++) {
 		const struct kg_result *r = &g->r[i];
 		buf_adds(out, "    <testcase classname=\"");
@@ -616,6 +759,11 @@ static void render_junit(const struct kg_check_info *info, const struct kg_gate 
 		const char *tag = r->fails ? "failure" : "skipped";
 		buf_printf(out, "%s type=\"%s\" message=\"", tag, gate_verdict_name(r->verdict));
 		output_escape_xml(out, r->message);
+		if (policy_of(r)) {
+			output_escape_xml(out, " (fails: ");
+			output_escape_xml(out, policy_of(r));
+			output_escape_xml(out, ")");
+		}
 		buf_adds(out, "\">");
 		struct kg_buf d = KG_BUF_INIT;
 		buf_adds(&d, "base ");
@@ -662,8 +810,9 @@ static void render_github(const struct kg_check_info *info, const struct kg_gate
 		buf_free(&t);
 		buf_adds(out, "::");
 		struct kg_buf m = KG_BUF_INIT;
-		buf_printf(&m, "%s%s%s%s: %s (base ", kernel_label(r), *r->nvtx ? " [" : "",
-			   r->nvtx, *r->nvtx ? "]" : "", r->message);
+		buf_printf(&m, "%s%s%s%s: %s%s%s%s (base ", kernel_label(r), *r->nvtx ? " [" : "",
+			   r->nvtx, *r->nvtx ? "]" : "", r->message, policy_of(r) ? " (fails: " : "",
+			   policy_of(r) ? policy_of(r) : "", policy_of(r) ? ")" : "");
 		fmt_value(&m, r->base, r->unit);
 		buf_adds(&m, ", head ");
 		fmt_value(&m, r->head, r->unit);
@@ -682,15 +831,48 @@ static void render_github(const struct kg_check_info *info, const struct kg_gate
 		buf_free(&m);
 		buf_addc(out, '\n');
 	}
+	const struct kg_outcome *oc = info->outcome;
+	if (oc->verdict == KG_VERDICT_NO_BASELINE) {
+		buf_printf(out, "::%s title=", oc->exit_status ? "error" : "warning");
+		escape_github(out, "kgate NO BASELINE", 1);
+		buf_adds(out, "::");
+		struct kg_buf m = KG_BUF_INIT;
+		buf_printf(&m, "nothing compared: %s (on_no_baseline: %s)",
+			   oc->note ? oc->note : "no baseline", oc->exit_status ? "fail" : "warn");
+		escape_github(out, m.s, 0);
+		buf_free(&m);
+		buf_addc(out, '\n');
+	}
+	if (oc->not_compared) {
+		buf_adds(out, "::notice title=kgate not compared::");
+		escape_github(out, oc->not_compared, 0);
+		buf_addc(out, '\n');
+	}
 	struct kg_buf s = KG_BUF_INIT;
 	buf_printf(&s, "kgate: %s against %s: ", info->head_commit ? info->head_commit : "?",
 		   info->baseline ? info->baseline : "?");
-	summary_line(&s, g);
+	summary_line(&s, info);
+	buf_adds(&s, ": ");
+	verdict_words(&s, oc);
 	buf_adds(out, "::notice title=kgate::");
 	escape_github(out, s.s, 0);
 	buf_addc(out, '\n');
 	buf_free(&s);
 	free(told);
+}
+
+void output_write(enum kg_format f, const struct kg_check_info *info, const struct kg_gate *g,
+		  int color, FILE *fp)
+{
+	if (f == KG_FMT_JSON) {
+		struct jsink k = { NULL, fp };
+		render_json_to(info, g, &k);
+		return;
+	}
+	struct kg_buf b = KG_BUF_INIT;
+	output_render(f, info, g, color, &b);
+	fwrite(b.s, 1, b.len, fp);
+	buf_free(&b);
 }
 
 void output_render(enum kg_format f, const struct kg_check_info *info, const struct kg_gate *g,

@@ -2,9 +2,10 @@
  * records.c: reading records files, the JSON Lines the collector writes
  * (collector.h, docs/records.md), into the run open in the store.
  *
- * The file is streamed one line at a time (getline; a line over 16 MiB is
- * rejected) and each line parsed with jansson.  The header must be the first
- * line and the footer the last; a file without a footer came from a process
+ * The file is streamed one line at a time (kg_getline: a line over 16 MiB is
+ * rejected once 16 MiB of it are read, so memory stays bounded) and each
+ * line parsed with jansson.  The header must be the first line and the
+ * footer the last; a file without a footer came from a process
  * that died, and is rejected.  Every kernel record becomes samples: its
  * "metrics" object, plus the launch configuration and the duration
  * (end - start) where "metrics" lacks them.
@@ -12,6 +13,7 @@
 #include "kgate/records.h"
 #include "kgate/collector.h"
 #include "kgate/demangle.h"
+#include "kgate/metric.h"
 #include "kgate/util.h"
 
 #include <errno.h>
@@ -21,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 
 #define MAX_LINE (16u << 20)
@@ -81,7 +84,7 @@ static struct name_ent *name_lookup(struct name_cache *c, const char *raw)
 		c->e[i].dem = demangle_name(raw);
 		c->e[i].base = demangle_base(c->e[i].dem);
 	} else if (c->kind == NAMES_METRIC) {
-		c->e[i].det = store_metric_is_deterministic(raw);
+		c->e[i].det = metric_deterministic(raw);
 	}
 	c->n++;
 	return &c->e[i];
@@ -155,8 +158,8 @@ static void reader_close(struct reader *r)
 static int reader_next(struct reader *r)
 {
 	errno = 0;
-	r->len = getline(&r->line, &r->cap, r->fp);
-	if (r->len < 0) {
+	r->len = kg_getline(&r->line, &r->cap, r->fp, MAX_LINE);
+	if (r->len == -1) {
 		if (ferror(r->fp)) {
 			kg_error("cannot read '%s': %s", r->path, strerror(errno));
 			return -1;
@@ -164,7 +167,7 @@ static int reader_next(struct reader *r)
 		return 0;
 	}
 	r->lineno++;
-	if ((size_t)r->len > MAX_LINE) {
+	if (r->len == -2) {
 		kg_error("%s:%zu: line is longer than 16 MiB", r->path, r->lineno);
 		return -1;
 	}
@@ -312,6 +315,10 @@ static void set_str(char **dst, json_t *v)
 	}
 }
 
+/* How far ahead of this machine's clock a header's time may be (clocks of
+ * CI machines differ by seconds; time zones are not involved). */
+#define FUTURE_SLACK (24 * 3600)
+
 int records_read_header(const char *path, struct kg_run_info *run)
 {
 	struct reader r;
@@ -340,8 +347,21 @@ int records_read_header(const char *path, struct kg_run_info *run)
 			free(run->collector);
 			run->collector = xasprintf("kgate-collector %s", json_string_value(c));
 		}
-		if (!run->time && json_is_integer(json_object_get(h, "time")))
-			run->time = json_integer_value(json_object_get(h, "time"));
+		json_t *tm = json_object_get(h, "time");
+		if (json_is_integer(tm) && json_integer_value(tm) > (json_int_t)time(NULL) + FUTURE_SLACK) {
+			/* "newest run of main" is by time: a run from the future
+			 * would be every later check's baseline. */
+			kg_error("%s:1: header: \"time\" %" JSON_INTEGER_FORMAT " is %.1f days ahead of "
+				 "this machine's clock; the clock of the machine that measured it is wrong",
+				 path, json_integer_value(tm),
+				 (double)(json_integer_value(tm) - (json_int_t)time(NULL)) / 86400.0);
+			rc = KG_EXIT_USAGE;
+		} else if (json_is_integer(tm) && json_integer_value(tm) < 0) {
+			kg_error("%s:1: header: \"time\" must be unix seconds, not negative", path);
+			rc = KG_EXIT_USAGE;
+		} else if (!run->time && json_is_integer(tm)) {
+			run->time = json_integer_value(tm);
+		}
 		if (!run->source)
 			run->source = xstrdup("records");
 		json_decref(h);

@@ -10,8 +10,11 @@
 #include "kgate/report.h"
 #include "kgate/github.h"
 #include "kgate/kgate.h"
+#include "kgate/metric.h"
+#include "kgate/verdict.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,13 +36,15 @@ void report_html_escape(struct kg_buf *b, const char *s)
 	}
 }
 
-/* Markdown table cell: HTML-escaped, pipes escaped, no newlines. */
+/* Markdown table cell: HTML-escaped, pipes escaped, no control characters,
+ * and no live "@user" mention (a zero-width space after the '@'). */
 static void md_cell(struct kg_buf *b, const char *s)
 {
-	for (const char *p = s ? s : ""; *p; p++) {
+	char *safe = kg_text_safe(s ? s : "");
+	for (const char *p = safe; *p; p++) {
 		switch (*p) {
 		case '|': buf_adds(b, "\\|"); break;
-		case '\n': case '\r': buf_addc(b, ' '); break;
+		case '@': buf_adds(b, "@&#8203;"); break;
 		case '`': buf_adds(b, "&#96;"); break;
 		case '*': buf_adds(b, "\\*"); break;
 		case '_': buf_adds(b, "\\_"); break;
@@ -51,6 +56,27 @@ static void md_cell(struct kg_buf *b, const char *s)
 		default: buf_addc(b, *p);
 		}
 	}
+	free(safe);
+}
+
+/*
+ * Text of a Slack message: '&', '<' and '>' as entities (Slack's own
+ * escaping), so that a name cannot write "<!channel>", "<!here>" or a
+ * "<url|label>" link; backticks and control characters as spaces.
+ */
+static void slack_escape(struct kg_buf *b, const char *s)
+{
+	char *safe = kg_text_safe(s ? s : "");
+	for (const char *p = safe; *p; p++) {
+		switch (*p) {
+		case '&': buf_adds(b, "&amp;"); break;
+		case '<': buf_adds(b, "&lt;"); break;
+		case '>': buf_adds(b, "&gt;"); break;
+		case '`': buf_addc(b, '\''); break;
+		default: buf_addc(b, *p);
+		}
+	}
+	free(safe);
 }
 
 static char *col_text(sqlite3_stmt *s, int i)
@@ -91,14 +117,11 @@ static int load_check_rows(sqlite3 *db, struct report_check *c)
 	const char *sql =
 		"SELECT v.benchmark, v.nvtx, v.kernel, COALESCE(k.demangled, v.kernel), v.metric,"
 		" v.verdict, v.message, v.shift, v.lo, v.hi, v.p, v.base_value, v.head_value,"
-		" v.n_base, v.n_head FROM verdicts v LEFT JOIN kernels k ON k.mangled = v.kernel"
-		" WHERE v.run = ?1 AND v.time = ?2 AND v.baseline IS ?3 ORDER BY v.id";
+		" v.n_base, v.n_head, v.fails FROM verdicts v LEFT JOIN kernels k ON k.mangled = v.kernel"
+		" WHERE v.check_id = ?1 ORDER BY v.id";
 	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
 		return db_fail(db, "read the stored verdicts");
-	sqlite3_bind_int64(s, 1, c->run);
-	sqlite3_bind_int64(s, 2, c->time);
-	if (c->baseline)
-		sqlite3_bind_text(s, 3, c->baseline, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 1, c->id);
 	size_t cap = 0;
 	int rc;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -122,13 +145,19 @@ static int load_check_rows(sqlite3 *db, struct report_check *c)
 		v->head_value = col_num(s, 12);
 		v->n_base = sqlite3_column_int64(s, 13);
 		v->n_head = sqlite3_column_int64(s, 14);
-		const char *vd = v->verdict ? v->verdict : "";
-		if (!strcmp(vd, "fail")) c->n_fail++;
-		else if (!strcmp(vd, "inconclusive")) c->n_inconclusive++;
-		else if (!strcmp(vd, "pass")) c->n_pass++;
-		else if (!strcmp(vd, "new")) c->n_new++;
-		else if (!strcmp(vd, "missing")) c->n_missing++;
-		else c->n_skip++;
+		v->fails = sqlite3_column_int(s, 15);
+		enum kg_verdict vd = KG_VERDICT_SKIP;
+		verdict_parse(v->verdict, &vd);
+		struct kg_outcome *o = &c->outcome;
+		switch (vd) {
+		case KG_VERDICT_FAIL: o->n_fail++; break;
+		case KG_VERDICT_INCONCLUSIVE: o->n_inconclusive++; break;
+		case KG_VERDICT_PASS: o->n_pass++; break;
+		case KG_VERDICT_NEW: o->n_new++; break;
+		case KG_VERDICT_MISSING: o->n_missing++; break;
+		default: o->n_skip++; break;
+		}
+		o->n_failing += v->fails != 0;
 	}
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE)
@@ -193,13 +222,24 @@ static int load_check_why(sqlite3 *db, struct report_check *c)
 	return 0;
 }
 
-/* The newest check among runs chosen by where_sql (binds ?1 to arg). */
+/* A stored policy name, or -1 (NULL: a check stored before schema 4). */
+static int col_policy(sqlite3_stmt *s, int i)
+{
+	enum kg_policy p;
+	const char *t = (const char *)sqlite3_column_text(s, i);
+	return t && verdict_policy_parse(t, &p) == 0 ? (int)p : -1;
+}
+
+/* The newest check among runs chosen by where_sql (binds ?1 to arg, ?2
+ * to since; r is the run, c the check). */
 static int load_newest(sqlite3 *db, const char *where_sql, const char *arg,
 		       int64_t since, struct report_check *out)
 {
 	memset(out, 0, sizeof *out);
-	char *sql = xasprintf("SELECT v.run, v.baseline, v.time, r.commit_sha FROM verdicts v"
-			      " JOIN runs r ON r.id = v.run WHERE %s ORDER BY v.id DESC LIMIT 1",
+	char *sql = xasprintf("SELECT c.id, c.run, c.baseline, c.time, r.commit_sha, c.verdict,"
+			      " c.exit_status, c.on_new_kernel, c.on_missing_kernel, c.on_inconclusive,"
+			      " c.on_no_baseline, c.note, c.not_compared FROM checks c"
+			      " JOIN runs r ON r.id = c.run WHERE %s ORDER BY c.id DESC LIMIT 1",
 			      where_sql);
 	sqlite3_stmt *s;
 	int rc = sqlite3_prepare_v2(db, sql, -1, &s, NULL);
@@ -220,10 +260,29 @@ static int load_newest(sqlite3 *db, const char *where_sql, const char *arg,
 		sqlite3_finalize(s);
 		return db_fail(db, "find the stored check");
 	}
-	out->run = sqlite3_column_int64(s, 0);
-	out->baseline = col_text(s, 1);
-	out->time = sqlite3_column_int64(s, 2);
-	out->commit = col_text(s, 3);
+	out->id = sqlite3_column_int64(s, 0);
+	out->run = sqlite3_column_int64(s, 1);
+	out->baseline = col_text(s, 2);
+	out->time = sqlite3_column_int64(s, 3);
+	out->commit = col_text(s, 4);
+	struct kg_outcome *o = &out->outcome;
+	const char *vd = (const char *)sqlite3_column_text(s, 5);
+	if (verdict_parse(vd, &o->verdict) != 0) {
+		kg_error("the stored check %lld has an unknown verdict '%s'", (long long)out->id,
+			 vd ? vd : "");
+		sqlite3_finalize(s);
+		free(out->baseline);
+		free(out->commit);
+		memset(out, 0, sizeof *out);
+		return -1;
+	}
+	o->exit_status = sqlite3_column_int(s, 6);
+	o->on_new_kernel = col_policy(s, 7);
+	o->on_missing_kernel = col_policy(s, 8);
+	o->on_inconclusive = col_policy(s, 9);
+	o->on_no_baseline = col_policy(s, 10);
+	o->note = col_text(s, 11);
+	o->not_compared = col_text(s, 12);
 	sqlite3_finalize(s);
 	rc = load_check_rows(db, out);
 	return rc ? rc : load_check_why(db, out);
@@ -249,28 +308,31 @@ void report_check_free(struct report_check *c)
 	free(c->why);
 	free(c->commit);
 	free(c->baseline);
+	verdict_outcome_free(&c->outcome);
 	memset(c, 0, sizeof *c);
 }
 
-static int verdict_rank(const char *v)
+/* Rows in the order the comment shows them: those that fail the check,
+ * then FAIL, MISSING, INCONCLUSIVE, NEW, PASS, SKIP. */
+static int verdict_rank(const struct report_verdict *r)
 {
-	static const char *const order[] = { "fail", "missing", "inconclusive", "new", "pass", "skip" };
-	for (int i = 0; i < 6; i++)
-		if (v && !strcmp(v, order[i]))
-			return i;
-	return 6;
+	static const enum kg_verdict order[] = { KG_VERDICT_FAIL, KG_VERDICT_MISSING,
+						 KG_VERDICT_INCONCLUSIVE, KG_VERDICT_NEW,
+						 KG_VERDICT_PASS, KG_VERDICT_SKIP };
+	enum kg_verdict v;
+	if (r->fails)
+		return 0;
+	if (verdict_parse(r->verdict, &v) == 0)
+		for (int i = 0; i < 6; i++)
+			if (v == order[i])
+				return i + 1;
+	return 7;
 }
 
-static const char *verdict_label(const char *v)
+static const char *verdict_label(const char *s)
 {
-	switch (verdict_rank(v)) {
-	case 0: return "\xE2\x9D\x8C FAIL";
-	case 1: return "\xE2\x9D\x93 MISSING";
-	case 2: return "\xE2\x9A\xA0\xEF\xB8\x8F INCONCLUSIVE";
-	case 3: return "\xF0\x9F\x86\x95 NEW";
-	case 4: return "\xE2\x9C\x85 PASS";
-	default: return "SKIP";
-	}
+	enum kg_verdict v;
+	return verdict_parse(s, &v) == 0 ? verdict_badge(v) : "?";
 }
 
 static void fmt_pct(char *out, size_t n, double x)
@@ -301,7 +363,8 @@ static void md_row(struct kg_buf *b, const struct report_verdict *v)
 		snprintf(p, sizeof p, "%.2g", v->p);
 	fmt_num(bv, sizeof bv, v->base_value);
 	fmt_num(hv, sizeof hv, v->head_value);
-	buf_printf(b, "| %s | ", verdict_label(v->verdict));
+	buf_printf(b, "| %s%s | ", verdict_label(v->verdict),
+		   v->fails && strcmp(v->verdict ? v->verdict : "", "fail") ? " (fails)" : "");
 	md_cell(b, v->benchmark);
 	buf_adds(b, " | ");
 	md_cell(b, v->demangled ? v->demangled : v->kernel);
@@ -324,7 +387,7 @@ static int cmp_verdict(const void *a, const void *b)
 {
 	const struct report_verdict *x = *(struct report_verdict *const *)a;
 	const struct report_verdict *y = *(struct report_verdict *const *)b;
-	int d = verdict_rank(x->verdict) - verdict_rank(y->verdict);
+	int d = verdict_rank(x) - verdict_rank(y);
 	if (d)
 		return d;
 	double sx = isnan(x->shift) ? 0 : x->shift, sy = isnan(y->shift) ? 0 : y->shift;
@@ -336,15 +399,37 @@ void report_check_markdown(const struct report_check *c, struct kg_buf *b)
 	char sha[16];
 	short_sha(sha, c->commit);
 	buf_adds(b, KG_GITHUB_MARKER "\n");
-	if (c->n_fail)
-		buf_printf(b, "### kgate: %zu regression%s\n\n", c->n_fail, c->n_fail == 1 ? "" : "s");
+	const struct kg_outcome *o = &c->outcome;
+	if (o->verdict == KG_VERDICT_NO_BASELINE)
+		buf_printf(b, "### kgate: %s NO BASELINE: nothing compared%s\n\n",
+			   o->exit_status ? "\xE2\x9D\x8C" : "\xE2\x9A\xA0\xEF\xB8\x8F",
+			   o->exit_status ? " (on\\_no\\_baseline: fail)" : "");
+	else if (o->verdict == KG_VERDICT_FAIL && o->n_failing == o->n_fail)
+		buf_printf(b, "### kgate: \xE2\x9D\x8C FAIL: %zu regression%s\n\n", o->n_fail,
+			   o->n_fail == 1 ? "" : "s");
+	else if (o->verdict == KG_VERDICT_FAIL)
+		buf_printf(b, "### kgate: \xE2\x9D\x8C FAIL: %zu failing comparison%s\n\n", o->n_failing,
+			   o->n_failing == 1 ? "" : "s");
 	else
-		buf_adds(b, "### kgate: no regression\n\n");
+		buf_adds(b, "### kgate: \xE2\x9C\x85 PASS: no regression\n\n");
 	buf_printf(b, "Commit `%s` against ", sha);
 	buf_adds(b, "baseline ");
 	md_cell(b, c->baseline ? c->baseline : "(none)");
-	buf_printf(b, ": %zu fail, %zu missing, %zu inconclusive, %zu new, %zu pass.\n\n",
-		   c->n_fail, c->n_missing, c->n_inconclusive, c->n_new, c->n_pass);
+	buf_printf(b, ": %zu fail, %zu missing, %zu inconclusive, %zu new, %zu pass",
+		   o->n_fail, o->n_missing, o->n_inconclusive, o->n_new, o->n_pass);
+	if (o->n_failing != o->n_fail)
+		buf_printf(b, "; %zu failing the check", o->n_failing);
+	buf_adds(b, ".\n\n");
+	if (o->verdict == KG_VERDICT_NO_BASELINE) {
+		buf_adds(b, "**No baseline:** ");
+		md_cell(b, o->note ? o->note : "nothing to compare with");
+		buf_adds(b, ".\n\n");
+	}
+	if (o->not_compared) {
+		buf_adds(b, "**Not compared:** ");
+		md_cell(b, o->not_compared);
+		buf_adds(b, ".\n\n");
+	}
 	const struct report_verdict **ord = xmalloc((c->n + 1) * sizeof *ord);
 	for (size_t i = 0; i < c->n; i++)
 		ord[i] = &c->v[i];
@@ -353,7 +438,7 @@ void report_check_markdown(const struct report_check *c, struct kg_buf *b)
 		"| verdict | benchmark | kernel | metric | change [CI] | p | baseline → head | note |\n"
 		"| --- | --- | --- | --- | --- | --- | --- | --- |\n";
 	size_t i = 0, shown = 0;
-	for (; i < c->n && verdict_rank(ord[i]->verdict) < 4; i++) {
+	for (; i < c->n && verdict_rank(ord[i]) < 5; i++) {
 		if (!shown++)
 			buf_adds(b, head);
 		md_row(b, ord[i]);
@@ -388,10 +473,7 @@ void report_check_markdown(const struct report_check *c, struct kg_buf *b)
 
 const char *report_check_state(const struct report_check *c, struct kg_buf *desc)
 {
-	if (desc)
-		buf_printf(desc, "%zu fail, %zu inconclusive, %zu pass of %zu", c->n_fail,
-			   c->n_inconclusive, c->n_pass, c->n);
-	return c->n_fail || c->n_missing ? "failure" : "success";
+	return verdict_outcome_state(&c->outcome, desc);
 }
 
 /* ---------------------------------------------------------------- trends */
@@ -411,20 +493,28 @@ void report_summary_free(struct report_summary *s)
 }
 
 struct run { int64_t id; char *commit; int64_t time; int gpu; };
-struct name { char *s, *demangled; char *unit; int det; };
-struct names { struct name *v; size_t n; };
+struct name { int64_t id; char *s, *demangled; char *unit; int det; };
+struct names { struct name *v; size_t n; };   /* sorted by id */
 
-struct pv { uint32_t pos; double v; };
-struct point { uint32_t pos; double med, q1, q3, lo, hi; uint32_t n; };
+/* One commit of a series: its values reduced as they are read (floats:
+ * 28 bytes a point, so that a million points take 28 MB). */
+struct point { uint32_t pos, n; float med, q1, q3, lo, hi; };
 struct series {
 	int gpu;
 	int64_t bench, nvtx, kernel, metric;
-	struct pv *pv;
-	size_t n, cap;
+	double *cur;            /* the values of the commit being read */
+	size_t ncur, capcur;
+	uint32_t cur_pos;
 	struct point *pt;
-	size_t npt;
+	size_t npt, cappt;
 	struct cp_result *cp;
 	size_t ncp;
+	size_t page;            /* the page that draws it (directory form) */
+};
+
+struct run_pos {
+	int64_t id;
+	uint32_t pos;
 };
 
 struct ctx {
@@ -432,38 +522,56 @@ struct ctx {
 	const struct report_opts *o;
 	struct run *runs;
 	size_t nruns;
-	int64_t max_run_id;
-	uint32_t *pos_of;       /* run id -> position + 1, 0 when not selected */
+	struct run_pos *by_id;  /* the selected runs' ids, sorted, with positions */
+	size_t last_hit;        /* by_id index of the last lookup (samples come run by run) */
 	char **gpus;
 	size_t ngpus;
 	struct names bench, nvtx, kernel, metric;
 	struct series *s;       /* hash table, then compacted */
 	size_t ns, cap;
 	size_t *slot;
+	int pages;              /* the directory form: charts on pages of their own */
 };
+
+/* The entry of id, NULL when there is none (ids are never array indexes). */
+static const struct name *name_find(const struct names *t, int64_t id)
+{
+	size_t lo = 0, hi = t->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->v[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->n && t->v[lo].id == id ? &t->v[lo] : NULL;
+}
 
 static const char *name_of(const struct names *t, int64_t id)
 {
-	return id >= 0 && (size_t)id < t->n && t->v[id].s ? t->v[id].s : "?";
+	const struct name *nm = name_find(t, id);
+	return nm && nm->s ? nm->s : "?";
 }
 
 static int load_names(sqlite3 *db, const char *sql, struct names *t)
 {
 	sqlite3_stmt *s;
-	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+	char *q = xasprintf("%s ORDER BY id", sql);
+	int rc = sqlite3_prepare_v2(db, q, -1, &s, NULL);
+	size_t cap = 0;
+
+	free(q);
+	if (rc != SQLITE_OK)
 		return db_fail(db, "read the name tables");
-	int rc;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(s, 0);
-		if (id < 0 || id > 100000000)
-			continue;
-		if ((size_t)id >= t->n) {
-			size_t n = (size_t)id + 1 > 2 * t->n ? (size_t)id + 1 : 2 * t->n;
-			t->v = xrealloc(t->v, n * sizeof *t->v);
-			memset(t->v + t->n, 0, (n - t->n) * sizeof *t->v);
-			t->n = n;
+		if (t->n == cap) {
+			cap = cap ? 2 * cap : 64;
+			t->v = xrealloc(t->v, cap * sizeof *t->v);
 		}
-		struct name *nm = &t->v[id];
+		struct name *nm = &t->v[t->n++];
+		memset(nm, 0, sizeof *nm);
+		nm->id = sqlite3_column_int64(s, 0);
 		nm->s = col_text(s, 1);
 		if (sqlite3_column_count(s) > 2)
 			nm->demangled = col_text(s, 2);
@@ -489,6 +597,12 @@ static void free_names(struct names *t)
 static const char run_where[] =
 	" FROM runs WHERE (?1 IS NULL OR branch = ?1) AND time >= ?2 AND label IS NULL"
 	" AND status <> 'quick'";
+
+static int cmp_run_pos(const void *a, const void *b)
+{
+	const struct run_pos *x = a, *y = b;
+	return (x->id > y->id) - (x->id < y->id);
+}
 
 static int load_runs(struct ctx *c)
 {
@@ -522,16 +636,40 @@ static int load_runs(struct ctx *c)
 			c->gpus[c->ngpus++] = xstrdup(g ? g : "");
 		}
 		r->gpu = (int)k;
-		if (r->id > c->max_run_id)
-			c->max_run_id = r->id;
 	}
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE)
 		return db_fail(c->db, "read the runs");
-	c->pos_of = xcalloc((size_t)c->max_run_id + 1, sizeof *c->pos_of);
+	/* never an array indexed by an id read from the file: ids are any int64 */
+	c->by_id = xmalloc((c->nruns ? c->nruns : 1) * sizeof *c->by_id);
 	for (size_t i = 0; i < c->nruns; i++)
-		c->pos_of[c->runs[i].id] = (uint32_t)i + 1;
+		c->by_id[i] = (struct run_pos){ c->runs[i].id, (uint32_t)i };
+	if (c->nruns)
+		qsort(c->by_id, c->nruns, sizeof *c->by_id, cmp_run_pos);
 	return 0;
+}
+
+/* The position of run id among the selected runs; 0 when it is not one. */
+static int run_pos_of(struct ctx *c, int64_t id, uint32_t *pos)
+{
+	size_t lo = 0, hi = c->nruns;
+
+	if (c->last_hit < c->nruns && c->by_id[c->last_hit].id == id) {
+		*pos = c->by_id[c->last_hit].pos;
+		return 1;
+	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->by_id[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == c->nruns || c->by_id[lo].id != id)
+		return 0;
+	c->last_hit = lo;
+	*pos = c->by_id[lo].pos;
+	return 1;
 }
 
 static uint64_t mix(uint64_t h, uint64_t v)
@@ -582,80 +720,298 @@ static struct series *series_get(struct ctx *c, int gpu, int64_t b, int64_t nv, 
 	return x;
 }
 
-static int load_samples(struct ctx *c)
+static int cmp_double(const void *a, const void *b)
 {
-	char *sql = xasprintf("SELECT run, benchmark, nvtx, kernel, metric, value FROM samples"
-			      " WHERE run IN (SELECT id%s)", run_where);
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* quantile of sorted v[0..n) by linear interpolation */
+static double quant(const double *v, size_t n, double q)
+{
+	double h = q * (double)(n - 1);
+	size_t i = (size_t)h;
+	if (i + 1 >= n)
+		return v[n - 1];
+	return v[i] + (h - (double)i) * (v[i + 1] - v[i]);
+}
+
+/* The values read for the series' current commit become its point; a
+ * series has at most a point per selected run. */
+static void series_flush(struct series *x, size_t nruns)
+{
+	if (!x->ncur)
+		return;
+	if (x->npt == x->cappt) {
+		x->cappt = x->cappt ? 2 * x->cappt : (nruns < 64 ? nruns : 64);
+		x->pt = xrealloc(x->pt, x->cappt * sizeof *x->pt);
+	}
+	double *v = x->cur;
+	size_t m = x->ncur;
+	if (m <= 16)   /* a commit's few launches */
+		for (size_t i = 1; i < m; i++)
+			for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
+				double t = v[j];
+				v[j] = v[j - 1];
+				v[j - 1] = t;
+			}
+	else
+		qsort(v, m, sizeof *v, cmp_double);
+	x->pt[x->npt++] = (struct point){ x->cur_pos, (uint32_t)m, (float)quant(v, m, 0.5),
+		(float)quant(v, m, 0.25), (float)quant(v, m, 0.75), (float)v[0], (float)v[m - 1] };
+	x->ncur = 0;
+}
+
+static void series_reset(struct ctx *c)
+{
+	for (size_t i = 0; i < c->ns; i++) {
+		free(c->s[i].cur);
+		free(c->s[i].pt);
+	}
+	free(c->s);
+	free(c->slot);
+	c->s = NULL;
+	c->slot = NULL;
+	c->ns = c->cap = 0;
+}
+
+/*
+ * The samples of the selected runs, each series' values reduced to a point
+ * per commit as they are read, so memory holds points, not samples.  That
+ * needs each run's rows to come together: they do in rowid order (a run is
+ * stored in one transaction) and in the run index's order, which the reads
+ * below follow; should a run's rows come apart anyway (1 is returned then),
+ * the caller reads again in ORDER BY run.  When most runs are selected the
+ * table is scanned in rowid order, which is cheaper than looking every row
+ * up through the run index, by two threads over two rowid ranges split at
+ * a run's first row; seen[pos] is set for each run met.
+ */
+static int load_samples_once(struct ctx *c, int ordered, int scan, int64_t lo, int64_t hi,
+			     unsigned char *seen)
+{
+	char *sql = scan ? xasprintf("SELECT run, benchmark, nvtx, kernel, metric, value FROM samples"
+				     " WHERE rowid >= ?3 AND rowid < ?4%s", ordered ? " ORDER BY run" : "")
+		: xasprintf("SELECT run, benchmark, nvtx, kernel, metric, value FROM samples"
+			    " WHERE run IN (SELECT id%s)%s", run_where, ordered ? " ORDER BY run" : "");
 	sqlite3_stmt *s;
 	int rc = sqlite3_prepare_v2(c->db, sql, -1, &s, NULL);
 	free(sql);
 	if (rc != SQLITE_OK)
 		return db_fail(c->db, "read the samples");
-	if (c->o->branch)
-		sqlite3_bind_text(s, 1, c->o->branch, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, c->o->since);
+	if (scan) {
+		sqlite3_bind_int64(s, 3, lo);
+		sqlite3_bind_int64(s, 4, hi);
+	} else {
+		if (c->o->branch)
+			sqlite3_bind_text(s, 1, c->o->branch, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, c->o->since);
+	}
+	unsigned char *done = xcalloc(c->nruns + 1, 1);   /* runs whose rows have passed */
+	int64_t prev = -1;
+	uint32_t prev_pos = 0;
+	int apart = 0;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int64_t run = sqlite3_column_int64(s, 0);
-		if (run < 0 || run > c->max_run_id || !c->pos_of[run])
+		uint32_t pos;
+		if (!run_pos_of(c, run, &pos))
 			continue;
-		uint32_t pos = c->pos_of[run] - 1;
+		if (run != prev) {
+			if (prev >= 0)
+				done[prev_pos] = 1;
+			if (done[pos]) {
+				apart = 1;
+				break;
+			}
+			seen[pos] = 1;
+			prev = run;
+			prev_pos = pos;
+		}
 		struct series *x = series_get(c, c->runs[pos].gpu, sqlite3_column_int64(s, 1),
 					      sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3),
 					      sqlite3_column_int64(s, 4));
-		if (x->n == x->cap) {
-			x->cap = x->cap ? 2 * x->cap : 16;
-			x->pv = xrealloc(x->pv, x->cap * sizeof *x->pv);
+		if (x->ncur && x->cur_pos != pos)
+			series_flush(x, c->nruns);
+		x->cur_pos = pos;
+		if (x->ncur == x->capcur) {
+			x->capcur = x->capcur ? 2 * x->capcur : 8;
+			x->cur = xrealloc(x->cur, x->capcur * sizeof *x->cur);
 		}
-		x->pv[x->n++] = (struct pv){ pos, sqlite3_column_double(s, 5) };
+		x->cur[x->ncur++] = sqlite3_column_double(s, 5);
 	}
 	sqlite3_finalize(s);
+	free(done);
+	if (apart)
+		return 1;
 	if (rc != SQLITE_DONE)
 		return db_fail(c->db, "read the samples");
+	for (size_t i = 0; i < c->ns; i++) {
+		series_flush(&c->s[i], c->nruns);
+		free(c->s[i].cur);
+		c->s[i].cur = NULL;
+		c->s[i].capcur = 0;
+	}
 	return 0;
 }
 
-static int cmp_pv(const void *a, const void *b)
+struct half {
+	struct ctx c;           /* its own connection and series */
+	int64_t lo, hi;
+	unsigned char *seen;
+	int rc;
+};
+
+static void *read_half(void *arg)
 {
-	const struct pv *x = a, *y = b;
-	if (x->pos != y->pos)
-		return (x->pos > y->pos) - (x->pos < y->pos);
-	return (x->v > y->v) - (x->v < y->v);
+	struct half *h = arg;
+	h->rc = load_samples_once(&h->c, 0, 1, h->lo, h->hi, h->seen);
+	return NULL;
 }
 
-/* quantile of sorted v[0..n) by linear interpolation */
-static double quant(const struct pv *v, size_t n, double q)
+static int64_t one_int(sqlite3 *db, const char *sql, int64_t arg, int64_t dflt)
 {
-	double h = q * (double)(n - 1);
-	size_t i = (size_t)h;
-	if (i + 1 >= n)
-		return v[n - 1].v;
-	return v[i].v + (h - (double)i) * (v[i + 1].v - v[i].v);
+	sqlite3_stmt *s;
+	int64_t v = dflt;
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+		return dflt;
+	sqlite3_bind_int64(s, 1, arg);
+	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL)
+		v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return v;
+}
+
+/* The scan in two threads: 0 done, 1 the runs' rows came apart (or a
+ * thread could not be had: read again in one), -1 error (printed). */
+static int load_samples_split(struct ctx *c, unsigned char *seen)
+{
+	int64_t first = one_int(c->db, "SELECT min(rowid) FROM samples", 0, -1);
+	int64_t last = one_int(c->db, "SELECT max(rowid) FROM samples", 0, -1);
+	const char *file = sqlite3_db_filename(c->db, "main");
+	if (first < 0 || last - first < 100000 || !file || !*file)
+		return 1;
+	int64_t mid_run = one_int(c->db, "SELECT run FROM samples WHERE rowid >= ?1 ORDER BY rowid LIMIT 1",
+				  first + (last - first) / 2, -1);
+	int64_t split = one_int(c->db, "SELECT min(rowid) FROM samples WHERE run = ?1", mid_run, -1);
+	if (mid_run < 0 || split <= first)
+		return 1;
+	struct half h[2];
+	memset(h, 0, sizeof h);
+	for (int k = 0; k < 2; k++) {
+		h[k].c = *c;
+		h[k].c.s = NULL;
+		h[k].c.slot = NULL;
+		h[k].c.ns = h[k].c.cap = 0;
+		h[k].seen = xcalloc(c->nruns + 1, 1);
+	}
+	h[0].lo = first;
+	h[0].hi = split;
+	h[1].lo = split;
+	h[1].hi = last + 1;
+	int rc = 0;
+	if (sqlite3_open_v2(file, &h[1].c.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		sqlite3_close(h[1].c.db);
+		h[1].c.db = NULL;
+		rc = 1;
+	}
+	pthread_t tid;
+	if (!rc && pthread_create(&tid, NULL, read_half, &h[1]) != 0)
+		rc = 1;
+	if (!rc) {
+		read_half(&h[0]);
+		pthread_join(tid, NULL);
+		rc = h[0].rc < 0 || h[1].rc < 0 ? -1 : h[0].rc || h[1].rc;
+		for (size_t i = 0; !rc && i < c->nruns; i++)
+			if (h[0].seen[i] && h[1].seen[i])
+				rc = 1;   /* a run on both sides of the split */
+	}
+	if (!rc) {
+		/* the first half's series, then the second's points appended */
+		c->s = h[0].c.s;
+		c->slot = h[0].c.slot;
+		c->ns = h[0].c.ns;
+		c->cap = h[0].c.cap;
+		h[0].c.s = NULL;
+		h[0].c.slot = NULL;
+		h[0].c.ns = 0;
+		for (size_t i = 0; i < h[1].c.ns; i++) {
+			struct series *y = &h[1].c.s[i];
+			struct series *x = series_get(c, y->gpu, y->bench, y->nvtx, y->kernel, y->metric);
+			if (!x->npt) {
+				x->pt = y->pt;
+				x->npt = y->npt;
+				x->cappt = y->cappt;
+				y->pt = NULL;
+				continue;
+			}
+			if (x->npt + y->npt > x->cappt) {
+				x->cappt = x->npt + y->npt;
+				x->pt = xrealloc(x->pt, x->cappt * sizeof *x->pt);
+			}
+			memcpy(x->pt + x->npt, y->pt, y->npt * sizeof *y->pt);
+			x->npt += y->npt;
+		}
+		for (size_t i = 0; i < c->nruns; i++)
+			seen[i] = h[0].seen[i] | h[1].seen[i];
+	}
+	for (int k = 0; k < 2; k++) {
+		series_reset(&h[k].c);
+		free(h[k].seen);
+	}
+	if (h[1].c.db)
+		sqlite3_close(h[1].c.db);
+	return rc;
+}
+
+static int load_samples(struct ctx *c)
+{
+	sqlite3_stmt *s;
+	int64_t all = 0;
+	if (sqlite3_prepare_v2(c->db, "SELECT count(*) FROM runs", -1, &s, NULL) != SQLITE_OK)
+		return db_fail(c->db, "count the runs");
+	if (sqlite3_step(s) == SQLITE_ROW)
+		all = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	int scan = (int64_t)c->nruns * 4 >= all * 3;
+	unsigned char *seen = xcalloc(c->nruns + 1, 1);
+	int rc = scan ? load_samples_split(c, seen) : 1;
+	if (rc == 1) {
+		series_reset(c);
+		rc = load_samples_once(c, 0, scan, INT64_MIN, INT64_MAX, seen);
+	}
+	if (rc == 1) {
+		series_reset(c);
+		rc = load_samples_once(c, 1, scan, INT64_MIN, INT64_MAX, seen);
+	}
+	free(seen);
+	return rc == 1 ? db_fail(c->db, "read the samples in run order") : rc;
+}
+
+static int cmp_point(const void *a, const void *b)
+{
+	const struct point *x = a, *y = b;
+	return (x->pos > y->pos) - (x->pos < y->pos);
 }
 
 static void build_points(struct ctx *c, struct series *x)
 {
-	qsort(x->pv, x->n, sizeof *x->pv, cmp_pv);
-	x->pt = xmalloc((x->n ? x->n : 1) * sizeof *x->pt);
-	for (size_t i = 0; i < x->n;) {
-		size_t j = i;
-		while (j < x->n && x->pv[j].pos == x->pv[i].pos)
-			j++;
-		const struct pv *v = x->pv + i;
-		size_t m = j - i;
-		x->pt[x->npt++] = (struct point){ v[0].pos, quant(v, m, 0.5), quant(v, m, 0.25),
-			quant(v, m, 0.75), v[0].v, v[m - 1].v, (uint32_t)m };
-		i = j;
-	}
+	for (size_t i = 1; i < x->npt; i++)
+		if (x->pt[i].pos < x->pt[i - 1].pos) {
+			qsort(x->pt, x->npt, sizeof *x->pt, cmp_point);
+			break;
+		}
 	if (x->npt >= 2 * c->o->cp.min_seg) {
 		double *med = xmalloc(x->npt * sizeof *med);
 		for (size_t i = 0; i < x->npt; i++)
 			med[i] = x->pt[i].med;
-		x->cp = xmalloc(x->npt * sizeof *x->cp);
-		x->ncp = changepoint_find(med, x->npt, &c->o->cp, x->cp, x->npt);
+		size_t cap = 8;
+		x->cp = xmalloc(cap * sizeof *x->cp);
+		x->ncp = changepoint_find(med, x->npt, &c->o->cp, x->cp, cap);
+		if (x->ncp > cap) {   /* rare: search again with room for all */
+			x->cp = xrealloc(x->cp, x->ncp * sizeof *x->cp);
+			x->ncp = changepoint_find(med, x->npt, &c->o->cp, x->cp, x->ncp);
+		}
 		free(med);
 	}
-	free(x->pv);
-	x->pv = NULL;
 }
 
 static struct ctx *sort_ctx;
@@ -672,30 +1028,18 @@ static int cmp_series(const void *a, const void *b)
 	return d;
 }
 
-/* +1 when a higher value is worse (time, counts), -1 when better, 0 unknown */
-static int worse_dir(const char *metric)
-{
-	if (strstr(metric, "pct_of_peak") || strstr(metric, "throughput") ||
-	    strstr(metric, "per_second") || strstr(metric, "achieved"))
-		return -1;
-	if (strstr(metric, "duration") || strstr(metric, "time") || strstr(metric, "cycles") ||
-	    strstr(metric, "bytes") || strstr(metric, "inst_executed") || strstr(metric, "sectors"))
-		return 1;
-	return 0;
-}
-
 static const char *kernel_label(const struct ctx *c, int64_t k)
 {
-	if (k >= 0 && (size_t)k < c->kernel.n && c->kernel.v[k].demangled && *c->kernel.v[k].demangled)
-		return c->kernel.v[k].demangled;
+	const struct name *nm = name_find(&c->kernel, k);
+	if (nm && nm->demangled && *nm->demangled)
+		return nm->demangled;
 	return name_of(&c->kernel, k);
 }
 
 static const char *unit_of(const struct ctx *c, int64_t m)
 {
-	if (m >= 0 && (size_t)m < c->metric.n && c->metric.v[m].unit)
-		return c->metric.v[m].unit;
-	return "";
+	const struct name *nm = name_find(&c->metric, m);
+	return nm && nm->unit ? nm->unit : "";
 }
 
 /* ---------------------------------------------------------------- SVG */
@@ -725,6 +1069,62 @@ static void path_rel(struct kg_buf *b, const int *xs, const int *ys, size_t n, i
 	}
 }
 
+/*
+ * A y-axis label: the value with an SI prefix and 3 to 11 significant
+ * digits, in the metric's unit where that is short (ns shown as s, ms, us
+ * or ns; byte as B; %), so that it fits the margin: "4.295 GB", not
+ * "4.29498e+09".
+ */
+static void fmt_axis(char *out, size_t n, double v, const char *unit, int prec)
+{
+	static const struct { double f; const char *p; } si[] = {
+		{ 1e15, "P" }, { 1e12, "T" }, { 1e9, "G" }, { 1e6, "M" }, { 1e3, "k" },
+		{ 1, "" }, { 1e-3, "m" }, { 1e-6, "u" }, { 1e-9, "n" },
+	};
+	const char *u = "";
+	if (!strcmp(unit, "ns")) {
+		v *= 1e-9;
+		u = "s";
+	} else if (!strcmp(unit, "byte")) {
+		u = "B";
+	} else if (!strcmp(unit, "%")) {
+		snprintf(out, n, "%.*g%%", prec, v);
+		return;
+	}
+	double a = fabs(v);
+	size_t i = 0;
+	if (a == 0 || a >= 1e18 || a < 1e-12) {
+		snprintf(out, n, "%.*g%s%s", prec, v, *u ? " " : "", u);
+		return;
+	}
+	while (i + 1 < sizeof si / sizeof si[0] && a < si[i].f * 0.9995)
+		i++;
+	if (!*u && !*si[i].p && a >= 1e-3) {
+		snprintf(out, n, "%.*g", prec, v);
+		return;
+	}
+	snprintf(out, n, "%.*g%s%s%s", prec, v / si[i].f, *u || *si[i].p ? " " : "", si[i].p, u);
+}
+
+/* A drawn column of a chart: the commits that fall on it, between change
+ * points; their medians' median (the line) and the lowest first and highest
+ * third quartile (the band). */
+struct col { int x, ymed, yq1, yq3; };
+
+static double median_of(double *v, size_t n)
+{
+	for (size_t i = 1; i < n; i++)   /* a column holds a few commits */
+		for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			double t = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+#define PW (W - ML - MR)
+#define COLW 2          /* pixels a drawn column spans when commits outnumber them */
+
 static void chart(struct ctx *c, const struct series *x, struct kg_buf *b, int hover_all,
 		  size_t idx)
 {
@@ -744,19 +1144,43 @@ static void chart(struct ctx *c, const struct series *x, struct kg_buf *b, int h
 	lo -= pad;
 	hi += pad;
 	double span = c->nruns > 1 ? (double)(c->nruns - 1) : 1;
-	int *xs = xmalloc(x->npt * sizeof *xs), *y1 = xmalloc(x->npt * sizeof *y1);
-	int *y3 = xmalloc(x->npt * sizeof *y3), *ym = xmalloc(x->npt * sizeof *ym);
-	for (size_t i = 0; i < x->npt; i++) {
-		xs[i] = c->nruns > 1 ? ML + (int)lround((double)x->pt[i].pos / span * (W - ML - MR))
-			: ML + (W - ML - MR) / 2;
-		ym[i] = MT + (int)lround((hi - x->pt[i].med) / (hi - lo) * (H - MT - MB));
-		y1[i] = MT + (int)lround((hi - x->pt[i].q1) / (hi - lo) * (H - MT - MB));
-		y3[i] = MT + (int)lround((hi - x->pt[i].q3) / (hi - lo) * (H - MT - MB));
+#define XOF(pos) (c->nruns > 1 ? (double)(pos) / span * PW : PW / 2.0)
+#define YOF(v) (MT + (int)lround((hi - (v)) / (hi - lo) * (H - MT - MB)))
+#define COLUMN(pos) ((int)(XOF(pos) / COLW) < PW / COLW ? (int)(XOF(pos) / COLW) : PW / COLW - 1)
+	/* columns: one per commit, or, with more commits than PW / COLW, one
+	 * per COLW pixels, never across a change point */
+	int aggregate = x->npt > PW / COLW;
+	struct col *col = xmalloc((x->npt ? x->npt : 1) * sizeof *col);
+	double *tmp = xmalloc((x->npt ? x->npt : 1) * sizeof *tmp);
+	size_t ncol = 0, k = 0;
+	for (size_t i = 0; i < x->npt;) {
+		size_t j = i + 1;
+		int ci = COLUMN(x->pt[i].pos);
+		while (k < x->ncp && x->cp[k].at <= i)
+			k++;
+		size_t stop = k < x->ncp ? x->cp[k].at : x->npt;
+		if (aggregate)
+			while (j < stop && COLUMN(x->pt[j].pos) == ci)
+				j++;
+		double q1 = INFINITY, q3 = -INFINITY;
+		for (size_t t = i; t < j; t++) {
+			tmp[t - i] = x->pt[t].med;
+			if (x->pt[t].q1 < q1) q1 = x->pt[t].q1;
+			if (x->pt[t].q3 > q3) q3 = x->pt[t].q3;
+		}
+		double med = median_of(tmp, j - i);
+		int px = aggregate ? ci * COLW + COLW / 2 : (int)lround(XOF(x->pt[i].pos));
+		col[ncol++] = (struct col){ ML + px, YOF(med), YOF(q1), YOF(q3) };
+		i = j;
 	}
+	free(tmp);
 	const char *metric = name_of(&c->metric, x->metric);
 	const char *unit = unit_of(c, x->metric);
-	buf_printf(b, "<figure class=\"chart\" id=\"s%zu\" data-points=\"%zu\" data-change-points=\"%zu\""
-		   " data-metric=\"", idx, x->npt, x->ncp);
+	buf_printf(b, "<figure class=\"chart\" id=\"s%zu\" data-points=\"%zu\" data-change-points=\"%zu\"",
+		   idx, x->npt, x->ncp);
+	if (aggregate)
+		buf_printf(b, " data-columns=\"%zu\"", ncol);
+	buf_adds(b, " data-metric=\"");
 	report_html_escape(b, metric);
 	buf_adds(b, "\"><figcaption><b>");
 	report_html_escape(b, kernel_label(c, x->kernel));
@@ -776,21 +1200,24 @@ static void chart(struct ctx *c, const struct series *x, struct kg_buf *b, int h
 		buf_adds(b, " · ");
 		report_html_escape(b, c->gpus[x->gpu]);
 	}
+	if (aggregate)
+		buf_printf(b, " · %zu commits in %zu columns", x->npt, ncol);
 	buf_printf(b, "</figcaption><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\""
 		   " viewBox=\"0 0 %d %d\" role=\"img\">", W, H, W, H);
 	buf_printf(b, "<rect class=\"frame\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>", ML, MT,
-		   W - ML - MR, H - MT - MB);
+		   PW, H - MT - MB);
 	/* enough digits that the two axis labels differ */
 	int prec = 4;
-	char lhi[40], llo[40];
+	char lhi[48], llo[48];
 	do {
-		snprintf(lhi, sizeof lhi, "%.*g", prec, hi);
-		snprintf(llo, sizeof llo, "%.*g", prec, lo);
+		fmt_axis(lhi, sizeof lhi, hi, unit, prec);
+		fmt_axis(llo, sizeof llo, lo, unit, prec);
 	} while (!strcmp(lhi, llo) && ++prec < 12);
-	buf_printf(b, "<text class=\"ax\" x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>", ML - 4,
-		   MT + 10, lhi);
-	buf_printf(b, "<text class=\"ax\" x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>", ML - 4,
-		   H - MB, llo);
+	buf_printf(b, "<text class=\"ax\" x=\"%d\" y=\"%d\" text-anchor=\"end\">", ML - 4, MT + 10);
+	report_html_escape(b, lhi);
+	buf_printf(b, "</text><text class=\"ax\" x=\"%d\" y=\"%d\" text-anchor=\"end\">", ML - 4, H - MB);
+	report_html_escape(b, llo);
+	buf_adds(b, "</text>");
 	char sha[16];
 	short_sha(sha, c->runs[x->pt[0].pos].commit);
 	buf_printf(b, "<text class=\"ax\" x=\"%d\" y=\"%d\">", ML, H - MB + 16);
@@ -800,23 +1227,32 @@ static void chart(struct ctx *c, const struct series *x, struct kg_buf *b, int h
 	buf_printf(b, "<text class=\"ax\" x=\"%d\" y=\"%d\" text-anchor=\"end\">", W - MR, H - MB + 16);
 	report_html_escape(b, sha);
 	buf_adds(b, "</text>");
-	/* the spread band: interquartile range of each commit's values */
-	buf_adds(b, "<path class=\"band\" d=\"");
-	path_rel(b, xs, y3, x->npt, 1);
-	int *rx = xmalloc(x->npt * sizeof *rx), *ry = xmalloc(x->npt * sizeof *ry);
-	for (size_t i = 0; i < x->npt; i++) {
-		rx[i] = xs[x->npt - 1 - i];
-		ry[i] = y1[x->npt - 1 - i];
+	/* the spread band, then the median line */
+	int *xs = xmalloc(ncol * sizeof *xs), *ys = xmalloc(ncol * sizeof *ys);
+	for (size_t i = 0; i < ncol; i++) {
+		xs[i] = col[i].x;
+		ys[i] = col[i].yq3;
 	}
-	path_rel(b, rx, ry, x->npt, 0);
+	buf_adds(b, "<path class=\"band\" d=\"");
+	path_rel(b, xs, ys, ncol, 1);
+	for (size_t i = 0; i < ncol; i++) {
+		xs[i] = col[ncol - 1 - i].x;
+		ys[i] = col[ncol - 1 - i].yq1;
+	}
+	path_rel(b, xs, ys, ncol, 0);
 	buf_adds(b, "Z\"/><path class=\"median\" d=\"");
-	path_rel(b, xs, ym, x->npt, 1);
+	for (size_t i = 0; i < ncol; i++) {
+		xs[i] = col[i].x;
+		ys[i] = col[i].ymed;
+	}
+	path_rel(b, xs, ys, ncol, 1);
 	buf_adds(b, "\"/>");
-	free(rx);
-	free(ry);
-	for (size_t k = 0; k < x->ncp; k++) {
-		const struct cp_result *r = &x->cp[k];
-		int cx = (xs[r->at - 1] + xs[r->at]) / 2;
+	free(xs);
+	free(ys);
+	free(col);
+	for (size_t k2 = 0; k2 < x->ncp; k2++) {
+		const struct cp_result *r = &x->cp[k2];
+		int cx = ML + (int)lround((XOF(x->pt[r->at - 1].pos) + XOF(x->pt[r->at].pos)) / 2);
 		short_sha(sha, c->runs[x->pt[r->at].pos].commit);
 		buf_printf(b, "<line class=\"cp\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"><title>change point at ",
 			   cx, MT, cx, H - MB);
@@ -824,12 +1260,14 @@ static void chart(struct ctx *c, const struct series *x, struct kg_buf *b, int h
 		buf_printf(b, ": %.6g → %.6g (%+.2f%%), p = %.3g</title></line>", r->before, r->after,
 			   100 * r->shift, r->p);
 	}
+	/* hover marks: every commit while the report is small and the chart
+	 * not aggregated; else the change points and the newest commit */
+	size_t k3 = 0;
 	for (size_t i = 0; i < x->npt; i++) {
-		int is_cp = 0;
-		for (size_t k = 0; k < x->ncp; k++)
-			if (x->cp[k].at == i)
-				is_cp = 1;
-		if (!hover_all && !is_cp && i + 1 != x->npt)
+		while (k3 < x->ncp && x->cp[k3].at < i)
+			k3++;
+		int is_cp = k3 < x->ncp && x->cp[k3].at == i;
+		if ((!hover_all || aggregate) && !is_cp && i + 1 != x->npt)
 			continue;
 		const struct point *p = &x->pt[i];
 		const struct run *r = &c->runs[p->pos];
@@ -837,16 +1275,15 @@ static void chart(struct ctx *c, const struct series *x, struct kg_buf *b, int h
 		fmt_date(date, sizeof date, r->time);
 		short_sha(sha, r->commit);
 		buf_printf(b, "<circle class=\"pt%s\" cx=\"%d\" cy=\"%d\" r=\"3\"><title>", is_cp ? " cpt" : "",
-			   xs[i], ym[i]);
+			   ML + (int)lround(XOF(p->pos)), YOF(p->med));
 		report_html_escape(b, sha);
 		buf_printf(b, " (%s): median %.6g, IQR %.6g–%.6g, range %.6g–%.6g, n = %u</title></circle>",
 			   date, p->med, p->q1, p->q3, p->lo, p->hi, p->n);
 	}
+#undef XOF
+#undef YOF
+#undef COLUMN
 	buf_adds(b, "</svg></figure>\n");
-	free(xs);
-	free(y1);
-	free(y3);
-	free(ym);
 }
 
 /* ---------------------------------------------------------------- roofline */
@@ -1003,7 +1440,7 @@ static void html_verdicts(struct ctx *c, struct kg_buf *b, struct report_summary
 {
 	buf_adds(b, "<h2 id=\"verdicts\">Newest verdicts</h2>\n");
 	struct report_check chk;
-	int rc = load_newest(c->db, "v.run IN (SELECT id FROM runs WHERE (?1 IS NULL OR branch = ?1)"
+	int rc = load_newest(c->db, "c.run IN (SELECT id FROM runs WHERE (?1 IS NULL OR branch = ?1)"
 			     " AND time >= ?2)", c->o->branch, c->o->since, &chk);
 	if (rc != 0) {
 		buf_adds(b, "<p class=\"note\">No check is stored for these runs.</p>\n");
@@ -1018,9 +1455,24 @@ static void html_verdicts(struct ctx *c, struct kg_buf *b, struct report_summary
 	report_html_escape(b, sha);
 	buf_adds(b, "</code> against ");
 	report_html_escape(b, chk.baseline ? chk.baseline : "(none)");
-	buf_printf(b, ", checked %s: %zu fail, %zu missing, %zu inconclusive, %zu new, %zu pass.</p>\n",
-		   date, chk.n_fail, chk.n_missing, chk.n_inconclusive, chk.n_new, chk.n_pass);
-	sum->check_fail = chk.n_fail;
+	const struct kg_outcome *oc = &chk.outcome;
+	buf_printf(b, ", checked %s: <span class=\"%s\">%s</span>: %zu fail, %zu missing, %zu inconclusive,"
+		   " %zu new, %zu pass.</p>\n", date, verdict_key(oc->verdict), verdict_name(oc->verdict),
+		   oc->n_fail, oc->n_missing, oc->n_inconclusive, oc->n_new, oc->n_pass);
+	if (oc->verdict == KG_VERDICT_NO_BASELINE) {
+		buf_adds(b, "<p>No baseline: ");
+		report_html_escape(b, oc->note ? oc->note : "nothing to compare with");
+		buf_adds(b, ".</p>\n");
+	}
+	if (oc->not_compared) {
+		buf_adds(b, "<p>Not compared: ");
+		report_html_escape(b, oc->not_compared);
+		buf_adds(b, ".</p>\n");
+	}
+	sum->check_verdict = oc->verdict;
+	sum->check_exit = oc->exit_status;
+	sum->check_failing = oc->n_failing;
+	sum->has_check = 1;
 	const struct report_verdict **ord = xmalloc((chk.n + 1) * sizeof *ord);
 	for (size_t i = 0; i < chk.n; i++)
 		ord[i] = &chk.v[i];
@@ -1083,18 +1535,117 @@ static int cmp_cpref(const void *a, const void *b)
 	return (y->worse > x->worse) - (y->worse < x->worse);
 }
 
-int report_html(struct kg_store *st, const struct report_opts *o, char **html, size_t *len,
-		struct report_summary *sum)
+static void page_head(struct kg_buf *b, const struct report_opts *o, const char *sub,
+		      size_t nruns, size_t ns)
+{
+	buf_adds(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+		    "<meta name=\"generator\" content=\"kgate " KGATE_VERSION "\"><title>kgate trend report");
+	if (o->branch) {
+		buf_adds(b, ": ");
+		report_html_escape(b, o->branch);
+	}
+	if (sub) {
+		buf_adds(b, " · ");
+		report_html_escape(b, sub);
+	}
+	buf_printf(b, "</title><style>%s</style></head>\n<body data-kgate-report=\"1\" data-runs=\"%zu\""
+		   " data-series=\"%zu\">\n<h1>kgate trend report", css, nruns, ns);
+	if (o->branch) {
+		buf_adds(b, ": branch ");
+		report_html_escape(b, o->branch);
+	}
+	buf_adds(b, "</h1>\n");
+}
+
+static const char page_foot[] = "<p class=\"note\">Made by kgate " KGATE_VERSION ".</p>\n</body></html>\n";
+
+/* The file name of chart page k (directory form). */
+static void page_name(char *out, size_t n, size_t k)
+{
+	snprintf(out, n, "p%zu.html", k);
+}
+
+/* Directory form: the series go to pages of about max_charts charts, a
+ * benchmark's kernels in order, a kernel's charts never split; returns the
+ * number of pages. */
+static size_t assign_pages(struct ctx *c, size_t max_charts)
+{
+	size_t page = 0, on_page = 0;
+	for (size_t i = 0; i < c->ns;) {
+		size_t j = i;
+		while (j < c->ns && c->s[j].gpu == c->s[i].gpu && c->s[j].bench == c->s[i].bench &&
+		       c->s[j].nvtx == c->s[i].nvtx && c->s[j].kernel == c->s[i].kernel)
+			j++;
+		int new_bench = i == 0 || c->s[i].bench != c->s[i - 1].bench;
+		if (i == 0 || new_bench || on_page + (j - i) > max_charts) {
+			page++;
+			on_page = 0;
+		}
+		for (size_t k = i; k < j; k++)
+			c->s[k].page = page;
+		on_page += j - i;
+		i = j;
+	}
+	return page;
+}
+
+/* The charts of series [i, j), one section per benchmark; a hover mark on
+ * every commit while they hold at most max_hover points. */
+static void html_charts(struct ctx *c, struct kg_buf *b, size_t i0, size_t j0)
+{
+	size_t points = 0;
+	for (size_t i = i0; i < j0; i++)
+		points += c->s[i].npt;
+	int hover_all = points <= c->o->max_hover;
+	for (size_t i = i0; i < j0;) {
+		size_t j = i;
+		while (j < j0 && c->s[j].bench == c->s[i].bench)
+			j++;
+		buf_printf(b, "<section class=\"benchmark\" data-charts=\"%zu\"><h2>Benchmark ", j - i);
+		report_html_escape(b, name_of(&c->bench, c->s[i].bench));
+		buf_adds(b, "</h2>\n");
+		for (size_t k = i; k < j; k++)
+			chart(c, &c->s[k], b, hover_all, k);
+		buf_adds(b, "</section>\n");
+		i = j;
+	}
+}
+
+static void page_add(struct report_page **pages, size_t *n, const char *name, struct kg_buf *b)
+{
+	*pages = xrealloc(*pages, (*n + 1) * sizeof **pages);
+	(*pages)[*n].name = xstrdup(name);
+	(*pages)[*n].len = b->len;
+	(*pages)[*n].html = buf_detach(b);
+	if (!(*pages)[*n].html)
+		(*pages)[*n].html = xstrdup("");
+	(*n)++;
+}
+
+void report_pages_free(struct report_page *pages, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(pages[i].name);
+		free(pages[i].html);
+	}
+	free(pages);
+}
+
+int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_charts,
+		 struct report_page **pages, size_t *npages, struct report_summary *sum)
 {
 	memset(sum, 0, sizeof *sum);
+	*pages = NULL;
+	*npages = 0;
 	struct ctx c;
 	memset(&c, 0, sizeof c);
 	c.db = store_db(st);
 	c.o = o;
+	c.pages = max_charts > 0;
 	int ret = KG_EXIT_RUNTIME;
 	struct kg_buf b = KG_BUF_INIT;
 	struct cp_ref *cps = NULL;
-	size_t ncps = 0;
+	size_t ncps = 0, nchart_pages = 0;
 	if (load_runs(&c) || load_names(c.db, "SELECT id, name FROM benchmarks", &c.bench) ||
 	    load_names(c.db, "SELECT id, path FROM nvtx", &c.nvtx) ||
 	    load_names(c.db, "SELECT id, mangled, demangled FROM kernels", &c.kernel) ||
@@ -1108,28 +1659,17 @@ int report_html(struct kg_store *st, const struct report_opts *o, char **html, s
 	sort_ctx = &c;
 	if (c.ns)   /* c.s is NULL when there is no series; qsort's is nonnull */
 		qsort(c.s, c.ns, sizeof *c.s, cmp_series);
+	if (c.pages)
+		nchart_pages = assign_pages(&c, max_charts);
 	sum->runs = c.nruns;
 	sum->series = c.ns;
-	int hover_all = sum->points <= o->max_hover;
 
 	char d0[32] = "", d1[32] = "";
 	if (c.nruns) {
 		fmt_date(d0, sizeof d0, c.runs[0].time);
 		fmt_date(d1, sizeof d1, c.runs[c.nruns - 1].time);
 	}
-	buf_adds(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-		     "<meta name=\"generator\" content=\"kgate " KGATE_VERSION "\"><title>kgate trend report");
-	if (o->branch) {
-		buf_adds(&b, ": ");
-		report_html_escape(&b, o->branch);
-	}
-	buf_printf(&b, "</title><style>%s</style></head>\n<body data-kgate-report=\"1\" data-runs=\"%zu\""
-		   " data-series=\"%zu\">\n<h1>kgate trend report", css, c.nruns, c.ns);
-	if (o->branch) {
-		buf_adds(&b, ": branch ");
-		report_html_escape(&b, o->branch);
-	}
-	buf_adds(&b, "</h1>\n");
+	page_head(&b, o, NULL, c.nruns, c.ns);
 	if (!c.nruns) {
 		buf_adds(&b, "<p id=\"empty\">No runs match.</p>\n");
 	} else {
@@ -1137,10 +1677,13 @@ int report_html(struct kg_store *st, const struct report_opts *o, char **html, s
 			   " metric). Each chart: the median of each commit's values (line), their"
 			   " interquartile range (band), and change points (dashed red lines) found by"
 			   " binary segmentation with a rank statistic and a permutation test (p &le; %.3g,"
-			   " change of the median &ge; %.3g%%).%s</p>\n",
+			   " change of the median &ge; %.3g%%). A chart of more commits than it has"
+			   " pixels for draws a column per %d pixels, never across a change point: the"
+			   " median of its commits' medians, and from the lowest first to the highest"
+			   " third quartile among them.%s</p>\n",
 			   c.nruns, c.nruns == 1 ? "" : "s", d0, d1, c.ns, o->cp.alpha,
-			   100 * o->cp.min_shift,
-			   hover_all ? " Hover over a point for its commit." :
+			   100 * o->cp.min_shift, COLW,
+			   sum->points <= o->max_hover ? " Hover over a point for its commit." :
 			   " This report is large: hover marks are drawn only at change points and at"
 			   " the newest commit of each chart.");
 	}
@@ -1155,7 +1698,7 @@ int report_html(struct kg_store *st, const struct report_opts *o, char **html, s
 	for (size_t i = 0; i < c.ns; i++)
 		for (size_t k = 0; k < c.s[i].ncp; k++) {
 			const struct cp_result *r = &c.s[i].cp[k];
-			int dir = worse_dir(name_of(&c.metric, c.s[i].metric));
+			int dir = metric_worse_sign(metric_better(name_of(&c.metric, c.s[i].metric)));
 			double sh = isnan(r->shift) ? 0 : r->shift;
 			cps[ncps++] = (struct cp_ref){ &c.s[i], r, dir ? dir * sh : fabs(sh) };
 			if (c.runs[c.s[i].pt[r->at].pos].time >= newest - o->new_within)
@@ -1171,12 +1714,14 @@ int report_html(struct kg_store *st, const struct report_opts *o, char **html, s
 			const struct series *x = cps[i].x;
 			const struct cp_result *r = cps[i].r;
 			const struct run *run = &c.runs[x->pt[r->at].pos];
-			char date[32], sh[32];
+			char date[32], sh[32], pn[32] = "";
 			fmt_date(date, sizeof date, run->time);
 			fmt_pct(sh, sizeof sh, r->shift);
+			if (c.pages)
+				page_name(pn, sizeof pn, x->page);
 			buf_printf(&b, "<tr><td>");
 			report_html_escape(&b, name_of(&c.bench, x->bench));
-			buf_printf(&b, "</td><td><a href=\"#s%zu\">", (size_t)(x - c.s));
+			buf_printf(&b, "</td><td><a href=\"%s#s%zu\">", pn, (size_t)(x - c.s));
 			report_html_escape(&b, kernel_label(&c, x->kernel));
 			buf_adds(&b, "</a></td><td>");
 			report_html_escape(&b, name_of(&c.nvtx, x->nvtx));
@@ -1197,26 +1742,79 @@ int report_html(struct kg_store *st, const struct report_opts *o, char **html, s
 	}
 	sum->roofline_points = roofline(&c, &b);
 
-	/* charts, one section per benchmark */
-	for (size_t i = 0; i < c.ns;) {
-		size_t j = i;
-		while (j < c.ns && c.s[j].bench == c.s[i].bench)
-			j++;
-		buf_printf(&b, "<section class=\"benchmark\" data-charts=\"%zu\"><h2>Benchmark ", j - i);
-		report_html_escape(&b, name_of(&c.bench, c.s[i].bench));
-		buf_adds(&b, "</h2>\n");
-		for (size_t k = i; k < j; k++)
-			chart(&c, &c.s[k], &b, hover_all, k);
-		buf_adds(&b, "</section>\n");
-		i = j;
+	if (!c.pages) {
+		html_charts(&c, &b, 0, c.ns);
+		buf_adds(&b, page_foot);
+		page_add(pages, npages, "index.html", &b);
+	} else {
+		/* the index lists the chart pages; each page draws its charts */
+		buf_adds(&b, "<h2 id=\"charts\">Charts</h2>\n<table class=\"pages\"><tr><th>page</th>"
+			     "<th>benchmark</th><th>kernels</th><th>charts</th><th>change points</th></tr>\n");
+		struct kg_buf pg = KG_BUF_INIT;
+		struct report_page *cp_pages = NULL;
+		size_t ncp_pages = 0;
+		for (size_t i = 0; i < c.ns;) {
+			size_t j = i, nk = 0, ncp = 0;
+			for (; j < c.ns && c.s[j].page == c.s[i].page; j++) {
+				ncp += c.s[j].ncp;
+				nk += j == i || c.s[j].kernel != c.s[j - 1].kernel ||
+				      c.s[j].nvtx != c.s[j - 1].nvtx || c.s[j].gpu != c.s[j - 1].gpu;
+			}
+			char pn[32];
+			page_name(pn, sizeof pn, c.s[i].page);
+			const char *bn = name_of(&c.bench, c.s[i].bench);
+			buf_printf(&b, "<tr><td><a href=\"%s\">%s</a></td><td>", pn, pn);
+			report_html_escape(&b, bn);
+			buf_adds(&b, "</td><td>");
+			report_html_escape(&b, kernel_label(&c, c.s[i].kernel));
+			if (nk > 1) {
+				buf_adds(&b, " … ");
+				report_html_escape(&b, kernel_label(&c, c.s[j - 1].kernel));
+			}
+			buf_printf(&b, " (%zu)</td><td>%zu</td><td>%zu</td></tr>\n", nk, j - i, ncp);
+			char sub[64];
+			snprintf(sub, sizeof sub, "page %zu of %zu", c.s[i].page, nchart_pages);
+			page_head(&pg, o, sub, c.nruns, j - i);
+			buf_printf(&pg, "<p><a href=\"index.html\">The report's index</a> (verdicts, change"
+				   " points, roofline, every page). This is page %zu of %zu: %zu charts of",
+				   c.s[i].page, nchart_pages, j - i);
+			buf_adds(&pg, " benchmark ");
+			report_html_escape(&pg, bn);
+			buf_printf(&pg, ", %zu run%s from %s to %s.", c.nruns, c.nruns == 1 ? "" : "s", d0, d1);
+			if (c.s[i].page > 1) {
+				char prev[32];
+				page_name(prev, sizeof prev, c.s[i].page - 1);
+				buf_printf(&pg, " <a href=\"%s\">Previous page</a>.", prev);
+			}
+			if (c.s[i].page < nchart_pages) {
+				char next[32];
+				page_name(next, sizeof next, c.s[i].page + 1);
+				buf_printf(&pg, " <a href=\"%s\">Next page</a>.", next);
+			}
+			buf_adds(&pg, "</p>\n");
+			html_charts(&c, &pg, i, j);
+			buf_adds(&pg, page_foot);
+			page_add(&cp_pages, &ncp_pages, pn, &pg);
+			i = j;
+		}
+		buf_adds(&b, "</table>\n");
+		buf_adds(&b, page_foot);
+		page_add(pages, npages, "index.html", &b);
+		*pages = xrealloc(*pages, (1 + ncp_pages) * sizeof **pages);
+		if (ncp_pages)
+			memcpy(*pages + 1, cp_pages, ncp_pages * sizeof *cp_pages);
+		*npages += ncp_pages;
+		free(cp_pages);
 	}
-	buf_adds(&b, "<p class=\"note\">Made by kgate " KGATE_VERSION ".</p>\n</body></html>\n");
 
 	/* the summary */
 	struct kg_buf t = KG_BUF_INIT;
 	buf_adds(&t, "*kgate trend report*");
-	if (o->branch)
-		buf_printf(&t, " for `%s`", o->branch);
+	if (o->branch) {
+		buf_adds(&t, " for `");
+		slack_escape(&t, o->branch);
+		buf_adds(&t, "`");
+	}
 	buf_printf(&t, ": %zu runs, %zu series", c.nruns, c.ns);
 	if (c.nruns)
 		buf_printf(&t, " (%s to %s)", d0, d1);
@@ -1232,25 +1830,32 @@ int report_html(struct kg_store *st, const struct report_opts *o, char **html, s
 		const struct series *x = cps[i].x;
 		char sha[16];
 		short_sha(sha, c.runs[x->pt[cps[i].r->at].pos].commit);
-		buf_printf(&t, "• %s / %s / %s: %+.1f%% at `%s`\n", name_of(&c.bench, x->bench),
-			   kernel_label(&c, x->kernel), name_of(&c.metric, x->metric),
-			   100 * cps[i].r->shift, sha);
+		buf_adds(&t, "• ");
+		slack_escape(&t, name_of(&c.bench, x->bench));
+		buf_adds(&t, " / ");
+		slack_escape(&t, kernel_label(&c, x->kernel));
+		buf_adds(&t, " / ");
+		slack_escape(&t, name_of(&c.metric, x->metric));
+		buf_printf(&t, ": %+.1f%% at `", 100 * cps[i].r->shift);
+		slack_escape(&t, sha);
+		buf_adds(&t, "`\n");
 	}
-	if (sum->check_fail)
-		buf_printf(&t, "Newest check: %zu FAIL.\n", sum->check_fail);
+	if (sum->has_check)
+		buf_printf(&t, "Newest check: %s%s (%zu failing, exit status %d).\n",
+			   verdict_name(sum->check_verdict),
+			   sum->check_verdict == KG_VERDICT_NO_BASELINE ? ", nothing compared" : "",
+			   sum->check_failing, sum->check_exit);
 	if (o->link)
 		buf_printf(&t, "<%s|Open the report>\n", o->link);
 	sum->text = buf_detach(&t);
 	if (!sum->text)
 		sum->text = xstrdup("");
-	*len = b.len;
-	*html = buf_detach(&b);
 	ret = KG_EXIT_PASS;
 out:
 	buf_free(&b);
 	free(cps);
 	for (size_t i = 0; i < c.ns; i++) {
-		free(c.s[i].pv);
+		free(c.s[i].cur);
 		free(c.s[i].pt);
 		free(c.s[i].cp);
 	}
@@ -1259,7 +1864,7 @@ out:
 	for (size_t i = 0; i < c.nruns; i++)
 		free(c.runs[i].commit);
 	free(c.runs);
-	free(c.pos_of);
+	free(c.by_id);
 	for (size_t i = 0; i < c.ngpus; i++)
 		free(c.gpus[i]);
 	free(c.gpus);
@@ -1267,5 +1872,25 @@ out:
 	free_names(&c.nvtx);
 	free_names(&c.kernel);
 	free_names(&c.metric);
+	if (ret != KG_EXIT_PASS) {
+		report_pages_free(*pages, *npages);
+		*pages = NULL;
+		*npages = 0;
+	}
 	return ret;
+}
+
+int report_html(struct kg_store *st, const struct report_opts *o, char **html, size_t *len,
+		struct report_summary *sum)
+{
+	struct report_page *pages;
+	size_t n;
+	int rc = report_pages(st, o, 0, &pages, &n, sum);
+	if (rc != KG_EXIT_PASS)
+		return rc;
+	*html = pages[0].html;
+	*len = pages[0].len;
+	pages[0].html = NULL;
+	report_pages_free(pages, n);
+	return rc;
 }

@@ -10,13 +10,17 @@
  * buffers of KG_RUNNER_TAIL_BYTES each, so memory stays bounded whatever the
  * benchmark prints, and enforces the timeout on the whole group: SIGTERM,
  * then SIGKILL after the grace period.  Processes the benchmark left behind
- * in its group when it exited are killed the same way.
+ * when it exited, in its group or moved out of it (kgate is the child
+ * subreaper, so they stay its descendants), are ended the same way.  A
+ * process that outlives SIGKILL (a setuid program, uninterruptible sleep)
+ * is not waited for: after the grace period it is reported as unkillable.
  */
 #include "kgate/runner.h"
 #include "kgate/kgate.h"
 #include "kgate/collector.h"
 #include "kgate/util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -25,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -335,6 +340,82 @@ static int group_alive(pid_t pgid)
 	return kill(-pgid, 0) == 0 || errno == EPERM;
 }
 
+/*
+ * kgate is the child subreaper (PR_SET_CHILD_SUBREAPER) while it runs
+ * benchmarks: a process that leaves the benchmark's process group (setsid,
+ * setpgid) and is orphaned (double fork) is re-parented to kgate instead of
+ * init, so it can still be found, as a descendant of kgate, and ended.
+ */
+#define MAX_TREE 4096
+
+/* Append the children of every thread of p to out[*n..cap). */
+static void children_of(pid_t p, pid_t *out, size_t *n, size_t cap)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task", (int)p);
+	DIR *d = opendir(path);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d)) && *n < cap) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		char cpath[sizeof path + sizeof e->d_name + 16];
+		snprintf(cpath, sizeof cpath, "%s/%s/children", path, e->d_name);
+		FILE *f = fopen(cpath, "r");
+		int c;
+		if (!f)
+			continue;
+		while (*n < cap && fscanf(f, "%d", &c) == 1)
+			out[(*n)++] = (pid_t)c;
+		fclose(f);
+	}
+	closedir(d);
+}
+
+static int is_zombie(pid_t p)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)p);
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	const char *rp = strrchr(buf, ')');
+	return !rp || rp[1] != ' ' || rp[2] == 'Z' || rp[2] == 'X';
+}
+
+/* kgate's descendants that are not zombies, at most MAX_TREE; sig (when not
+ * 0) sent to each.  Returns how many there are. */
+static size_t descendants(int sig)
+{
+	pid_t *t = xmalloc(MAX_TREE * sizeof *t);
+	size_t n = 0, live = 0;
+
+	children_of(getpid(), t, &n, MAX_TREE);
+	for (size_t i = 0; i < n; i++)
+		children_of(t[i], t, &n, MAX_TREE);
+	for (size_t i = 0; i < n; i++) {
+		if (is_zombie(t[i]))
+			continue;
+		live++;
+		if (sig)
+			kill(t[i], sig);
+	}
+	free(t);
+	return live;
+}
+
+/* The benchmark's process group and every descendant of kgate. */
+static void signal_all(pid_t pgid, int sig)
+{
+	kill(-pgid, sig);
+	descendants(sig);
+}
+
 int runner_run(const struct kg_runner_spec *spec, struct kg_runner_result *res)
 {
 	int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, pr[2] = { -1, -1 };
@@ -351,6 +432,9 @@ int runner_run(const struct kg_runner_spec *spec, struct kg_runner_result *res)
 		res->spawn_error = xasprintf("cannot create a pipe: %s", strerror(errno));
 		goto out;
 	}
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1L, 0L, 0L, 0L) != 0)
+		kg_warn("cannot become the child subreaper (%s): processes a benchmark moves "
+			"out of its process group may outlive it", strerror(errno));
 	char **envp = env_merge(spec->env);
 	double t0 = now_s();
 	pid_t pid = fork();
@@ -399,45 +483,54 @@ int runner_run(const struct kg_runner_spec *spec, struct kg_runner_result *res)
 	int status = 0, reaped = 0, term_sent = 0, kill_sent = 0;
 	double exited_at = 0;
 	for (;;) {
-		if (!reaped) {
-			pid_t w = waitpid(pid, &status, WNOHANG);
-			if (w == pid) {
+		/* the benchmark, and what was re-parented to kgate and died */
+		int st;
+		pid_t w;
+		while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+			if (w == pid && !reaped) {
+				status = st;
 				reaped = 1;
 				exited_at = now_s();
 				res->wall_s = exited_at - t0;
 			}
-		}
 		double t = now_s();
-		if (reaped && po[0] < 0 && pe[0] < 0 && !group_alive(pid))
+		/* once the benchmark is reaped, every descendant is a leftover */
+		size_t others = reaped ? descendants(0) : 0;
+		if (reaped && po[0] < 0 && pe[0] < 0 && !group_alive(pid) && !others)
 			break;
 		if (caught && !term_sent) {
 			res->interrupted = 1;
-			kill(-pid, SIGTERM);
+			signal_all(pid, SIGTERM);
 			term_sent = 1;
 			kill_at = t + grace;
 		}
 		if (!reaped && deadline && t >= deadline && !term_sent) {
 			res->timed_out = 1;
-			kill(-pid, SIGTERM);
+			signal_all(pid, SIGTERM);
 			term_sent = 1;
 			kill_at = t + grace;
 		}
-		/* The benchmark exited but its group lives on (or holds the pipes):
-		 * give it a moment, then end it. */
+		/* The benchmark exited but its group or processes it moved out of
+		 * the group live on (or hold the pipes): give them a moment, then
+		 * end them. */
 		if (reaped && !term_sent && t >= exited_at + 0.2) {
-			if (group_alive(pid)) {
+			if (group_alive(pid) || others) {
 				res->leftovers = 1;
-				kill(-pid, SIGTERM);
+				signal_all(pid, SIGTERM);
 			}
 			term_sent = 1;
 			kill_at = t + grace;
 		}
 		if (term_sent && !kill_sent && t >= kill_at) {
-			kill(-pid, SIGKILL);
+			signal_all(pid, SIGKILL);
 			kill_sent = 1;
 		}
-		if (kill_sent && reaped && t >= kill_at + 2.0) {
-			/* Something outside the group holds the pipes open: stop waiting. */
+		if (kill_sent && t >= kill_at + 2.0) {
+			/* SIGKILL did not end them: not kgate's to signal (setuid),
+			 * or in uninterruptible sleep.  Or, when all are gone,
+			 * something else holds the pipes open.  Stop waiting. */
+			if (!reaped || others || group_alive(pid))
+				res->unkillable = 1;
 			break;
 		}
 		struct pollfd pf[2];
@@ -464,11 +557,9 @@ int runner_run(const struct kg_runner_spec *spec, struct kg_runner_result *res)
 		}
 	}
 	if (!reaped) {
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-			;
+		/* unkillable: not waited for, it may never end */
 		res->wall_s = now_s() - t0;
-	}
-	if (WIFEXITED(status)) {
+	} else if (WIFEXITED(status)) {
 		res->exited = 1;
 		res->exit_status = WEXITSTATUS(status);
 	} else if (WIFSIGNALED(status)) {
@@ -505,13 +596,22 @@ void runner_result_free(struct kg_runner_result *res)
 
 int runner_ok(const struct kg_runner_result *res)
 {
-	return res->spawned && res->exited && res->exit_status == 0 && !res->timed_out;
+	return res->spawned && res->exited && res->exit_status == 0 && !res->timed_out &&
+	       !res->unkillable;
 }
+
+#define UNKILLABLE_WHY "processes of it were still running after SIGKILL (not kgate's " \
+	"to signal, such as a setuid program, or in uninterruptible sleep)"
 
 char *runner_describe(const struct kg_runner_result *res, double timeout_s)
 {
 	if (!res->spawned)
 		return xstrdup(res->spawn_error ? res->spawn_error : "could not be started");
+	if (res->unkillable && res->timed_out)
+		return xasprintf("timed out after %g s and could not be killed: %s", timeout_s,
+				 UNKILLABLE_WHY);
+	if (res->unkillable)
+		return xasprintf("could not be killed: %s", UNKILLABLE_WHY);
 	if (res->timed_out)
 		return xasprintf("timed out after %g s", timeout_s);
 	if (res->signal)

@@ -7,7 +7,9 @@
  * that intern benchmark, kernel, metric and NVTX names), and the read
  * queries of runs, samples and verdicts.  Bound parameters only.
  */
+#include "kgate/metric.h"
 #include "kgate/store.h"
+#include "kgate/verdict.h"
 #include "kgate/util.h"
 
 #include <errno.h>
@@ -96,6 +98,37 @@ static const char *const migrations[] = {
 	"  why TEXT NOT NULL,"
 	"  details TEXT NOT NULL);"
 	"CREATE INDEX explanations_run ON explanations(run);",
+
+	/* 3 -> 4: the outcome of each check, stored once (the verdict every
+	 * rendering reads); which row made it fail; the benchmarks a run ran.
+	 * Checks stored before are given the outcome "kgate comment" showed
+	 * for them then (fail when a row is fail or missing); their policies
+	 * are not known (NULL). */
+	"CREATE TABLE checks ("
+	"  id INTEGER PRIMARY KEY,"
+	"  run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+	"  baseline TEXT,"
+	"  time INTEGER NOT NULL,"
+	"  verdict TEXT NOT NULL,"
+	"  exit_status INTEGER NOT NULL,"
+	"  on_new_kernel TEXT, on_missing_kernel TEXT, on_inconclusive TEXT, on_no_baseline TEXT,"
+	"  note TEXT, not_compared TEXT);"
+	"CREATE INDEX checks_run ON checks(run);"
+	"ALTER TABLE verdicts ADD COLUMN fails INTEGER;"
+	"ALTER TABLE verdicts ADD COLUMN check_id INTEGER REFERENCES checks(id);"
+	"INSERT INTO checks(run, baseline, time, verdict, exit_status)"
+	"  SELECT run, baseline, time,"
+	"    CASE WHEN sum(verdict IN ('fail', 'missing')) > 0 THEN 'fail' ELSE 'pass' END,"
+	"    CASE WHEN sum(verdict IN ('fail', 'missing')) > 0 THEN 1 ELSE 0 END"
+	"  FROM verdicts GROUP BY run, baseline, time ORDER BY min(id);"
+	"UPDATE verdicts SET fails = verdict IN ('fail', 'missing'),"
+	"  check_id = (SELECT c.id FROM checks c WHERE c.run = verdicts.run"
+	"    AND c.time = verdicts.time AND c.baseline IS verdicts.baseline);"
+	"CREATE INDEX verdicts_check ON verdicts(check_id);"
+	"CREATE TABLE run_benchmarks ("
+	"  run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+	"  benchmark INTEGER NOT NULL REFERENCES benchmarks(id),"
+	"  PRIMARY KEY (run, benchmark)) WITHOUT ROWID;",
 };
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
@@ -216,6 +249,8 @@ struct kg_store {
 	int64_t run_id;
 	sqlite3_stmt *q[Q_COUNT];
 	struct intern_map bench, nvtx, kern, metric;
+	int64_t *run_bench;     /* benchmark ids of the open run */
+	size_t n_run_bench, cap_run_bench;
 };
 
 static int db_fail(struct kg_store *st, const char *what)
@@ -244,6 +279,74 @@ static int exec_sql(sqlite3 *db, const char *sql, char **err)
 	return sqlite3_exec(db, sql, NULL, NULL, err);
 }
 
+static int busy_timeout_ms(void)
+{
+	const char *e = getenv("KGATE_BUSY_TIMEOUT_MS");
+	if (e && *e) {
+		char *end;
+		long v = strtol(e, &end, 10);
+		if (*end == '\0' && v >= 0 && v < 86400000L)
+			return (int)v;
+		kg_warn("KGATE_BUSY_TIMEOUT_MS='%s' is not a number of milliseconds; using 10000", e);
+	}
+	return 10000;
+}
+
+/* PRAGMA data_version: changes when another connection commits; -1 when it
+ * cannot be read (a rollback-journal database another process writes). */
+static long long data_version(sqlite3 *db)
+{
+	sqlite3_stmt *s;
+	long long v = -1;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA data_version", -1, &s, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return v;
+}
+
+/*
+ * BEGIN IMMEDIATE, retried.  SQLite's busy handler waits up to the busy
+ * timeout for the write lock, and is not fair: with several writers queued
+ * (kgate ingests of a CI's parallel jobs), a waiter can lose to every
+ * newcomer until its timeout runs out although each writer holds the lock
+ * for a moment only.  So a writer that still finds the lock held pauses (a
+ * tenth of the busy timeout, up to twice that at random) and tries again,
+ * for as long as other writers keep committing; it gives up when
+ * STALE_TRIES attempts in a row saw no commit (one transaction held the
+ * lock all that time), or after MAX_TRIES attempts.
+ */
+#define STALE_TRIES 3
+#define MAX_TRIES 1000
+static int begin_immediate(sqlite3 *db, const char *path)
+{
+	long base = busy_timeout_ms() / 10;
+	unsigned seed = (unsigned)getpid() ^ (unsigned)time(NULL);
+	long long seen = data_version(db);
+	int rc = exec_sql(db, "BEGIN IMMEDIATE", NULL);
+
+	for (int i = 1, stale = 1; i < MAX_TRIES && stale < STALE_TRIES &&
+				   (rc & 0xff) == SQLITE_BUSY; i++) {
+		long ms = base + (base ? (long)(rand_r(&seed) % base) : 0);
+		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+		if (i == 1)
+			kg_note("database '%s': another writer holds its write lock; waiting on",
+				path);
+		nanosleep(&ts, NULL);
+		long long now = data_version(db);
+		if (now >= 0 && now != seen) {
+			stale = 0;      /* someone committed: the queue moves */
+			seen = now;
+		}
+		rc = exec_sql(db, "BEGIN IMMEDIATE", NULL);
+		if ((rc & 0xff) == SQLITE_BUSY)
+			stale++;
+	}
+	return rc;
+}
+
 static int read_user_version(sqlite3 *db, int *v)
 {
 	sqlite3_stmt *s;
@@ -259,31 +362,25 @@ static int read_user_version(sqlite3 *db, int *v)
 	return rc;
 }
 
-static int busy_timeout_ms(void)
-{
-	const char *e = getenv("KGATE_BUSY_TIMEOUT_MS");
-	if (e && *e) {
-		char *end;
-		long v = strtol(e, &end, 10);
-		if (*end == '\0' && v >= 0 && v < 86400000L)
-			return (int)v;
-		kg_warn("KGATE_BUSY_TIMEOUT_MS='%s' is not a number of milliseconds; using 10000", e);
-	}
-	return 10000;
-}
-
 /* Migrate from the version found to target, in one transaction. */
 static int migrate(struct kg_store *st, int target)
 {
 	char *err = NULL;
 	int v = 0;
 
-	if (exec_sql(st->db, "BEGIN IMMEDIATE", NULL) != SQLITE_OK)
+	if (begin_immediate(st->db, st->path) != SQLITE_OK)
 		return db_fail(st, "cannot lock for migration");
 	if (read_user_version(st->db, &v) != SQLITE_OK) {
 		int rc = db_fail(st, "cannot read schema version");
 		exec_sql(st->db, "ROLLBACK", NULL);
 		return rc;
+	}
+	if (v < 0 || v > target) {
+		/* another process changed it since open_db looked */
+		exec_sql(st->db, "ROLLBACK", NULL);
+		kg_error("cannot open '%s': database schema version %d is not one this kgate "
+			 "can migrate to %d", st->path, v, target);
+		return KG_EXIT_RUNTIME;
 	}
 	if (v == 0) {
 		/* A SQLite file with tables but without our schema is not ours to
@@ -336,6 +433,12 @@ static int open_db(const char *path, int flags, int target, struct kg_store **ou
 		kg_error("cannot open '%s': %s", path, strerror(errno));
 		goto fail;
 	}
+	struct stat sb;
+	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+		/* SQLite would block for ever reading a FIFO */
+		kg_error("cannot open '%s': not a regular file", path);
+		goto fail;
+	}
 	rc = sqlite3_open_v2(path, &st->db,
 			     (ro ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
 			     SQLITE_OPEN_NOMUTEX,
@@ -348,7 +451,22 @@ static int open_db(const char *path, int flags, int target, struct kg_store **ou
 	sqlite3_busy_timeout(st->db, busy_timeout_ms());
 	rc = read_user_version(st->db, &v);
 	if (rc != SQLITE_OK && ro) {
-		/* A WAL file on read-only media: open it as immutable. */
+		/* A WAL database on read-only media, without its -shm file (SQLite
+		 * cannot create it): open it as immutable, which reads the main
+		 * file alone.  Committed transactions still in the -wal file
+		 * would then be silently missing, so a -wal that holds anything
+		 * is refused. */
+		char *wal = xasprintf("%s-wal", path);
+		struct stat wb;
+		int wal_used = stat(wal, &wb) == 0 && wb.st_size > 0;
+		free(wal);
+		if (wal_used) {
+			kg_error("cannot open '%s': its write-ahead log '%s-wal' holds changes "
+				 "that cannot be read without '%s-shm' on read-only media (%s); "
+				 "copy the three files to writable storage", path, path, path,
+				 sqlite3_errmsg(st->db));
+			goto fail;
+		}
 		sqlite3_close(st->db);
 		st->db = NULL;
 		char *uri = sqlite3_mprintf("file:%q?immutable=1", path);
@@ -360,6 +478,11 @@ static int open_db(const char *path, int flags, int target, struct kg_store **ou
 	}
 	if (rc != SQLITE_OK) {
 		kg_error("cannot open '%s': %s", path, sqlite3_errmsg(st->db));
+		goto fail;
+	}
+	if (v < 0) {
+		kg_error("cannot open '%s': database schema version %d is not one kgate "
+			 "writes (a damaged or foreign file); left untouched", path, v);
 		goto fail;
 	}
 	if (v > SCHEMA_VERSION) {
@@ -437,6 +560,7 @@ void store_close(struct kg_store *st)
 	intern_clear(&st->nvtx);
 	intern_clear(&st->kern);
 	intern_clear(&st->metric);
+	free(st->run_bench);
 	if (st->db)
 		sqlite3_close(st->db);
 	free(st->path);
@@ -446,40 +570,6 @@ void store_close(struct kg_store *st)
 struct sqlite3 *store_db(struct kg_store *st)
 {
 	return st->db;
-}
-
-/* ------------------------------------------------------------------ */
-/* Metric vocabulary                                                   */
-
-int store_metric_is_deterministic(const char *m)
-{
-	if (!strncmp(m, "launch__", 8))
-		return 1;
-	return strstr(m, "inst_executed") || strstr(m, "bytes") || strstr(m, "sectors") ||
-	       strstr(m, "requests");
-}
-
-const char *store_metric_unit_guess(const char *m)
-{
-	if (!strncmp(m, "gpu__time_duration", 18) || strstr(m, "__time"))
-		return "ns";
-	if (!strncmp(m, "launch__shared_mem", 18))
-		return "byte/block";
-	if (!strncmp(m, "launch__local_mem", 17))
-		return "byte/thread";
-	if (!strcmp(m, "launch__registers_per_thread"))
-		return "register/thread";
-	if (strstr(m, "bytes"))
-		return "byte";
-	if (strstr(m, "inst_executed"))
-		return "inst";
-	if (strstr(m, "sectors"))
-		return "sector";
-	if (strstr(m, "requests"))
-		return "request";
-	if (strstr(m, "pct_of_peak") || strstr(m, "_pct"))
-		return "%";
-	return "";
 }
 
 /* ------------------------------------------------------------------ */
@@ -505,9 +595,10 @@ int store_run_begin(struct kg_store *st, struct kg_run_info *run)
 		kg_error("database '%s': a run is already open", st->path);
 		return KG_EXIT_RUNTIME;
 	}
-	if (exec_sql(st->db, "BEGIN IMMEDIATE", NULL) != SQLITE_OK)
+	if (begin_immediate(st->db, st->path) != SQLITE_OK)
 		return db_fail(st, "cannot start a transaction");
 	st->in_run = 1;
+	st->n_run_bench = 0;
 	if (sqlite3_prepare_v2(st->db,
 			       "INSERT INTO runs(commit_sha, branch, parent, time, host, gpu_name,"
 			       " gpu_uuid, gpu_chip, driver, cuda, collector, config_hash, source,"
@@ -592,7 +683,7 @@ static int64_t intern_metric(struct kg_store *st, const char *name, const char *
 		if (!(s = query(st, Q_METRIC_ADD)))
 			return 0;
 		sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-		bind_text(s, 2, unit ? unit : store_metric_unit_guess(name));
+		bind_text(s, 2, unit ? unit : metric_unit(name));
 		sqlite3_bind_int(s, 3, det);
 		if (sqlite3_step(s) != SQLITE_DONE) {
 			db_fail(st, "cannot add a metric");
@@ -672,6 +763,55 @@ static int64_t intern_kernel(struct kg_store *st, const struct kg_kernel_name *k
 	return id;
 }
 
+/* Remember that the open run ran benchmark id b (written at commit). */
+static void run_bench_note(struct kg_store *st, int64_t b)
+{
+	for (size_t i = st->n_run_bench; i-- > 0;)
+		if (st->run_bench[i] == b)
+			return;
+	if (st->n_run_bench == st->cap_run_bench) {
+		st->cap_run_bench = st->cap_run_bench ? 2 * st->cap_run_bench : 16;
+		st->run_bench = xrealloc(st->run_bench, st->cap_run_bench * sizeof *st->run_bench);
+	}
+	st->run_bench[st->n_run_bench++] = b;
+}
+
+int store_run_benchmark_add(struct kg_store *st, const char *benchmark)
+{
+	if (!st->in_run) {
+		kg_error("database '%s': no run is open", st->path);
+		return KG_EXIT_RUNTIME;
+	}
+	int64_t b = intern_simple(st, &st->bench, Q_BENCH_GET, Q_BENCH_ADD, benchmark);
+	if (!b)
+		return KG_EXIT_RUNTIME;
+	run_bench_note(st, b);
+	return KG_EXIT_PASS;
+}
+
+/* The open run's benchmarks into run_benchmarks, inside its transaction. */
+static int run_bench_write(struct kg_store *st)
+{
+	sqlite3_stmt *s;
+	if (!st->n_run_bench)
+		return KG_EXIT_PASS;
+	if (sqlite3_prepare_v2(st->db, "INSERT OR IGNORE INTO run_benchmarks(run, benchmark) VALUES (?, ?)",
+			       -1, &s, NULL) != SQLITE_OK)
+		return db_fail(st, "prepare");
+	for (size_t i = 0; i < st->n_run_bench; i++) {
+		sqlite3_reset(s);
+		sqlite3_bind_int64(s, 1, st->run_id);
+		sqlite3_bind_int64(s, 2, st->run_bench[i]);
+		if (sqlite3_step(s) != SQLITE_DONE) {
+			int rc = db_fail(st, "cannot store the run's benchmarks");
+			sqlite3_finalize(s);
+			return rc;
+		}
+	}
+	sqlite3_finalize(s);
+	return KG_EXIT_PASS;
+}
+
 int store_sample_add(struct kg_store *st, const char *benchmark, const char *nvtx,
 		     const struct kg_kernel_name *kernel, const char *metric,
 		     const char *unit, int deterministic, int repeat, int64_t ordinal,
@@ -688,6 +828,7 @@ int store_sample_add(struct kg_store *st, const char *benchmark, const char *nvt
 	    !(n = intern_simple(st, &st->nvtx, Q_NVTX_GET, Q_NVTX_ADD, nvtx ? nvtx : "")) ||
 	    !(k = intern_kernel(st, kernel)) || !(m = intern_metric(st, metric, unit, deterministic)))
 		return KG_EXIT_RUNTIME;
+	run_bench_note(st, b);
 	if (!(s = query(st, Q_SAMPLE)))
 		return KG_EXIT_RUNTIME;
 	sqlite3_bind_int64(s, 1, st->run_id);
@@ -711,6 +852,11 @@ int store_run_commit(struct kg_store *st)
 		kg_error("database '%s': no run is open", st->path);
 		return KG_EXIT_RUNTIME;
 	}
+	if (run_bench_write(st) != KG_EXIT_PASS) {
+		store_run_abort(st);
+		return KG_EXIT_RUNTIME;
+	}
+	st->n_run_bench = 0;
 	if (exec_sql(st->db, "COMMIT", NULL) != SQLITE_OK) {
 		int rc = db_fail(st, "cannot commit the run");
 		store_run_abort(st);
@@ -727,6 +873,7 @@ void store_run_abort(struct kg_store *st)
 	exec_sql(st->db, "ROLLBACK", NULL);
 	st->in_run = 0;
 	st->run_id = 0;
+	st->n_run_bench = 0;
 	/* Ids handed out inside the transaction are gone. */
 	intern_clear(&st->bench);
 	intern_clear(&st->nvtx);
@@ -919,6 +1066,49 @@ int store_find_runs(struct kg_store *st, const struct kg_run_filter *f,
 	return KG_EXIT_PASS;
 }
 
+static int names_query(struct kg_store *st, const char *sql, int64_t run, char ***names,
+		       size_t *n)
+{
+	sqlite3_stmt *s;
+	size_t cap = 0;
+	int rc;
+
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+		return db_fail(st, "prepare");
+	sqlite3_bind_int64(s, 1, run);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (*n + 1 >= cap) {
+			cap = cap ? 2 * cap : 16;
+			*names = xrealloc(*names, cap * sizeof **names);
+		}
+		(*names)[(*n)++] = col_dup(s, 0);
+		(*names)[*n] = NULL;
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		return db_fail(st, "cannot read the run's benchmarks");
+	return KG_EXIT_PASS;
+}
+
+int store_run_benchmarks(struct kg_store *st, int64_t run, char ***names, size_t *n)
+{
+	*names = NULL;
+	*n = 0;
+	int rc = names_query(st, "SELECT b.name FROM run_benchmarks r JOIN benchmarks b"
+			     " ON b.id = r.benchmark WHERE r.run = ?1 ORDER BY b.name", run, names, n);
+	if (rc == KG_EXIT_PASS && !*n)
+		/* a run stored before schema 4: what its samples name */
+		rc = names_query(st, "SELECT b.name FROM benchmarks b WHERE b.id IN"
+				 " (SELECT DISTINCT benchmark FROM samples WHERE run = ?1)"
+				 " ORDER BY b.name", run, names, n);
+	if (rc != KG_EXIT_PASS) {
+		store_names_free(*names, *n);
+		*names = NULL;
+		*n = 0;
+	}
+	return rc;
+}
+
 /* ------------------------------------------------------------------ */
 /* Reading samples                                                     */
 
@@ -927,13 +1117,256 @@ static int same_text(const char *a, const unsigned char *b)
 	return a && b && !strcmp(a, (const char *)b);
 }
 
+/* One series while loading: its ids, and each value's (repeat, ordinal). */
+struct load_series {
+	int64_t b, n, k, m;
+	int64_t *key;           /* repeat << 32 | ordinal, per value (when kept) */
+	int sorted;             /* values so far in (run, repeat, ordinal) order */
+	int64_t last;           /* the key of the last value */
+};
+
+struct load_map {
+	size_t *slot;           /* series index + 1; 0 empty */
+	size_t mask;
+};
+
+static uint64_t ids_hash(int64_t b, int64_t n, int64_t k, int64_t m)
+{
+	uint64_t h = (uint64_t)b * 0x9e3779b97f4a7c15ull;
+	h = (h ^ (uint64_t)n) * 0xc2b2ae3d27d4eb4full;
+	h = (h ^ (uint64_t)k) * 0x165667b19e3779f9ull;
+	h = (h ^ (uint64_t)m) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29);
+}
+
+/* Names of the ids the samples use, fetched by id (no join, no sort). */
+static int load_names(struct kg_store *st, struct kg_series *out, const struct load_series *ls,
+		      size_t n)
+{
+	static const char *const sql[] = {
+		"SELECT name FROM benchmarks WHERE id = ?",
+		"SELECT path FROM nvtx WHERE id = ?",
+		"SELECT mangled, demangled, base FROM kernels WHERE id = ?",
+		"SELECT name, unit, deterministic FROM metrics WHERE id = ?",
+	};
+	sqlite3_stmt *q[4] = { NULL, NULL, NULL, NULL };
+	int rc = KG_EXIT_PASS;
+
+	for (int t = 0; t < 4 && rc == KG_EXIT_PASS; t++)
+		if (sqlite3_prepare_v2(st->db, sql[t], -1, &q[t], NULL) != SQLITE_OK)
+			rc = db_fail(st, "prepare");
+	/* Consecutive series mostly share a benchmark, NVTX path and kernel:
+	 * each name is fetched once per run of equal ids and shared. */
+	for (size_t i = 0; i < n && rc == KG_EXIT_PASS; i++) {
+		struct kg_series *x = &out[i];
+		const struct load_series *l = &ls[i], *p = i ? &ls[i - 1] : NULL;
+		int64_t id[4] = { l->b, l->n, l->k, l->m };
+		int same[4] = { p && p->b == l->b, p && p->n == l->n, p && p->k == l->k, 0 };
+		for (int t = 0; t < 4 && rc == KG_EXIT_PASS; t++) {
+			if (same[t]) {
+				const struct kg_series *y = &out[i - 1];
+				if (t == 0) x->benchmark = xstrdup(y->benchmark);
+				if (t == 1) x->nvtx = xstrdup(y->nvtx);
+				if (t == 2) {
+					x->kernel = xstrdup(y->kernel);
+					x->demangled = y->demangled ? xstrdup(y->demangled) : NULL;
+					x->base = y->base ? xstrdup(y->base) : NULL;
+				}
+				continue;
+			}
+			sqlite3_reset(q[t]);
+			sqlite3_bind_int64(q[t], 1, id[t]);
+			if (sqlite3_step(q[t]) != SQLITE_ROW) {
+				rc = db_fail(st, "cannot read the names of samples");
+				break;
+			}
+			switch (t) {
+			case 0: x->benchmark = col_dup(q[t], 0); break;
+			case 1: x->nvtx = col_dup(q[t], 0); break;
+			case 2:
+				x->kernel = col_dup(q[t], 0);
+				x->demangled = col_dup(q[t], 1);
+				x->base = col_dup(q[t], 2);
+				break;
+			default:
+				x->metric = col_dup(q[t], 0);
+				x->unit = col_dup(q[t], 1);
+				x->deterministic = sqlite3_column_int(q[t], 2);
+				break;
+			}
+		}
+		if (!x->unit)
+			x->unit = xstrdup("");
+	}
+	for (int t = 0; t < 4; t++)
+		sqlite3_finalize(q[t]);
+	return rc;
+}
+
+static int series_name_cmp(const void *pa, const void *pb)
+{
+	const struct kg_series *a = pa, *b = pb;
+	int c = strcmp(a->benchmark, b->benchmark);
+	if (!c)
+		c = strcmp(a->nvtx, b->nvtx);
+	if (!c)
+		c = strcmp(a->kernel, b->kernel);
+	if (!c)
+		c = strcmp(a->metric, b->metric);
+	return c;
+}
+
+static int series_id_cmp(const void *pa, const void *pb)
+{
+	const struct load_series *a = pa, *b = pb;
+	if (a->b != b->b) return a->b < b->b ? -1 : 1;
+	if (a->n != b->n) return a->n < b->n ? -1 : 1;
+	if (a->k != b->k) return a->k < b->k ? -1 : 1;
+	return (a->m > b->m) - (a->m < b->m);
+}
+
+/* Values of one series into (run, repeat, ordinal) order (insertion sort:
+ * they are nearly always in order already, run by run). */
+static void series_order(struct kg_series *x, int64_t *key)
+{
+	for (size_t i = 1; i < x->n; i++) {
+		double v = x->v[i];
+		int64_t r = x->run_of[i], k = key[i];
+		size_t j = i;
+		while (j > 0 && (x->run_of[j - 1] > r || (x->run_of[j - 1] == r && key[j - 1] > k))) {
+			x->v[j] = x->v[j - 1];
+			x->run_of[j] = x->run_of[j - 1];
+			key[j] = key[j - 1];
+			j--;
+		}
+		x->v[j] = v;
+		x->run_of[j] = r;
+		key[j] = k;
+	}
+}
+
+#define LOAD_RESTART (-1)
+
+static int cmp_int64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* One pass over the runs' samples into out (ls: the series' ids).  Without
+ * keys, each series remembers only the (repeat, ordinal) of its last value,
+ * and the pass gives up (LOAD_RESTART) at the first value out of order,
+ * which kgate's own ingest never stores; with keys, every value's is kept
+ * and such series are put in order at the end. */
+static int load_pass(struct kg_store *st, const int64_t *run_ids, size_t n_runs, int with_keys,
+		     struct kg_sampleset *out, struct load_series **lsp)
+{
+	sqlite3_stmt *s;
+	size_t cap = 0, *vcap = NULL, last = 0;
+	struct load_series *ls = NULL;
+	struct load_map map = { NULL, 0 };
+	int rc = KG_EXIT_PASS;
+
+	/* A run's rows are contiguous in rowid order (each run is appended in
+	 * one transaction): the range between its first and last rowid (two
+	 * lookups in samples_run) is walked along the table itself, and the
+	 * run filter keeps the answer right if they ever interleave ("+run":
+	 * not through the index, which would look every row up again). */
+	if (sqlite3_prepare_v2(st->db, "SELECT benchmark, nvtx, kernel, metric, repeat, ordinal, value"
+				       " FROM samples WHERE id >= (SELECT min(id) FROM samples WHERE run = ?1)"
+				       " AND id <= (SELECT max(id) FROM samples WHERE run = ?1) AND +run = ?1",
+			       -1, &s, NULL) != SQLITE_OK)
+		return db_fail(st, "prepare");
+	for (size_t r = 0; r < n_runs && rc == KG_EXIT_PASS; r++) {
+		int step;
+		if (r && run_ids[r] == run_ids[r - 1])
+			continue; /* asked twice (they are sorted) */
+		sqlite3_reset(s);
+		sqlite3_bind_int64(s, 1, run_ids[r]);
+		while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+			int64_t b = sqlite3_column_int64(s, 0), n = sqlite3_column_int64(s, 1),
+				k = sqlite3_column_int64(s, 2), m = sqlite3_column_int64(s, 3);
+			int64_t key = (sqlite3_column_int64(s, 4) << 32) |
+				      (sqlite3_column_int64(s, 5) & 0xffffffff);
+			size_t i;
+			if (last && ls[last - 1].b == b && ls[last - 1].n == n && ls[last - 1].k == k &&
+			    ls[last - 1].m == m) {
+				i = last; /* rows of one series often come together */
+			} else {
+				if (out->n * 2 >= map.mask) { /* grow and rehash */
+					size_t sz = map.mask ? 2 * (map.mask + 1) : 1024;
+					free(map.slot);
+					map.slot = xcalloc(sz, sizeof(*map.slot));
+					map.mask = sz - 1;
+					for (size_t q = 0; q < out->n; q++) {
+						size_t h = ids_hash(ls[q].b, ls[q].n, ls[q].k, ls[q].m) & map.mask;
+						while (map.slot[h])
+							h = (h + 1) & map.mask;
+						map.slot[h] = q + 1;
+					}
+				}
+				size_t h = ids_hash(b, n, k, m) & map.mask;
+				while ((i = map.slot[h]) != 0 && !(ls[i - 1].b == b && ls[i - 1].n == n &&
+								   ls[i - 1].k == k && ls[i - 1].m == m))
+					h = (h + 1) & map.mask;
+				if (!i) {
+					if (out->n == cap) {
+						cap = cap ? cap * 2 : 64;
+						out->s = xrealloc(out->s, cap * sizeof(*out->s));
+						ls = xrealloc(ls, cap * sizeof(*ls));
+						vcap = xrealloc(vcap, cap * sizeof(*vcap));
+					}
+					i = ++out->n;
+					map.slot[h] = i;
+					memset(&out->s[i - 1], 0, sizeof(*out->s));
+					ls[i - 1] = (struct load_series){ b, n, k, m, NULL, 1, 0 };
+					vcap[i - 1] = 0;
+				}
+				last = i;
+			}
+			struct kg_series *x = &out->s[i - 1];
+			struct load_series *l = &ls[i - 1];
+			if (x->n && (x->run_of[x->n - 1] > run_ids[r] ||
+				     (x->run_of[x->n - 1] == run_ids[r] && l->last > key))) {
+				l->sorted = 0;
+				if (!with_keys) {
+					rc = LOAD_RESTART;
+					break;
+				}
+			}
+			if (x->n == vcap[i - 1]) {
+				vcap[i - 1] = vcap[i - 1] ? vcap[i - 1] * 2 : 16;
+				x->v = xrealloc(x->v, vcap[i - 1] * sizeof(*x->v));
+				x->run_of = xrealloc(x->run_of, vcap[i - 1] * sizeof(*x->run_of));
+				if (with_keys)
+					l->key = xrealloc(l->key, vcap[i - 1] * sizeof(*l->key));
+			}
+			if (with_keys)
+				l->key[x->n] = key;
+			l->last = key;
+			x->v[x->n] = sqlite3_column_double(s, 6);
+			x->run_of[x->n++] = run_ids[r];
+		}
+		if (rc == KG_EXIT_PASS && step != SQLITE_DONE)
+			rc = db_fail(st, "cannot read samples");
+	}
+	sqlite3_finalize(s);
+	free(map.slot);
+	free(vcap);
+	for (size_t i = 0; i < out->n; i++) {
+		if (rc == KG_EXIT_PASS && !ls[i].sorted)
+			series_order(&out->s[i], ls[i].key);
+		free(ls[i].key);
+		ls[i].key = NULL;
+	}
+	*lsp = ls;
+	return rc;
+}
+
 int store_load_samples(struct kg_store *st, const int64_t *run_ids, size_t n_runs,
 		       struct kg_sampleset *out)
 {
-	struct kg_buf sql = KG_BUF_INIT;
-	sqlite3_stmt *s;
-	size_t cap = 0, vcap = 0;
-	struct kg_series *cur = NULL;
+	struct load_series *ls = NULL;
 	int rc;
 
 	out->s = NULL;
@@ -941,76 +1374,77 @@ int store_load_samples(struct kg_store *st, const int64_t *run_ids, size_t n_run
 	if (n_runs == 0)
 		return KG_EXIT_PASS;
 	/*
-	 * The samples of each run are contiguous in the samples b-tree (its key
-	 * starts with run); the names are joined afterwards and sorted.
+	 * The runs' samples are read with their integer ids only and grouped
+	 * into series by a hash of the ids as they stream by: no join and no
+	 * ORDER BY, so SQLite never sorts (its sorter spilled the joined names
+	 * to temporary files).  The names are fetched once per series
+	 * afterwards and the series (not the samples) sorted by them.
 	 */
-	buf_adds(&sql, "SELECT b.name, n.path, k.mangled, k.demangled, k.base, m.name, m.unit,"
-		       " m.deterministic, s.value, s.run"
-		       " FROM samples s JOIN benchmarks b ON b.id = s.benchmark"
-		       " JOIN nvtx n ON n.id = s.nvtx JOIN kernels k ON k.id = s.kernel"
-		       " JOIN metrics m ON m.id = s.metric WHERE s.run IN (");
-	for (size_t i = 0; i < n_runs; i++)
-		buf_adds(&sql, i ? ",?" : "?");
-	buf_adds(&sql, ") ORDER BY b.name, n.path, k.mangled, m.name, s.run, s.repeat, s.ordinal");
-	rc = sqlite3_prepare_v2(st->db, sql.s, -1, &s, NULL);
-	buf_free(&sql);
-	if (rc != SQLITE_OK)
-		return db_fail(st, "prepare");
-	for (size_t i = 0; i < n_runs; i++)
-		sqlite3_bind_int64(s, (int)i + 1, run_ids[i]);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		const unsigned char *bn = sqlite3_column_text(s, 0), *nv = sqlite3_column_text(s, 1),
-				    *kn = sqlite3_column_text(s, 2), *mn = sqlite3_column_text(s, 5);
-		if (!cur || !same_text(cur->benchmark, bn) || !same_text(cur->nvtx, nv) ||
-		    !same_text(cur->kernel, kn) || !same_text(cur->metric, mn)) {
-			if (out->n == cap) {
-				cap = cap ? cap * 2 : 64;
-				out->s = xrealloc(out->s, cap * sizeof(*out->s));
-			}
-			cur = &out->s[out->n++];
-			memset(cur, 0, sizeof(*cur));
-			cur->benchmark = col_dup(s, 0);
-			cur->nvtx = col_dup(s, 1);
-			cur->kernel = col_dup(s, 2);
-			cur->demangled = col_dup(s, 3);
-			cur->base = col_dup(s, 4);
-			cur->metric = col_dup(s, 5);
-			cur->unit = col_dup(s, 6);
-			if (!cur->unit)
-				cur->unit = xstrdup("");
-			cur->deterministic = sqlite3_column_int(s, 7);
-			vcap = 0;
-		}
-		if (cur->n == vcap) {
-			vcap = vcap ? vcap * 2 : 16;
-			cur->v = xrealloc(cur->v, vcap * sizeof(*cur->v));
-			cur->run_of = xrealloc(cur->run_of, vcap * sizeof(*cur->run_of));
-		}
-		cur->v[cur->n] = sqlite3_column_double(s, 8);
-		cur->run_of[cur->n++] = sqlite3_column_int64(s, 9);
-	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE) {
+	int64_t *ids = xmalloc(n_runs * sizeof(*ids)); /* ascending: values in run order */
+	memcpy(ids, run_ids, n_runs * sizeof(*ids));
+	qsort(ids, n_runs, sizeof(*ids), cmp_int64);
+	rc = load_pass(st, ids, n_runs, 0, out, &ls);
+	if (rc == LOAD_RESTART) {
+		free(ls);
 		store_sampleset_free(out);
-		return db_fail(st, "cannot read samples");
+		rc = load_pass(st, ids, n_runs, 1, out, &ls);
 	}
-	return KG_EXIT_PASS;
+	free(ids);
+	if (rc == KG_EXIT_PASS && out->n) {
+		/* by ids first, so that load_names() meets equal names in runs */
+		struct kg_series *tmp = xmalloc(out->n * sizeof(*tmp));
+		struct load_series *sorted = xmalloc(out->n * sizeof(*sorted));
+		memcpy(sorted, ls, out->n * sizeof(*ls));
+		for (size_t i = 0; i < out->n; i++)
+			sorted[i].key = (int64_t *)(uintptr_t)i; /* carries the index */
+		qsort(sorted, out->n, sizeof(*sorted), series_id_cmp);
+		for (size_t i = 0; i < out->n; i++)
+			tmp[i] = out->s[(size_t)(uintptr_t)sorted[i].key];
+		memcpy(out->s, tmp, out->n * sizeof(*tmp));
+		free(tmp);
+		rc = load_names(st, out->s, sorted, out->n);
+		free(sorted);
+		if (rc == KG_EXIT_PASS)
+			qsort(out->s, out->n, sizeof(*out->s), series_name_cmp);
+	}
+	free(ls);
+	if (rc != KG_EXIT_PASS)
+		store_sampleset_free(out);
+	return rc;
+}
+
+static void series_free(struct kg_series *x)
+{
+	free(x->benchmark);
+	free(x->nvtx);
+	free(x->kernel);
+	free(x->demangled);
+	free(x->base);
+	free(x->metric);
+	free(x->unit);
+	free(x->v);
+	free(x->run_of);
+}
+
+void store_sampleset_keep(struct kg_sampleset *set, char *const *benchmarks, size_t n)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < set->n; i++) {
+		int keep = 0;
+		for (size_t j = 0; j < n && !keep; j++)
+			keep = !strcmp(set->s[i].benchmark, benchmarks[j]);
+		if (keep)
+			set->s[k++] = set->s[i];
+		else
+			series_free(&set->s[i]);
+	}
+	set->n = k;
 }
 
 void store_sampleset_free(struct kg_sampleset *set)
 {
-	for (size_t i = 0; i < set->n; i++) {
-		struct kg_series *x = &set->s[i];
-		free(x->benchmark);
-		free(x->nvtx);
-		free(x->kernel);
-		free(x->demangled);
-		free(x->base);
-		free(x->metric);
-		free(x->unit);
-		free(x->v);
-		free(x->run_of);
-	}
+	for (size_t i = 0; i < set->n; i++)
+		series_free(&set->s[i]);
 	free(set->s);
 	set->s = NULL;
 	set->n = 0;
@@ -1018,19 +1452,6 @@ void store_sampleset_free(struct kg_sampleset *set)
 
 /* ------------------------------------------------------------------ */
 /* Verdicts                                                            */
-
-static const char *verdict_name(enum kg_verdict v)
-{
-	switch (v) {
-	case KG_VERDICT_PASS: return "pass";
-	case KG_VERDICT_FAIL: return "fail";
-	case KG_VERDICT_INCONCLUSIVE: return "inconclusive";
-	case KG_VERDICT_NEW: return "new";
-	case KG_VERDICT_MISSING: return "missing";
-	case KG_VERDICT_SKIP: return "skip";
-	}
-	return "?";
-}
 
 static void bind_real(sqlite3_stmt *s, int i, double v)
 {
@@ -1073,23 +1494,66 @@ static int put_explanations(struct kg_store *st, int64_t head_run, const char *b
 	return KG_EXIT_PASS;
 }
 
+static void bind_policy(sqlite3_stmt *s, int i, int p)
+{
+	if (p < 0)
+		sqlite3_bind_null(s, i);
+	else
+		bind_text(s, i, verdict_policy_name((enum kg_policy)p));
+}
+
+/* The checks row of an outcome, inside the caller's transaction. */
+static int put_check(struct kg_store *st, int64_t head_run, const char *baseline, int64_t now,
+		     const struct kg_outcome *o, int64_t *id)
+{
+	sqlite3_stmt *s;
+	if (sqlite3_prepare_v2(st->db,
+			       "INSERT INTO checks(run, baseline, time, verdict, exit_status, on_new_kernel,"
+			       " on_missing_kernel, on_inconclusive, on_no_baseline, note, not_compared)"
+			       " VALUES (?,?,?,?,?,?,?,?,?,?,?)", -1, &s, NULL) != SQLITE_OK)
+		return db_fail(st, "prepare");
+	sqlite3_bind_int64(s, 1, head_run);
+	bind_text(s, 2, baseline);
+	sqlite3_bind_int64(s, 3, now);
+	bind_text(s, 4, verdict_key(o->verdict));
+	sqlite3_bind_int(s, 5, o->exit_status);
+	bind_policy(s, 6, o->on_new_kernel);
+	bind_policy(s, 7, o->on_missing_kernel);
+	bind_policy(s, 8, o->on_inconclusive);
+	bind_policy(s, 9, o->on_no_baseline);
+	bind_text(s, 10, o->note);
+	bind_text(s, 11, o->not_compared);
+	int rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		return db_fail(st, "cannot store the check");
+	*id = sqlite3_last_insert_rowid(st->db);
+	return KG_EXIT_PASS;
+}
+
 int store_verdicts_put(struct kg_store *st, int64_t head_run, const char *baseline,
-		       const struct kg_verdict_row *rows, size_t n,
+		       const struct kg_outcome *o, const struct kg_verdict_row *rows, size_t n,
 		       const struct kg_explain_row *x, size_t nx)
 {
 	sqlite3_stmt *s;
-	int64_t now = (int64_t)time(NULL);
+	int64_t now = (int64_t)time(NULL), check_id = 0;
 
 	if (st->readonly) {
 		kg_error("database '%s' was opened read-only", st->path);
 		return KG_EXIT_RUNTIME;
 	}
-	if (exec_sql(st->db, "BEGIN IMMEDIATE", NULL) != SQLITE_OK)
+	if (begin_immediate(st->db, st->path) != SQLITE_OK)
 		return db_fail(st, "cannot start a transaction");
+	int crc = put_check(st, head_run, baseline, now, o, &check_id);
+	if (crc != KG_EXIT_PASS) {
+		exec_sql(st->db, "ROLLBACK", NULL);
+		return crc;
+	}
 	if (sqlite3_prepare_v2(st->db,
 			       "INSERT INTO verdicts(run, baseline, time, benchmark, nvtx, kernel,"
 			       " metric, verdict, shift, lo, hi, p, base_value, head_value, n_base,"
-			       " n_head, message) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+			       " n_head, message, fails, check_id)"
+			       " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 			       -1, &s, NULL) != SQLITE_OK) {
 		int rc = db_fail(st, "prepare");
 		exec_sql(st->db, "ROLLBACK", NULL);
@@ -1105,7 +1569,7 @@ int store_verdicts_put(struct kg_store *st, int64_t head_run, const char *baseli
 		bind_text(s, 5, r->nvtx ? r->nvtx : "");
 		bind_text(s, 6, r->kernel ? r->kernel : "");
 		bind_text(s, 7, r->metric ? r->metric : "");
-		bind_text(s, 8, verdict_name(r->verdict));
+		bind_text(s, 8, verdict_key(r->verdict));
 		bind_real(s, 9, r->shift);
 		bind_real(s, 10, r->lo);
 		bind_real(s, 11, r->hi);
@@ -1115,6 +1579,8 @@ int store_verdicts_put(struct kg_store *st, int64_t head_run, const char *baseli
 		sqlite3_bind_int64(s, 15, (sqlite3_int64)r->n_base);
 		sqlite3_bind_int64(s, 16, (sqlite3_int64)r->n_head);
 		bind_text(s, 17, r->message);
+		sqlite3_bind_int(s, 18, r->fails != 0);
+		sqlite3_bind_int64(s, 19, check_id);
 		if (sqlite3_step(s) != SQLITE_DONE) {
 			int rc = db_fail(st, "cannot store a verdict");
 			sqlite3_finalize(s);
@@ -1143,7 +1609,7 @@ int store_explanations_put(struct kg_store *st, int64_t head_run, const char *ba
 		kg_error("database '%s' was opened read-only", st->path);
 		return KG_EXIT_RUNTIME;
 	}
-	if (exec_sql(st->db, "BEGIN IMMEDIATE", NULL) != SQLITE_OK)
+	if (begin_immediate(st->db, st->path) != SQLITE_OK)
 		return db_fail(st, "cannot start a transaction");
 	int rc = put_explanations(st, head_run, baseline, (int64_t)time(NULL), x, nx);
 	if (rc == KG_EXIT_PASS && exec_sql(st->db, "COMMIT", NULL) != SQLITE_OK)

@@ -209,7 +209,10 @@ static void print_tail(const char *err_tail)
 	while (*p) {
 		const char *nl = strchr(p, '\n');
 		size_t l = nl ? (size_t)(nl - p) : strlen(p);
-		fprintf(stderr, "    %.*s\n", (int)l, p);
+		char *line = xstrndup(p, l), *safe = kg_text_safe(line);
+		fprintf(stderr, "    %s\n", safe);
+		free(safe);
+		free(line);
 		p += l + (nl ? 1 : 0);
 	}
 }
@@ -293,7 +296,14 @@ int suiterun_once(struct kg_suiterun *sr, const struct kg_suite *s,
 				rc = KG_EXIT_RUNTIME;
 			}
 			for (size_t i = 0; i < nf && rc == KG_EXIT_PASS; i++) {
-				if (!has_footer(files[i])) {
+				struct stat sb;
+				if (lstat(files[i], &sb) != 0 || !S_ISREG(sb.st_mode)) {
+					/* a FIFO would block every read of it for ever */
+					kg_error("benchmark '%s' left '%s' in place of a records file "
+						 "(%s%s): not a regular file", b->name, files[i], at,
+						 pass_s);
+					rc = KG_EXIT_RUNTIME;
+				} else if (!has_footer(files[i])) {
 					kg_error("benchmark '%s' wrote a records file without its "
 						 "footer (%s%s): '%s': a process of it died before it "
 						 "finished", b->name, at, pass_s, files[i]);
@@ -414,8 +424,11 @@ int suiterun_store(struct kg_store *st, struct kg_run_info *run, const char *con
 	size_t samples = 0;
 	int rc;
 
+	/* The records files are the benchmarks' output, not the user's input:
+	 * one that cannot be read is the benchmark's failure (exit 3), as a
+	 * missing footer is. */
 	if ((rc = fingerprint(run, sets, n)) != KG_EXIT_PASS)
-		return rc;
+		return rc == KG_EXIT_USAGE ? KG_EXIT_RUNTIME : rc;
 	if (!run->gpu_name)
 		kg_warn("the records files name no GPU (the collector saw none?): this run will "
 			"not match runs of a named GPU");
@@ -423,6 +436,8 @@ int suiterun_store(struct kg_store *st, struct kg_run_info *run, const char *con
 	if ((rc = store_run_begin(st, run)) != KG_EXIT_PASS)
 		return rc;
 	for (size_t i = 0; i < n && rc == KG_EXIT_PASS; i++) {
+		/* the run ran it, even when it launched no kernel (partial runs) */
+		rc = store_run_benchmark_add(st, names[i]);
 		if (sum) {
 			memset(&sum[i], 0, sizeof(sum[i]));
 			sum[i].name = names[i];
@@ -432,6 +447,8 @@ int suiterun_store(struct kg_store *st, struct kg_run_info *run, const char *con
 		for (size_t j = 0; j < sets[i].n && rc == KG_EXIT_PASS; j++) {
 			struct kg_records_stats rs;
 			rc = records_ingest(st, sets[i].path[j], names[i], sets[i].repeat[j], &rs);
+			if (rc == KG_EXIT_USAGE)
+				rc = KG_EXIT_RUNTIME;
 			samples += rs.samples;
 			if (sum) {
 				sum[i].launches += rs.kernels;

@@ -65,12 +65,66 @@ char *xasprintf(const char *fmt, ...)
 	return buf_detach(&b);
 }
 
-static void vmessage(const char *prefix, const char *fmt, va_list ap)
+long kg_getline(char **line, size_t *cap, FILE *fp, size_t max)
+{
+	size_t n = 0;
+	int c = EOF;
+
+	flockfile(fp);
+	while (n <= max && (c = getc_unlocked(fp)) != EOF) {
+		if (n + 2 > *cap) {
+			size_t want = *cap ? *cap * 2 : 256;
+			if (want > max + 2)
+				want = max + 2;
+			*line = xrealloc(*line, want);
+			*cap = want;
+		}
+		(*line)[n++] = (char)c;
+		if (c == '\n')
+			break;
+	}
+	funlockfile(fp);
+	if (n > max)
+		return -2;
+	if (n == 0 && c == EOF)
+		return -1;
+	(*line)[n] = '\0';
+	return (long)n;
+}
+
+void buf_add_safe(struct kg_buf *b, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			buf_addc(b, ' ');
+		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+			buf_addc(b, ' ');
+			p++;
+		} else
+			buf_addc(b, (char)*p);
+	}
+	if (!b->s)
+		buf_add(b, "", 0);
+}
+
+char *kg_text_safe(const char *s)
 {
 	struct kg_buf b = KG_BUF_INIT;
 
+	buf_add_safe(&b, s ? s : "");
+	return buf_detach(&b);
+}
+
+static void vmessage(const char *prefix, const char *fmt, va_list ap)
+{
+	struct kg_buf m = KG_BUF_INIT, b = KG_BUF_INIT;
+
+	buf_vprintf(&m, fmt, ap);
 	buf_adds(&b, prefix);
-	buf_vprintf(&b, fmt, ap);
+	buf_add_safe(&b, m.s ? m.s : "");
+	buf_free(&m);
 	buf_addc(&b, '\n');
 	fwrite(b.s, 1, b.len, stderr);
 	buf_free(&b);

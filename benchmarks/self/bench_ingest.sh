@@ -2,8 +2,10 @@
 # bench_ingest.sh: "kgate ingest" of a records file of 1,000,000 samples
 # (200,000 kernel records x 5 metrics, synthetic), against the sqlite3
 # shell's .import of the same rows as CSV into an equivalent table, in one
-# run; then jansson against json-c on 1,000,000 kernel records.  Prints both
-# rates and their ratio.  Goals: ingest <= 2 s and >= 0.5x the .import rate.
+# round, alternately, over 3 rounds; then jansson against json-c on
+# 1,000,000 kernel records.  Prints both rates and the ratio of rates (min
+# and median over the rounds).  Goals: ingest <= 2 s and >= 2x the .import
+# rate.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 : "${KGATE_SRC:=$(cd "$here/../.." && pwd)}"
@@ -20,31 +22,40 @@ elapsed() { echo "$2 - $1" | bc -l; }
 awk -v n="$N" -v csv="$W/rows.csv" -f "$here/gen_records.awk" > "$W/records.jsonl"
 samples=$(wc -l < "$W/rows.csv")
 
-# kgate ingest
-t0=$(now)
-"$KGATE" ingest --db "$W/k.db" --commit bench --records "$W/records.jsonl" 2>"$W/ingest.err"
-t1=$(now)
-tk=$(elapsed "$t0" "$t1")
-stored=$(sqlite3 "$W/k.db" "SELECT count(*) FROM samples")
-[ "$stored" -eq "$samples" ] || { echo "bench_ingest: stored $stored samples, expected $samples" >&2; exit 1; }
-
-# sqlite3 .import into an equivalent table (same key, WAL, one transaction)
-sqlite3 "$W/s.db" "PRAGMA journal_mode=WAL;" \
-	"CREATE TABLE samples (run INTEGER, benchmark INTEGER, nvtx INTEGER, kernel INTEGER,
-	 metric INTEGER, repeat INTEGER, ordinal INTEGER, value REAL,
-	 PRIMARY KEY (run, benchmark, nvtx, kernel, metric, repeat, ordinal)) WITHOUT ROWID;" >/dev/null
-t0=$(now)
-sqlite3 "$W/s.db" -cmd "PRAGMA synchronous=NORMAL" ".mode csv" ".import $W/rows.csv samples"
-t1=$(now)
-ts=$(elapsed "$t0" "$t1")
-
-rk=$(echo "$samples / $tk" | bc -l)
-rs=$(echo "$samples / $ts" | bc -l)
-printf 'ingest of %d samples (%d kernel records): kgate ingest %.3f s (%.0f samples/s), sqlite3 .import %.3f s (%.0f samples/s), ratio kgate/sqlite3 %.2fx\n' \
-	"$samples" "$N" "$tk" "$rk" "$ts" "$rs" "$(echo "$rk / $rs" | bc -l)"
-printf 'goals: <= 2 s: %s; >= 0.5x .import: %s\n' \
-	"$(echo "$tk <= 2" | bc -l | sed 's/1/met/;s/0/missed/')" \
-	"$(echo "$rk / $rs >= 0.5" | bc -l | sed 's/1/met/;s/0/missed/')"
+# In each round, in turn: kgate ingest into a fresh database, and the
+# sqlite3 shell's .import of the same rows into an equivalent table (same
+# key, WAL, one transaction).
+ROUNDS=${BENCH_INGEST_ROUNDS:-3}
+: > "$W/times"
+for r in $(seq "$ROUNDS"); do
+	rm -f "$W/k.db" "$W/k.db-wal" "$W/k.db-shm" "$W/s.db" "$W/s.db-wal" "$W/s.db-shm"
+	t0=$(now)
+	"$KGATE" ingest --db "$W/k.db" --commit bench --records "$W/records.jsonl" 2>"$W/ingest.err"
+	t1=$(now)
+	tk=$(elapsed "$t0" "$t1")
+	stored=$(sqlite3 "$W/k.db" "SELECT count(*) FROM samples")
+	[ "$stored" -eq "$samples" ] || { echo "bench_ingest: stored $stored samples, expected $samples" >&2; exit 1; }
+	sqlite3 "$W/s.db" "PRAGMA journal_mode=WAL;" \
+		"CREATE TABLE samples (run INTEGER, benchmark INTEGER, nvtx INTEGER, kernel INTEGER,
+		 metric INTEGER, repeat INTEGER, ordinal INTEGER, value REAL,
+		 PRIMARY KEY (run, benchmark, nvtx, kernel, metric, repeat, ordinal)) WITHOUT ROWID;" >/dev/null
+	t0=$(now)
+	sqlite3 "$W/s.db" -cmd "PRAGMA synchronous=NORMAL" ".mode csv" ".import $W/rows.csv samples"
+	t1=$(now)
+	ts=$(elapsed "$t0" "$t1")
+	echo "$tk $ts" >> "$W/times"
+done
+awk -v n="$samples" -v k="$N" '
+{ a[NR] = $1; b[NR] = $2; q[NR] = $2 / $1 }
+END {
+	for (i = 1; i <= NR; i++) for (j = i + 1; j <= NR; j++) {
+		if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+		if (b[j] < b[i]) { t = b[i]; b[i] = b[j]; b[j] = t }
+		if (q[j] < q[i]) { t = q[i]; q[i] = q[j]; q[j] = t } }
+	m = NR % 2 ? q[(NR + 1) / 2] : (q[NR / 2] + q[NR / 2 + 1]) / 2
+	printf "ingest of %d samples (%d kernel records), %d rounds: kgate ingest best %.3f s (%.0f samples/s), sqlite3 .import best %.3f s (%.0f samples/s); rate kgate/sqlite3: min %.2fx, median %.2fx\n", n, k, NR, a[1], n / a[1], b[1], n / b[1], q[1], m
+	printf "goals: <= 2 s: %s; >= 2x .import: %s\n", (a[1] <= 2 ? "met" : "missed"), (q[1] >= 2 ? "met" : (m >= 2 ? "met at the median" : "missed"))
+}' "$W/times"
 
 # jansson against json-c (bench_json.c, built once per library)
 if cc -O2 -std=c11 -D_GNU_SOURCE -DUSE_JANSSON -o "$W/bench_jansson" "$here/bench_json.c" -ljansson 2>"$W/cc.err" &&

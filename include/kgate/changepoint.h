@@ -10,6 +10,10 @@
  * divides its segment and both halves are searched again.  The permutation
  * stream is seeded, so a report is reproducible.  Permutations stop early
  * (Besag and Clifford's sequential rule) once the p-value is clearly large.
+ * In segments of at least asymptotic_min values, Pettitt's asymptotic
+ * p-value decides alone where it is far from alpha (below alpha / 1000: p is
+ * given as the permutation test's floor, 1 / (permutations + 1); above 20
+ * alpha: no split), so that long series cost one ranking per segment.
  */
 #ifndef KGATE_CHANGEPOINT_H
 #define KGATE_CHANGEPOINT_H
@@ -23,6 +27,7 @@ struct cp_opts {
 	size_t min_seg;      /* shortest segment, default 3 */
 	double min_shift;    /* smallest relative change of the median, default 0.01 */
 	uint64_t seed;       /* default 1 */
+	size_t asymptotic_min; /* default 50; 0: always permute */
 };
 
 struct cp_result {

@@ -17,6 +17,12 @@
 #include "kgate/output.h"
 #include "kgate/store.h"
 
+/* One more rendering of a check, written to a file (--output FORMAT=FILE). */
+struct kg_check_output {
+	enum kg_format format;
+	const char *path;
+};
+
 struct kg_check_opts {
 	enum kg_format format;
 	int color;              /* colour in text output */
@@ -26,13 +32,21 @@ struct kg_check_opts {
 	int all;                /* 1: list passing comparisons too */
 	int explain;            /* 1: explain each FAIL (explain.c): text and markdown
 	                           after the verdicts, a "why" field in json */
+	const char *no_baseline_note; /* why there is no baseline (check_find_sides'
+	                           note), shown with the NO BASELINE verdict */
+	const struct kg_check_output *outputs; /* more renderings of the one outcome */
+	size_t n_outputs;
 };
 
 /*
  * Gate run head against the runs base[0..n_base) (all already chosen by
  * the caller) under t.  baseline names the baseline for headings and the
- * verdicts table ("origin/main", a SHA, "compare base").  Returns
- * KG_EXIT_PASS, KG_EXIT_REGRESSION, or KG_EXIT_RUNTIME on a database error.
+ * verdicts table ("origin/main", a SHA, "compare base").  Only benchmarks
+ * that both sides ran are compared (check_partial); with no baseline run,
+ * or none in common, the verdict is NO BASELINE (on_no_baseline decides
+ * the exit status).  The outcome (check_decide) is rendered, and stored
+ * with the verdicts.  Returns its exit status (KG_EXIT_PASS or
+ * KG_EXIT_REGRESSION), or KG_EXIT_RUNTIME on a database error.
  */
 int check_runs(struct kg_store *st, const struct kg_thresholds *t,
 	       const struct kg_run_info *head, const struct kg_run_info *base,
@@ -55,7 +69,7 @@ int check_find_baseline(struct kg_store *st, const struct kg_run_info *head,
  * is NULL with KG_EXIT_PASS when there is none.
  */
 int check_pick_baseline(struct kg_store *st, const struct kg_run_info *head, const char *ref,
-			char **sha, char **label);
+			char **sha, char **label, char **note);
 
 /*
  * The two sides of a check, as "kgate check" and "kgate explain" choose
@@ -63,14 +77,40 @@ int check_pick_baseline(struct kg_store *st, const struct kg_run_info *head, con
  * prefix of a stored commit is enough), *bsha and *blabel the baseline
  * (check_pick_baseline's, from ref), *base the baseline's runs on head's
  * GPU model and driver, at most limit (*n_base 0 when there are none, or
- * no baseline: not an error).  No head run, or no commit: the error said,
+ * no baseline: not an error; *note says why, when note is not NULL).  No
+ * head run, or no commit, or a ref given whose commit has no run on head's
+ * GPU model and driver (the error says what is stored for that GPU):
  * KG_EXIT_USAGE.  Everything malloc'd, NULL where not found, and set also
  * when an error comes after it was found: the caller frees *head (one run),
  * *base (*n_base runs), *bsha and *blabel either way.
  */
 int check_find_sides(struct kg_store *st, const char *commit, const char *ref, size_t limit,
 		     struct kg_run_info **head, struct kg_run_info **base, size_t *n_base,
-		     char **bsha, char **blabel);
+		     char **bsha, char **blabel, char **note);
+
+/* A commit as given on the command line: itself when a run is stored
+ * under exactly that text, else the full SHA git resolves it to (a short
+ * SHA, a ref), else itself (a label, or a prefix of a stored commit).
+ * malloc'd; NULL when c is NULL. */
+char *check_resolve_commit(struct kg_store *st, const char *c);
+
+/*
+ * Partial runs: the benchmarks (store_run_benchmarks) the head run and
+ * any of the base runs both ran, in *common (NULL-terminated, free with
+ * store_names_free), and in *not_compared (malloc'd, or NULL when every
+ * benchmark is on both sides) which were not compared and why.
+ */
+int check_partial(struct kg_store *st, const struct kg_run_info *head,
+		  const struct kg_run_info *base, size_t n_base, char ***common, size_t *n_common,
+		  char **not_compared);
+
+/* The outcome of a check, decided once from the gate's rows under t's
+ * policies (no_baseline: nothing was compared).  Fills every field of o
+ * but note and not_compared. */
+struct kg_gate;
+struct kg_outcome;
+void check_decide(const struct kg_thresholds *t, const struct kg_gate *g, int no_baseline,
+		  struct kg_outcome *o);
 
 /* The samples of the head run and of the n_base baseline runs. */
 int check_load_samples(struct kg_store *st, const struct kg_run_info *head,

@@ -29,6 +29,7 @@ struct kg_metric_rule {
 	int line, column;       /* where it was written, for messages */
 	int has_tolerance;
 	double tolerance;       /* deterministic: relative slack, 0.01% is 0.0001 */
+	int better;             /* enum kg_better (metric.h); 0 not said */
 };
 
 struct kg_match {
@@ -58,6 +59,8 @@ struct kg_thresholds {
 	enum kg_policy on_new_kernel;     /* default WARN */
 	enum kg_policy on_missing_kernel; /* default FAIL */
 	enum kg_policy on_inconclusive;   /* default WARN */
+	enum kg_policy on_no_baseline;    /* WARN (default) or FAIL: a check
+	                                     with nothing to compare with */
 };
 
 enum kg_collect_mode { KG_MODE_TRACE = 0, KG_MODE_METRICS };

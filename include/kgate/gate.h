@@ -6,8 +6,10 @@
  * to, noisy metrics get a Hodges-Lehmann shift on log values with its
  * distribution-free interval and a one-sided exact Mann-Whitney U test
  * (Holm-corrected across the check); deterministic counters are compared
- * exactly or within their tolerance; min/max bounds are checked on the head
- * median; kernels that appear or vanish get the configured policy.
+ * launch by launch, exactly or within their tolerance; min/max bounds are
+ * checked on the head median; kernels that appear or vanish get the
+ * configured policy.  What a metric is (deterministic, which direction is
+ * worse) comes from metric.h unless the thresholds say it.
  */
 #ifndef KGATE_GATE_H
 #define KGATE_GATE_H
@@ -23,6 +25,7 @@ struct kg_result {
 	enum kg_verdict verdict;
 	int deterministic;
 	int higher_is_better;
+	int better;             /* enum kg_better: the thresholds' or metric.h's */
 	double base, head;      /* medians */
 	double shift;           /* relative change of head against base; NAN if none */
 	double lo, hi;          /* its interval (noisy metrics); NAN if none */
@@ -31,6 +34,8 @@ struct kg_result {
 	size_t n_base, n_head;
 	double bad_shift;       /* change in the worse direction (internal) */
 	double bad_bound;       /* worse end of the interval (internal) */
+	double bad_low;         /* better end of the interval, as a worsening (internal) */
+	int zero_base;          /* every baseline value 0, growth worse (internal) */
 	int fails;              /* 1 when this result makes the check fail */
 	char message[160];      /* why, in a few words */
 };
@@ -49,7 +54,5 @@ void gate_free(struct kg_gate *g);
 
 /* "PASS", "FAIL", ... */
 const char *gate_verdict_name(enum kg_verdict v);
-/* 1 for metrics where larger is better (throughput, percentages of peak). */
-int gate_higher_is_better(const char *metric);
 
 #endif

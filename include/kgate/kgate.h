@@ -18,14 +18,19 @@ enum kg_exit {
 	KG_EXIT_RUNTIME = 3     /* benchmark crashed, database error, ...     */
 };
 
-/* The verdict of one (kernel identity, metric) comparison. */
+/*
+ * The verdict of one (kernel identity, metric) comparison, and of a whole
+ * check (PASS, FAIL or NO_BASELINE).  Names in verdict.c's one table.
+ */
 enum kg_verdict {
 	KG_VERDICT_PASS = 0,
 	KG_VERDICT_FAIL,
 	KG_VERDICT_INCONCLUSIVE,
 	KG_VERDICT_NEW,      /* kernel in head, not in baseline          */
 	KG_VERDICT_MISSING,  /* kernel in baseline, not in head          */
-	KG_VERDICT_SKIP      /* nothing to compare (no rule for metric)  */
+	KG_VERDICT_SKIP,     /* nothing to compare (no rule for metric)  */
+	KG_VERDICT_NO_BASELINE /* the check had nothing to compare with  */
 };
+#define KG_VERDICT_COUNT 7
 
 #endif

@@ -23,6 +23,11 @@ int metricinfo_names(const char *chip, const char *const **names, size_t *n,
  * 1 yes, 0 no, -1 cannot tell (collector unavailable). */
 int metricinfo_valid(const char *chip, const char *metric, struct kg_buf *err);
 
+/* 1 when the name is derived or was confirmed valid for the chip before, by
+ * this collector library (the per-chip cache file); 0 when it cannot say
+ * without asking the collector.  Never loads the collector. */
+int metricinfo_known(const char *chip, const char *metric);
+
 /* Replay passes a set of metrics needs on the chip; 0 ok, -1 error (in err,
  * naming the first invalid metric). */
 int metricinfo_passes(const char *chip, const char *const *metrics, size_t n,

@@ -13,7 +13,9 @@
 
 #include "kgate/store.h"
 
-/* Fill what the export says of the GPU (device name, ...) into run. */
+/* Fill what the export says of the GPU (device name, ...) into run.  Reads
+ * only up to the first launch row, where ncu puts it; faults further down
+ * are reported by the import. */
 int ncu_csv_read_header(const char *path, struct kg_run_info *run);
 
 /* Add the export's metrics to the open run, one launch per ncu "ID". */
@@ -26,7 +28,7 @@ int ncu_csv_ingest_repeat(struct kg_store *st, const char *path, const char *ben
 			  int repeat, size_t *kernels, size_t *samples);
 
 /* The export's "Process Name" (the default benchmark name), or NULL.
- * malloc'd. */
+ * malloc'd.  Reads only up to the first launch row. */
 char *ncu_csv_process_name(const char *path);
 
 /*

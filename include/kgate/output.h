@@ -13,6 +13,7 @@
 
 #include "kgate/gate.h"
 #include "kgate/util.h"
+#include "kgate/verdict.h"
 
 struct kg_explanation;
 
@@ -31,12 +32,18 @@ struct kg_check_info {
 	 * annotation of the kernel in github. */
 	const struct kg_explanation *why;
 	size_t n_why;
+	/* The check's outcome (verdict.h), decided once by check.c: every
+	 * format shows its verdict and never decides one of its own. */
+	const struct kg_outcome *outcome;
 };
 
 int output_format_parse(const char *s, enum kg_format *out); /* 0 ok, -1 unknown */
 const char *output_format_choices(void);                     /* "text, markdown, ..." */
 void output_render(enum kg_format f, const struct kg_check_info *info, const struct kg_gate *g,
 		   int color, struct kg_buf *out);
+/* The same, written to fp as it is made (the JSON never held whole). */
+void output_write(enum kg_format f, const struct kg_check_info *info, const struct kg_gate *g,
+		  int color, FILE *fp);
 /* Escapers, shared with the report and the PR comment. */
 void output_escape_markdown(struct kg_buf *b, const char *s);
 void output_escape_xml(struct kg_buf *b, const char *s);

@@ -1,7 +1,8 @@
 /*
  * report.h: what kgate shows people: the verdict table of a stored check
  * (Markdown, for the pull request comment) and the nightly trend report
- * (one self-contained HTML page with inline SVG) with its short summary
+ * (one self-contained HTML page with inline SVG, or an index page and pages
+ * of charts in a directory) with its short summary
  * (Slack-compatible JSON).
  *
  * report.c reads the database through store_db() with its own read-only
@@ -20,23 +21,28 @@
 #include "kgate/explain.h"
 #include "kgate/store.h"
 #include "kgate/util.h"
+#include "kgate/verdict.h"
 
 /* One stored verdict row (NAN where a number does not apply). */
 struct report_verdict {
 	char *benchmark, *nvtx, *kernel, *demangled, *metric, *verdict, *message;
 	double shift, lo, hi, p, base_value, head_value;
 	long n_base, n_head;
+	int fails;              /* 1 when the row made the check fail (as stored) */
 };
 
 /* The rows of one check: one run, one baseline, one time. */
 struct report_check {
+	int64_t id;             /* checks.id */
 	int64_t run;
 	char *commit;
 	char *baseline;
 	int64_t time;
 	struct report_verdict *v;
 	size_t n;
-	size_t n_fail, n_inconclusive, n_pass, n_new, n_missing, n_skip;
+	/* The outcome as stored (table checks): its verdict, exit status and
+	 * policies; its counts are those of the rows. */
+	struct kg_outcome outcome;
 	/* Why its failed kernels regressed: the newest explanation stored
 	 * for the run of each kernel that failed, went missing or is new
 	 * in this check (kgate check --explain, kgate explain). */
@@ -55,7 +61,8 @@ void report_check_free(struct report_check *c);
 /* The Markdown verdict table, with KG_GITHUB_MARKER's hidden marker first. */
 void report_check_markdown(const struct report_check *c, struct kg_buf *out);
 
-/* Commit status for a check: "failure" when any FAIL, else "success"; desc gets a line. */
+/* Commit status for a check: "failure" when its stored exit status is not
+ * 0, else "success"; desc gets a line. */
 const char *report_check_state(const struct report_check *c, struct kg_buf *desc);
 
 struct report_opts {
@@ -72,7 +79,10 @@ void report_opts_defaults(struct report_opts *o);
 
 struct report_summary {
 	size_t runs, series, points, change_points, new_change_points, roofline_points;
-	size_t check_fail;
+	int has_check;          /* a check is stored for the report's runs */
+	enum kg_verdict check_verdict; /* the newest one's, as stored */
+	int check_exit;
+	size_t check_failing;
 	char *text;             /* the summary, Slack mrkdwn; malloc'd */
 };
 void report_summary_free(struct report_summary *s);
@@ -80,6 +90,20 @@ void report_summary_free(struct report_summary *s);
 /* Write the HTML report to *html (malloc'd) and fill *sum.  Returns an enum kg_exit. */
 int report_html(struct kg_store *st, const struct report_opts *o, char **html, size_t *len,
 		struct report_summary *sum);
+
+/* The report as pages: index.html first.  max_charts 0: one page holding
+ * every chart (what report_html writes); else the index (verdicts, change
+ * points, roofline, a table of the pages) and pages p1.html, p2.html, ...
+ * of about max_charts charts each (a kernel's charts are never split, a
+ * page holds one benchmark).  Returns an enum kg_exit. */
+struct report_page {
+	char *name;             /* file name, no directory */
+	char *html;
+	size_t len;
+};
+int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_charts,
+		 struct report_page **pages, size_t *npages, struct report_summary *sum);
+void report_pages_free(struct report_page *pages, size_t n);
 
 /* Append s to b with & < > " ' escaped for HTML text and attributes. */
 void report_html_escape(struct kg_buf *b, const char *s);

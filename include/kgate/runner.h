@@ -40,8 +40,11 @@ struct kg_runner_result {
 	int signal;                /* killed by this signal, or 0 */
 	int timed_out;             /* killed by kgate after timeout_s */
 	int interrupted;           /* kgate got SIGINT/SIGTERM/SIGHUP and ended it */
-	int leftovers;             /* processes of its group still ran after it exited
-				    * (kgate killed them) */
+	int leftovers;             /* processes of its group, or processes it moved out
+				    * of its group, still ran after it exited (kgate
+				    * ended them) */
+	int unkillable;            /* processes of it outlived SIGKILL (setuid, or in
+				    * uninterruptible sleep); not waited for */
 	double wall_s;
 	char *out_tail, *err_tail; /* the last KG_RUNNER_TAIL_BYTES, NUL-terminated */
 	size_t out_bytes, err_bytes; /* everything it printed */

@@ -66,6 +66,14 @@ int store_sample_add(struct kg_store *st, const char *benchmark, const char *nvt
 		     double value);
 int store_run_commit(struct kg_store *st);
 void store_run_abort(struct kg_store *st);
+/* Record that the open run ran benchmark (also when it stored no sample:
+ * its kernels all vanished).  Every benchmark a sample names is recorded
+ * without this.  Written at store_run_commit into run_benchmarks. */
+int store_run_benchmark_add(struct kg_store *st, const char *benchmark);
+/* The benchmarks run ran, sorted (NULL-terminated *names, free with
+ * store_names_free); for a run stored before schema 4, those its samples
+ * name. */
+int store_run_benchmarks(struct kg_store *st, int64_t run, char ***names, size_t *n);
 
 /* Runs, newest first.  Any filter may be NULL.  *runs is an array of *n. */
 struct kg_run_filter {
@@ -101,6 +109,8 @@ struct kg_sampleset {
 int store_load_samples(struct kg_store *st, const int64_t *run_ids, size_t n_runs,
 		       struct kg_sampleset *out);
 void store_sampleset_free(struct kg_sampleset *set);
+/* Keep only the series of the n benchmarks named (freeing the others). */
+void store_sampleset_keep(struct kg_sampleset *set, char *const *benchmarks, size_t n);
 
 /* Verdicts, as stored after a check (one row per series compared). */
 struct kg_verdict_row {
@@ -110,16 +120,19 @@ struct kg_verdict_row {
 	double base_value, head_value;
 	size_t n_base, n_head;
 	const char *message;
+	int fails;                  /* 1 when this row made the check fail */
 };
 /* Why a kernel regressed (explain.c's explain_to_json in details). */
 struct kg_explain_row {
 	const char *benchmark, *nvtx, *base_kernel, *head_kernel;
 	const char *why, *details;
 };
-/* The verdicts of one check of head_run and the explanations of its
- * failed kernels (x may be NULL), in one transaction. */
+/* The outcome of one check of head_run (a checks row), its verdicts and
+ * the explanations of its failed kernels (x may be NULL), in one
+ * transaction. */
+struct kg_outcome;
 int store_verdicts_put(struct kg_store *st, int64_t head_run, const char *baseline,
-		       const struct kg_verdict_row *rows, size_t n,
+		       const struct kg_outcome *o, const struct kg_verdict_row *rows, size_t n,
 		       const struct kg_explain_row *x, size_t nx);
 /* Explanations alone (kgate explain), in one transaction. */
 int store_explanations_put(struct kg_store *st, int64_t head_run, const char *baseline,
@@ -138,12 +151,6 @@ int store_schema_version(void);
  * tests and tooling); fails if path exists.  0 or KG_EXIT_RUNTIME. */
 int store_create_at_version(const char *path, int version);
 
-/* Metric classification used when a source gives none: deterministic
- * counters (launch__*, *inst_executed*, *bytes*, *sectors*, *requests*) -> 1. */
-int store_metric_is_deterministic(const char *metric);
-/* Unit kgate stores for a metric whose source gives none ("ns", "byte",
- * "inst", "%", or "" when unknown).  Never NULL. */
-const char *store_metric_unit_guess(const char *metric);
 
 /* Number of runs stored (0 on error). */
 int64_t store_run_count(struct kg_store *st);

@@ -10,6 +10,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #if defined(__GNUC__)
 #define KG_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -44,8 +45,25 @@ void buf_addc(struct kg_buf *b, char c);
 void buf_printf(struct kg_buf *b, const char *fmt, ...) KG_PRINTF(2, 3);
 void buf_vprintf(struct kg_buf *b, const char *fmt, va_list ap);
 void buf_reset(struct kg_buf *b);
+/*
+ * The one escaping of plain text kgate prints (messages, text tables and
+ * headers): s with every control character replaced by a space: C0 (LF, CR,
+ * TAB, ESC, ...), DEL, and C1 (U+0080 to U+009F, whose 0x9B is a CSI), so
+ * that a name read from a file can neither move the cursor nor start a new
+ * line (a CI runner reads a line beginning "::" as a workflow command).
+ */
+void buf_add_safe(struct kg_buf *b, const char *s);
+char *kg_text_safe(const char *s);   /* the same, malloc'd */
 char *buf_detach(struct kg_buf *b);
 void buf_free(struct kg_buf *b);
+
+/*
+ * One line of fp into *line (grown as getline does, NUL-terminated, the
+ * '\n' kept), reading no more than max bytes of it: the length, -1 at end
+ * of file or on a read error (ferror tells), -2 when the line is longer
+ * than max (the rest of it is left unread, so memory stays near max).
+ */
+long kg_getline(char **line, size_t *cap, FILE *fp, size_t max);
 
 /* Edit distance, for "did you mean" suggestions. */
 size_t kg_levenshtein(const char *a, const char *b);

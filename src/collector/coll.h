@@ -29,6 +29,7 @@ struct coll_cfg {
 	int pass;            /* application replay: this pass */
 	int passes;          /* number of passes of the metric set (1 if unknown) */
 	int duration_asked;  /* metrics mode: gpu__time_duration.sum was requested */
+	int replay_user;     /* metrics mode: one-pass set in a user-replay session */
 	unsigned flush_ms;
 	int debug;           /* KGATE_DEBUG=1: the profiler's decisions on stderr */
 };
@@ -53,6 +54,7 @@ struct coll_kernel {
 	int32_t smem_static, smem_dynamic;
 	uint32_t local_per_thread;
 	uint16_t regs;
+	double range_ns; /* >= 0: the duration from a profiler range (no timestamps) */
 };
 
 /* An error record plus one stderr line "kgate-collector: ...".  code is the

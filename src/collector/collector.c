@@ -404,7 +404,9 @@ static void coll_header_locked(void)
 	jw_kint(&w, "ppid", getppid());
 	jw_kint(&w, "pass", coll_cfg.app_replay ? coll_cfg.pass : 0);
 	jw_kint(&w, "passes", coll_cfg.app_replay ? coll_cfg.passes : 1);
-	jw_kstr(&w, "replay", coll_cfg.app_replay ? "application" : "kernel");
+	jw_kstr(&w, "replay", coll_cfg.app_replay ? "application"
+			      : coll_cfg.mode == COLL_METRICS && coll_cfg.replay_user ? "user"
+										 : "kernel");
 	coll_header_argv(&w);
 	jw_kint(&w, "time", (int64_t)coll_start_time);
 	coll_header_devices(&w);

@@ -15,11 +15,13 @@
  */
 #include "launch.h"
 
+#include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+
 
 #include "kgate/collector.h"
 #include "nvtx.h"
@@ -34,7 +36,7 @@
 
 struct corr_slot {
 	uint32_t corr;
-	uint8_t used, graph, done;
+	uint8_t used, graph, done, from_main;
 	int64_t ordinal;
 	const char *path;
 };
@@ -53,7 +55,10 @@ static void corr_init(void)
 	corr_tab = calloc(CORR_N, sizeof(*corr_tab));
 }
 
-static void corr_put(uint32_t corr, int64_t ordinal, const char *path, int graph)
+/* done: the launch has its record without an activity record (a profiling
+ * session's launch); one that still arrives is dropped and counted. */
+static void corr_put(uint32_t corr, int64_t ordinal, const char *path, int from_main, int graph,
+		     int done)
 {
 	pthread_once(&corr_once, corr_init);
 	if (!corr_tab)
@@ -61,7 +66,8 @@ static void corr_put(uint32_t corr, int64_t ordinal, const char *path, int graph
 	struct corr_slot *s = &corr_tab[corr & (CORR_N - 1)];
 	pthread_mutex_t *mu = &corr_mu[corr % CORR_LOCKS];
 	pthread_mutex_lock(mu);
-	*s = (struct corr_slot){ corr, 1, (uint8_t)graph, 0, ordinal, path };
+	*s = (struct corr_slot){ corr, 1, (uint8_t)graph, (uint8_t)done, (uint8_t)from_main, ordinal,
+				 path };
 	pthread_mutex_unlock(mu);
 }
 
@@ -76,7 +82,10 @@ struct sel_slot {
 	double *values;            /* NULL with have_values: profiling failed */
 	struct coll_kernel *parked; /* the activity record, name owned */
 	const char *path;
+	int from_main; /* the path is the main thread's (nvtx_launch_path) */
 	char *name; /* symbol name from the launch callback */
+	int session;  /* in a profiling session: parked is built from the callback */
+	int selected; /* session: the filter selected it (else its duration only) */
 };
 
 static pthread_mutex_t sel_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -107,7 +116,7 @@ static void launch_dim3(struct jw *w, const char *key, const int32_t d[3])
 /* k may be NULL (values without an activity record); values may be NULL
  * (no profiler values); profiled says whether values were expected. */
 static void launch_emit(const struct coll_kernel *k, const char *name, int64_t ordinal,
-			const char *path, const double *values, int profiled)
+			const char *path, int from_main, const double *values, int profiled)
 {
 	struct jw w;
 	int have_ts = k && (k->start || k->end);
@@ -136,8 +145,11 @@ static void launch_emit(const struct coll_kernel *k, const char *name, int64_t o
 		if (k->graph_id)
 			jw_kint(&w, "graph", k->graph_id);
 	}
-	if (path && *path)
+	if (path && *path) {
 		jw_kstr(&w, "nvtx", path);
+		if (from_main)
+			jw_kstr(&w, "nvtx_from", "main_thread");
+	}
 	jw_key(&w, "metrics");
 	jw_obj_open(&w);
 	if (profiled) {
@@ -177,6 +189,8 @@ static void launch_emit(const struct coll_kernel *k, const char *name, int64_t o
 			w.need_comma = 1;
 		} else if (have_ts && k->end >= k->start && !dur_from_profiler) {
 			jw_kdbl(&w, KG_M_DURATION, (double)(k->end - k->start));
+		} else if (!have_ts && k->range_ns >= 0 && !dur_from_profiler) {
+			jw_kdbl(&w, KG_M_DURATION, k->range_ns);
 		}
 		jw_kint(&w, KG_M_GRID, (int64_t)k->grid[0] * k->grid[1] * k->grid[2]);
 		jw_kint(&w, KG_M_BLOCK, (int64_t)k->block[0] * k->block[1] * k->block[2]);
@@ -216,7 +230,7 @@ static void sel_flush_locked(struct sel_slot *s)
 		return;
 	if (s->parked || s->have_values)
 		launch_emit(s->parked, s->parked ? s->parked->name : s->name, s->ordinal, s->path,
-			    s->values, 1);
+			    s->from_main, s->values, !s->session || s->selected);
 	launch_free_kernel(s->parked);
 	free(s->values);
 	free(s->name);
@@ -242,7 +256,14 @@ void launch_set_values(int64_t ordinal, const double *values)
 {
 	pthread_mutex_lock(&sel_mu);
 	struct sel_slot *s = sel_get_locked(ordinal, 0);
-	if (s) {
+	if (s && s->session && !s->selected) {
+		/* filtered out, but its kernel made a range: its duration only */
+		for (size_t i = 0; values && s->parked && i < coll_cfg.n_metrics; i++)
+			if (strcmp(coll_cfg.metrics[i], KG_M_DURATION) == 0 && !isnan(values[i]))
+				s->parked->range_ns = values[i];
+		s->have_values = 1;
+		sel_flush_locked(s);
+	} else if (s) {
 		s->have_values = 1;
 		if (values && coll_cfg.n_metrics) {
 			s->values = malloc(coll_cfg.n_metrics * sizeof(double));
@@ -259,7 +280,7 @@ void launch_on_kernel(const struct coll_kernel *k)
 {
 	int64_t ordinal = -1;
 	const char *path = "";
-	int profiled = 0, found = 0;
+	int profiled = 0, found = 0, from_main = 0;
 
 	if (!k->start && !k->end)
 		atomic_fetch_add(&launch_no_ts, 1);
@@ -271,6 +292,7 @@ void launch_on_kernel(const struct coll_kernel *k)
 		if (s->used && s->corr == k->corr) {
 			found = 1;
 			path = s->path;
+			from_main = s->from_main;
 			if (!s->graph) {
 				if (!s->done) {
 					ordinal = s->ordinal;
@@ -298,7 +320,7 @@ void launch_on_kernel(const struct coll_kernel *k)
 		if (s)
 			profiled = 1;
 		if (s && s->have_values) {
-			launch_emit(k, k->name, ordinal, path, s->values, 1);
+			launch_emit(k, k->name, ordinal, path, from_main, s->values, 1);
 			free(s->values);
 			s->values = NULL;
 			s->have_values = 0;
@@ -315,7 +337,7 @@ void launch_on_kernel(const struct coll_kernel *k)
 		}
 		pthread_mutex_unlock(&sel_mu);
 	}
-	launch_emit(k, k->name, ordinal, path, NULL, profiled);
+	launch_emit(k, k->name, ordinal, path, from_main, NULL, profiled);
 }
 
 /* ------------------------------------------------------------------ */
@@ -324,7 +346,10 @@ void launch_on_kernel(const struct coll_kernel *k)
 static __thread int launch_depth;
 static __thread int64_t launch_ord;
 static __thread const char *launch_path;
-static __thread int launch_graph, launch_profiled;
+static __thread int launch_from_main; /* launch_path is the main thread's */
+static __thread int launch_graph;
+static __thread int launch_dec;        /* metrics mode: the profiler's decision (PROF_*) */
+static __thread uint32_t launch_outer_corr; /* the outermost call's correlation id */
 static __thread int launch_pending;    /* metrics mode: not yet offered to the profiler */
 static __thread int launch_prof_depth; /* the depth whose exit stops the range */
 
@@ -533,31 +558,184 @@ void launch_enable(CUpti_SubscriberHandle sub)
 			   "NVTX path");
 }
 
+typedef CUresult (*launch_attr_fn)(int *, CUfunction_attribute, CUfunction);
+
+/*
+ * A profiling session's launch has no activity record: its launch
+ * configuration comes from the launch call's parameters (the driver call
+ * nested in a runtime launch overwrites what the runtime call gave, and
+ * knows the function, so registers and static and local memory too).
+ */
+static void launch_config(struct coll_kernel *k, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
+			  const CUpti_CallbackData *cb)
+{
+	static launch_attr_fn attr;
+	static int attr_looked;
+	const void *p = cb->functionParams;
+	CUfunction f = NULL;
+	CUstream st = NULL;
+	unsigned g[3], b[3], smem = 0;
+	int per_thread = 0;
+
+	if (!p)
+		return;
+	if (dom == CUPTI_CB_DOMAIN_DRIVER_API) {
+		switch (cbid) {
+		case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+		case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+			per_thread = 1;
+			/* fall through */
+		case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+		case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel: {
+			/* the cooperative and _ptsz forms begin alike */
+			const cuLaunchKernel_params *q = p;
+			f = q->f;
+			g[0] = q->gridDimX, g[1] = q->gridDimY, g[2] = q->gridDimZ;
+			b[0] = q->blockDimX, b[1] = q->blockDimY, b[2] = q->blockDimZ;
+			smem = q->sharedMemBytes;
+			st = q->hStream;
+			break;
+		}
+		case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+			per_thread = 1;
+			/* fall through */
+		case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx: {
+			const cuLaunchKernelEx_params *q = p;
+			if (!q->config)
+				return;
+			f = q->f;
+			g[0] = q->config->gridDimX, g[1] = q->config->gridDimY, g[2] = q->config->gridDimZ;
+			b[0] = q->config->blockDimX, b[1] = q->config->blockDimY, b[2] = q->config->blockDimZ;
+			smem = q->config->sharedMemBytes;
+			st = q->config->hStream;
+			break;
+		}
+		default:
+			return;
+		}
+	} else {
+		switch (cbid) {
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000:
+			per_thread = 1;
+			/* fall through */
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000: {
+			const cudaLaunchKernel_v7000_params *q = p;
+			g[0] = q->gridDim.x, g[1] = q->gridDim.y, g[2] = q->gridDim.z;
+			b[0] = q->blockDim.x, b[1] = q->blockDim.y, b[2] = q->blockDim.z;
+			smem = (unsigned)q->sharedMem;
+			st = (CUstream)q->stream;
+			break;
+		}
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060:
+			per_thread = 1;
+			/* fall through */
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060: {
+			const cudaLaunchKernelExC_v11060_params *q = p;
+			if (!q->config)
+				return;
+			g[0] = q->config->gridDim.x, g[1] = q->config->gridDim.y, g[2] = q->config->gridDim.z;
+			b[0] = q->config->blockDim.x, b[1] = q->config->blockDim.y, b[2] = q->config->blockDim.z;
+			smem = (unsigned)q->config->dynamicSmemBytes;
+			st = (CUstream)q->config->stream;
+			break;
+		}
+		default:
+			return;
+		}
+	}
+	for (int i = 0; i < 3; i++) {
+		k->grid[i] = (int32_t)g[i];
+		k->block[i] = (int32_t)b[i];
+	}
+	k->smem_dynamic = (int32_t)smem;
+	uint32_t sid = 0;
+	if (cuptiGetStreamIdEx(cb->context, st, (uint8_t)per_thread, &sid) == CUPTI_SUCCESS)
+		k->stream = sid;
+	if (!f)
+		return;
+	if (!attr_looked) {
+		*(void **)&attr = dlsym(RTLD_DEFAULT, "cuFuncGetAttribute");
+		attr_looked = 1;
+	}
+	int v;
+	if (attr && attr(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, f) == CUDA_SUCCESS)
+		k->regs = (uint16_t)v;
+	if (attr && attr(&v, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f) == CUDA_SUCCESS)
+		k->smem_static = v;
+	if (attr && attr(&v, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f) == CUDA_SUCCESS)
+		k->local_per_thread = (uint32_t)v;
+}
+
+/* The record of a session's launch, from its callback (no timestamps). */
+static struct coll_kernel *launch_new_kernel(const CUpti_CallbackData *cb)
+{
+	struct coll_kernel *k = calloc(1, sizeof(*k));
+	uint32_t id = 0;
+
+	if (!k)
+		return NULL;
+	k->range_ns = -1;
+	k->name = cb->symbolName ? strdup(cb->symbolName) : NULL;
+	k->corr = cb->correlationId;
+	if (cuptiGetDeviceId(cb->context, &id) == CUPTI_SUCCESS)
+		k->device = id;
+	if (cuptiGetContextId(cb->context, &id) == CUPTI_SUCCESS)
+		k->context = id;
+	return k;
+}
+
+static int launch_in_session(void)
+{
+	return launch_dec == PROF_SESSION || launch_dec == PROF_SESSION_OTHER;
+}
+
 /* Metrics mode, at the first enter of this launch that knows its context
  * (a runtime launch before the runtime made its context current may not):
- * ask the profiler; it starts a range when the filter selects the launch. */
-static void launch_try_profile(const CUpti_CallbackData *cb)
+ * ask the profiler whether it profiles the launch, and how. */
+static void launch_try_profile(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
+			       const CUpti_CallbackData *cb)
 {
+	struct sel_slot *s;
+
 	launch_pending = 0;
-	/* the slot first, so that values always find it */
-	pthread_mutex_lock(&sel_mu);
-	struct sel_slot *s = sel_get_locked(launch_ord, 1);
-	s->path = launch_path;
-	s->name = cb->symbolName ? strdup(cb->symbolName) : NULL;
-	pthread_mutex_unlock(&sel_mu);
-	launch_profiled = profiler_launch_enter(cb->context, cb->symbolName, launch_ord);
-	if (launch_profiled) {
-		launch_prof_depth = launch_depth;
+	if (launch_graph) {
+		launch_dec = profiler_launch_enter(cb->context, NULL, -1, 1);
+		if (launch_dec != PROF_NO)
+			launch_prof_depth = launch_depth;
 		return;
 	}
+	/* the slot first, so that values always find it */
+	pthread_mutex_lock(&sel_mu);
+	s = sel_get_locked(launch_ord, 1);
+	s->path = launch_path;
+	s->from_main = launch_from_main;
+	s->name = cb->symbolName ? strdup(cb->symbolName) : NULL;
+	pthread_mutex_unlock(&sel_mu);
+	launch_dec = profiler_launch_enter(cb->context, cb->symbolName, launch_ord, 0);
+	if (launch_dec != PROF_NO)
+		launch_prof_depth = launch_depth;
 	pthread_mutex_lock(&sel_mu);
 	s = sel_get_locked(launch_ord, 0);
-	if (s) {
+	if (s && launch_in_session()) {
+		s->session = 1;
+		s->selected = launch_dec == PROF_SESSION;
+		if (!s->parked)
+			s->parked = launch_new_kernel(cb);
+		if (s->parked) {
+			launch_config(s->parked, dom, cbid, cb);
+			s->parked->corr = launch_outer_corr;
+		}
+	} else if (s && launch_dec != PROF_RANGE) {
 		free(s->name);
 		memset(s, 0, sizeof(*s));
 		s->ordinal = -1;
 	}
 	pthread_mutex_unlock(&sel_mu);
+	/* decided in a nested call: the outer call's id has no record either */
+	if (launch_in_session() && launch_depth > 1)
+		corr_put(launch_outer_corr, launch_ord, launch_path, launch_from_main, 0, 1);
 }
 
 void launch_on_callback(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
@@ -582,25 +760,37 @@ void launch_on_callback(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
 		if (launch_depth++ == 0) {
 			coll_first_launch(cb->context);
 			launch_graph = kind == 2;
-			launch_path = nvtx_current();
+			launch_path = nvtx_launch_path(&launch_from_main);
 			launch_ord = launch_graph ? -1 : atomic_fetch_add(&launch_next, 1);
-			launch_profiled = 0;
+			launch_dec = PROF_NO;
+			launch_outer_corr = cb->correlationId;
 			/* a launch into a capturing stream is not executed now:
 			 * never profiled (its graph's launch is traced later) */
-			launch_pending = !launch_graph && coll_cfg.mode == COLL_METRICS &&
-					 !launch_capture_active();
+			launch_pending = coll_cfg.mode == COLL_METRICS && !launch_capture_active();
 		}
 		if (launch_depth == 1 && coll_cfg.mode == COLL_METRICS)
 			COLL_DEBUG("launch %lld enters: %s%s%s", (long long)launch_ord,
 				   launch_graph ? "graph launch" : launch_pending ? "offered" : "a capture is on",
 				   cb->context ? "" : ", no context yet", cb->symbolName ? "" : ", no symbol");
-		if (launch_pending && cb->context)
-			launch_try_profile(cb);
-		corr_put(cb->correlationId, launch_ord, launch_path, launch_graph);
+		if (launch_pending && cb->context) {
+			launch_try_profile(dom, cbid, cb);
+		} else if (launch_in_session() && dom == CUPTI_CB_DOMAIN_DRIVER_API) {
+			/* the driver call inside a runtime launch: its parameters
+			 * name the function */
+			pthread_mutex_lock(&sel_mu);
+			struct sel_slot *s = sel_get_locked(launch_ord, 0);
+			if (s && s->parked)
+				launch_config(s->parked, dom, cbid, cb);
+			pthread_mutex_unlock(&sel_mu);
+		}
+		corr_put(cb->correlationId, launch_ord, launch_path, launch_from_main, launch_graph,
+			 launch_in_session());
 	} else if (launch_depth > 0) {
-		if (launch_profiled && launch_depth == launch_prof_depth) {
-			profiler_launch_exit(cb->context, launch_ord);
-			launch_profiled = 0;
+		if (launch_dec != PROF_NO && launch_depth == launch_prof_depth) {
+			int failed = cb->functionReturnValue &&
+				     *(const int *)cb->functionReturnValue != 0;
+			profiler_launch_exit(cb->context, launch_ord, launch_dec, failed);
+			launch_dec = PROF_NO;
 		}
 		if (--launch_depth == 0)
 			launch_pending = 0;

@@ -14,7 +14,10 @@
 #include "nvtx.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
@@ -147,9 +150,42 @@ static __thread struct nvtx_frame nvtx_stack[NVTX_DEPTH];
 static __thread int nvtx_depth;    /* frames held */
 static __thread int nvtx_overflow; /* pushes beyond NVTX_DEPTH */
 
+/*
+ * The process's main thread publishes its path at each push and pop: a
+ * thread with no range open launches on its behalf, as PyTorch's autograd
+ * thread launches the backward pass while the main thread waits inside
+ * loss.backward() (and inside the range the user opened around it).
+ */
+static _Atomic(const char *) nvtx_main_path;
+
+static int nvtx_is_main(void)
+{
+	return (pid_t)syscall(SYS_gettid) == getpid();
+}
+
+static void nvtx_publish(void)
+{
+	if (nvtx_is_main())
+		atomic_store(&nvtx_main_path, nvtx_current());
+}
+
 const char *nvtx_current(void)
 {
 	return nvtx_depth ? nvtx_stack[nvtx_depth - 1].path : "";
+}
+
+const char *nvtx_launch_path(int *from_main)
+{
+	const char *own = nvtx_current(), *m;
+
+	*from_main = 0;
+	if (*own || nvtx_is_main())
+		return own;
+	m = atomic_load(&nvtx_main_path);
+	if (!m || !*m)
+		return own;
+	*from_main = 1;
+	return m;
 }
 
 /* The path of frame i given the frame below it. */
@@ -182,6 +218,7 @@ static void nvtx_push(const void *domain, const char *name, size_t len)
 	f->name = nvtx_intern(name, len);
 	nvtx_depth++;
 	f->path = nvtx_path_of(nvtx_depth - 1);
+	nvtx_publish();
 }
 
 static void nvtx_pop(const void *domain)
@@ -203,6 +240,7 @@ static void nvtx_pop(const void *domain)
 	nvtx_depth--;
 	for (; i < nvtx_depth; i++)
 		nvtx_stack[i].path = nvtx_path_of(i);
+	nvtx_publish();
 }
 
 /* Wide strings to UTF-8 (best effort; bad code points become U+FFFD). */

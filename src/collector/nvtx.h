@@ -14,4 +14,9 @@ void nvtx_on_callback(CUpti_CallbackId cbid, const void *data);
  * as long as the process, "" when no range is open. */
 const char *nvtx_current(void);
 
+/* The path a launch of the calling thread carries: its own, or, when it
+ * has no range open, the path open on the process's main thread (then
+ * *from_main is 1). */
+const char *nvtx_launch_path(int *from_main);
+
 #endif

@@ -1,14 +1,36 @@
 /*
  * profiler.c: metrics mode, the CUPTI 13 Range Profiler.
  *
- * One range per selected kernel launch: Auto range with kernel replay,
- * cuptiRangeProfilerStart in the launch callback's enter and Stop, Decode
- * and Evaluate in its exit, so each range is exactly one launch whose
- * ordinal, name and NVTX path the callback knows (auto-range names are only
- * numbers).  Start..Stop pairs are serialized by one lock held from enter to
- * exit, since the profiler object is per context and the ranges must not
- * interleave between threads.  (User ranges with kernel replay are reported
- * to fail in SetConfig, and CUPTI numbers auto ranges itself; so Auto range.)
+ * One auto range per kernel launch, so that each range is exactly one
+ * launch whose ordinal, name and NVTX path the launch callback knows
+ * (auto-range names are only numbers): the i-th range of the counter data
+ * image is the i-th launch recorded as pending.  Two ways:
+ *
+ * - A one-pass set (the default set on GH100): one long session per context
+ *   with user replay (one pass needs no replay).  The first selected launch
+ *   starts it; every kernel launched while it is open makes a range, so
+ *   every launch of the process holds the profiler's lock from its API entry
+ *   to its exit while a session may be open (ranges in launch order, across
+ *   threads).  The session stops, and its ranges are decoded and evaluated,
+ *   when a batch is full (KGATE_PROFILE_BATCH, default 512), when the filter
+ *   can select no more launches, at a capture's begin, a graph launch, a
+ *   reset or context destruction, and at exit; the next selected launch
+ *   starts it again.  Launches the filter leaves out that come while it is
+ *   open keep only their range's duration.  Measured on an H200 (CUPTI
+ *   13.0): about 1 ms a launch against 17 ms with kernel replay, the same
+ *   instruction counts as ncu, two threads launching at once matched.  Kernel
+ *   activity records are off while a session is open (with them on, CUPTI
+ *   adds about 8 instructions a warp to every kernel of a user-replay range):
+ *   such a launch's record is built from its callback and its range.
+ *   KGATE_SESSION=0 keeps kernel replay for one-pass sets.
+ * - A multi-pass set: kernel replay, cuptiRangeProfilerStart in the launch
+ *   callback's enter and Stop in its exit (CUPTI replays the kernel inside
+ *   the launch call), decoded in batches (default 128).  A launch from a
+ *   thread other than the one that enabled the profiler first decodes what
+ *   is waiting and is decoded on its own (with two threads launching at once
+ *   ranges went missing): a missing range is an error record
+ *   ("range_missing"), never a value matched to the wrong launch.  The
+ *   Activity API stays on, for timestamps and launch configuration.
  *
  * Selection (KGATE_KERNELS, KGATE_LAUNCH_SKIP, KGATE_LAUNCH_COUNT) follows
  * ncu's -k / --launch-skip / --launch-count: skip and count apply to the
@@ -17,29 +39,10 @@
  * demangled name; __cxa_demangle is used when the process has it (C++ and
  * PyTorch processes do), else the mangled name is matched.
  *
- * Replay: kernel replay for every set, also of one pass.  User replay was
- * measured on an H200 (CUPTI 13.0.1) for single-pass sets: no cheaper (17
- * ms a launch either way), about 2^22 more instructions in every range
- * than ncu counts for the same launch, and a crash with two threads
- * launching at once; so it is not used.
- *
- * Threads: with two threads launching at once on two streams, the ranges
- * of one of them went missing on an H200 (single-pass set) and a stream
- * capture begun next failed (docs/collector.md); with one thread profiled,
- * or two one after the other, all was well, and waiting for the context's
- * work at each change of launching thread did not help.  A launch from a
- * thread other than the one that enabled the profiler first decodes what
- * is waiting and is decoded on its own: a missing range is then an error
- * record ("range_missing") for that launch, never a value matched to the
- * wrong launch.
- *
  * Application replay (KGATE_REPLAY=application): the metric set is split
  * into groups that are one pass each (metrics_split), the runner runs the
- * process once per group and KGATE_PASS picks this run's group.
- *
- * The Activity API stays on in metrics mode, so every kernel still gets its
- * timestamps and launch configuration; the profiler's values join them in
- * launch.c.  Nothing in the 13.0 headers forbids the two together.
+ * process once per group and KGATE_PASS picks this run's group (kernel
+ * replay of that one pass).
  */
 #include "profiler.h"
 
@@ -58,6 +61,7 @@
 #include <cupti_target.h>
 
 #include "coll.h"
+#include "kgate/collector.h"
 #include "launch.h"
 #include "metrics.h"
 
@@ -67,6 +71,12 @@
  * counter data image holds PROF_SLACK more, so that a launch that makes
  * CUPTI count an extra range is seen (then values cannot be matched). */
 #define PROF_BATCH_DEFAULT 128
+/* A session's default: on an H200 (docs/PERFORMANCE.md) 512 ranges a batch
+ * cost 0.9 ms a launch against 1.1 ms with 128 (the stop, evaluation and
+ * restart of each batch spread over more launches), for 0.35 s more at the
+ * first start, whose cost grows with the image (0.26-0.37 s for 132 ranges,
+ * 0.61-0.64 s for 516, 1.2-1.3 s for 1028). */
+#define PROF_SESSION_BATCH_DEFAULT 512
 #define PROF_BATCH_MAX 1024
 #define PROF_SLACK 4
 
@@ -83,8 +93,11 @@ struct prof_ctx {
 	size_t counter_size;
 	CUpti_RangeProfiler_Object *obj;
 	int64_t *pending;       /* launch ordinal of each range in the image */
+	uint8_t *pending_sel;   /* session: 1 selected by the filter, 0 not */
 	size_t n_pending;
 	pthread_t owner;        /* the thread that enabled the profiler */
+	int session;            /* one-pass set: one long user-replay session */
+	int open;               /* session: started, not yet stopped */
 };
 
 typedef char *(*prof_demangle_fn)(const char *, char *, size_t *, int *);
@@ -130,6 +143,10 @@ static int prof_errs_launch;
 static int prof_split_done;
 static size_t prof_batch = PROF_BATCH_DEFAULT; /* ranges per decode */
 static size_t prof_cap = PROF_BATCH_DEFAULT + PROF_SLACK; /* ranges in the image */
+static int prof_batch_set; /* KGATE_PROFILE_BATCH given */
+static int prof_session_ok = 1; /* KGATE_SESSION: 0 keeps kernel replay for one-pass sets */
+static int prof_any_session;    /* some context profiles in a session */
+static int prof_n_open;         /* sessions open now */
 
 static void prof_fail_locked(CUptiResult r, const char *what);
 
@@ -257,10 +274,18 @@ int profiler_init(void)
 			coll_error("bad_config", -1, "KGATE_PROFILE_BATCH='%s' is not 1..%d; using %d",
 				   b, PROF_BATCH_MAX, PROF_BATCH_DEFAULT);
 		else
-			prof_batch = (size_t)v;
+			prof_batch = (size_t)v, prof_batch_set = 1;
 	}
 	prof_cap = prof_batch + PROF_SLACK;
-	prof_values = calloc(coll_cfg.n_metrics ? coll_cfg.n_metrics : 1, sizeof(double));
+	const char *ss = getenv("KGATE_SESSION");
+	if (ss && *ss) {
+		if (strcmp(ss, "0") == 0)
+			prof_session_ok = 0;
+		else if (strcmp(ss, "1") != 0)
+			coll_error("bad_config", -1, "KGATE_SESSION='%s' is not 0 or 1; using 1", ss);
+	}
+	/* room for a duration the session adds to the set */
+	prof_values = calloc(coll_cfg.n_metrics + 1, sizeof(double));
 	return prof_values ? 0 : -1;
 }
 
@@ -300,6 +325,62 @@ static int prof_split_locked(const char *chip, const uint8_t *avail)
 	coll_cfg.n_metrics = k;
 	free(group);
 	return 0;
+}
+
+/*
+ * A one-pass set is collected in one long session with user replay (one
+ * pass needs no replay): about 1 ms a launch on an H200 against 17 ms with
+ * kernel replay.  Kernel activity records are off while a session is open
+ * (with them on, CUPTI adds instructions to each profiled kernel, about 8 a
+ * warp), so the records of its launches are built from the launch callback
+ * (name, grid, block, stream) and the range's own gpu__time_duration.sum
+ * (an auto range measures the kernel alone).  Without the duration in the
+ * set, it is added when the set stays one pass; otherwise no session.
+ */
+static void prof_session_setup_locked(struct prof_ctx *pc)
+{
+	char err[512];
+
+	if (!coll_cfg.duration_asked) {
+		CUpti_Profiler_Host_Object *h = metrics_host_open(pc->chip, pc->avail, err, sizeof(err));
+		const char **names = calloc(coll_cfg.n_metrics + 1, sizeof(*names));
+		char *dur = strdup(KG_M_DURATION);
+		char **grown = realloc(coll_cfg.metrics, (coll_cfg.n_metrics + 1) * sizeof(char *));
+		uint8_t *img = NULL;
+		size_t img_size = 0;
+		int passes = 0, ok = 0;
+		if (grown)
+			coll_cfg.metrics = grown;
+		if (h && names && dur && grown) {
+			for (size_t i = 0; i < coll_cfg.n_metrics; i++)
+				names[i] = coll_cfg.metrics[i];
+			names[coll_cfg.n_metrics] = dur;
+			ok = metrics_config(h, pc->chip, names, coll_cfg.n_metrics + 1, &img,
+					    &img_size, &passes, err, sizeof(err)) == 0 && passes == 1;
+		}
+		free(names);
+		if (!ok) {
+			free(img);
+			free(dur);
+			metrics_host_close(h);
+			COLL_DEBUG("no session: the set with %s is not one pass", KG_M_DURATION);
+			return;
+		}
+		metrics_host_close(pc->host);
+		free(pc->config);
+		pc->host = h;
+		pc->config = img;
+		pc->config_size = img_size;
+		coll_cfg.metrics[coll_cfg.n_metrics++] = dur;
+		coll_cfg.duration_asked = 1;
+	}
+	pc->session = 1;
+	prof_any_session = 1;
+	if (!prof_batch_set && !pc->enabled) {
+		prof_batch = PROF_SESSION_BATCH_DEFAULT;
+		prof_cap = prof_batch + PROF_SLACK;
+	}
+	coll_cfg.replay_user = 1;
 }
 
 /* Host side of a new context: chip, counter availability, config image. */
@@ -378,6 +459,8 @@ static void prof_ctx_host_locked(struct prof_ctx *pc)
 	}
 	if (!coll_cfg.app_replay)
 		coll_cfg.passes = 1; /* kernel replay: one run, CUPTI replays each kernel */
+	if (passes == 1 && !coll_cfg.app_replay && prof_session_ok)
+		prof_session_setup_locked(pc);
 }
 
 /* Target side, on the launching thread: enable, counter data, config. */
@@ -410,7 +493,8 @@ static int prof_ctx_enable_locked(struct prof_ctx *pc)
 	pc->counter_size = gs.counterDataSize;
 	pc->counter = calloc(1, pc->counter_size);
 	pc->pending = calloc(prof_cap, sizeof(*pc->pending));
-	if (!pc->counter || !pc->pending)
+	pc->pending_sel = calloc(prof_cap, 1);
+	if (!pc->counter || !pc->pending || !pc->pending_sel)
 		return -1;
 	return 0;
 }
@@ -435,7 +519,7 @@ static int prof_reset_locked(struct prof_ctx *pc)
 	sc.counterDataImageSize = pc->counter_size;
 	sc.pCounterDataImage = pc->counter;
 	sc.range = CUPTI_AutoRange;
-	sc.replayMode = CUPTI_KernelReplay;
+	sc.replayMode = pc->session ? CUPTI_UserReplay : CUPTI_KernelReplay;
 	sc.maxRangesPerPass = prof_cap;
 	sc.numNestingLevels = 1;
 	sc.minNestingLevel = 1;
@@ -448,6 +532,28 @@ static int prof_reset_locked(struct prof_ctx *pc)
 	}
 	pc->n_pending = 0;
 	return 0;
+}
+
+/*
+ * A session's kernels have no activity records: kernel activity is off from
+ * its start to its stop (with it on, CUPTI adds instructions to the kernels
+ * of a user-replay range).  Launches before and after keep their records.
+ */
+static void prof_session_opened_locked(struct prof_ctx *pc)
+{
+	pc->open = 1;
+	if (prof_n_open++ == 0)
+		coll_check(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
+			   "cuptiActivityDisable(CONCURRENT_KERNEL)", NULL);
+}
+
+static void prof_session_closed_locked(struct prof_ctx *pc)
+{
+	pc->open = 0;
+	if (--prof_n_open == 0)
+		coll_check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
+			   "cuptiActivityEnable(CONCURRENT_KERNEL)",
+			   "kernels after a profiling session have no trace records");
 }
 
 static struct prof_ctx *prof_find_locked(CUcontext ctx, int create)
@@ -479,6 +585,13 @@ static void prof_ctx_release_locked(struct prof_ctx *pc)
 	for (size_t i = 0; pc->pending && i < pc->n_pending; i++)
 		launch_set_values(pc->pending[i], NULL);
 	pc->n_pending = 0;
+	if (pc->open) {
+		/* best effort: the profiler failed or the context goes */
+		CUpti_RangeProfiler_Stop_Params sp = { .structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE };
+		sp.pRangeProfilerObject = pc->obj;
+		(void)cuptiRangeProfilerStop(&sp);
+		prof_session_closed_locked(pc);
+	}
 	if (pc->enabled && pc->obj) {
 		CUpti_RangeProfiler_Disable_Params d = { .structSize = CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE };
 		d.pRangeProfilerObject = pc->obj;
@@ -489,9 +602,11 @@ static void prof_ctx_release_locked(struct prof_ctx *pc)
 	free(pc->config);
 	free(pc->counter);
 	free(pc->pending);
+	free(pc->pending_sel);
 	pc->host = NULL;
 	pc->avail = pc->config = pc->counter = NULL;
 	pc->pending = NULL;
+	pc->pending_sel = NULL;
 	pc->obj = NULL;
 	pc->enabled = 0;
 	pc->failed = 1;
@@ -535,17 +650,35 @@ static void prof_decode_locked(struct prof_ctx *pc, int push)
 	CUcontext popped = NULL;
 	int pushed = 0;
 
-	if (prof_off || !pc->enabled || pc->failed || !pc->n_pending)
+	if (prof_off || !pc->enabled || pc->failed || (!pc->n_pending && !pc->open))
 		return;
 	if (push) {
 		prof_ctx_fn push_fn = (prof_ctx_fn)dlsym(RTLD_DEFAULT, "cuCtxPushCurrent_v2");
 		if (push_fn && push_fn(pc->ctx) == CUDA_SUCCESS)
 			pushed = 1;
 	}
+	r = CUPTI_SUCCESS;
+	double ts = prof_ms();
+	int all_submitted = 1;
+	const char *what = "cuptiRangeProfilerDecodeData";
+	if (pc->open) {
+		what = "cuptiRangeProfilerStop";
+		/* the session ends here: its ranges are complete after the stop */
+		CUpti_RangeProfiler_Stop_Params sp = { .structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE };
+		sp.pRangeProfilerObject = pc->obj;
+		r = cuptiRangeProfilerStop(&sp);
+		all_submitted = sp.isAllPassSubmitted;
+		prof_session_closed_locked(pc);
+		COLL_DEBUG("session stop: %zu ranges, all passes submitted %d; %.3f ms", pc->n_pending,
+			   all_submitted, prof_ms() - ts);
+	}
 	CUpti_RangeProfiler_DecodeData_Params dd = { .structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE };
 	dd.pRangeProfilerObject = pc->obj;
 	double td = prof_ms();
-	r = cuptiRangeProfilerDecodeData(&dd);
+	if (r == CUPTI_SUCCESS && pc->n_pending) {
+		what = "cuptiRangeProfilerDecodeData";
+		r = cuptiRangeProfilerDecodeData(&dd);
+	}
 	td = prof_ms() - td;
 	if (pushed) {
 		prof_pop_fn pop_fn = (prof_pop_fn)dlsym(RTLD_DEFAULT, "cuCtxPopCurrent_v2");
@@ -553,9 +686,17 @@ static void prof_decode_locked(struct prof_ctx *pc, int push)
 			pop_fn(&popped);
 	}
 	if (r != CUPTI_SUCCESS) {
-		prof_fail_locked(r, "cuptiRangeProfilerDecodeData");
+		prof_fail_locked(r, what);
 		return;
 	}
+	if (!pc->n_pending) {
+		prof_reset_locked(pc);
+		return;
+	}
+	if (!all_submitted && prof_errs_launch++ < PROF_ERR_MAX)
+		coll_error("range_mismatch", -1,
+			   "the profiler's session ended with passes not submitted; values may be "
+			   "missing");
 	CUpti_RangeProfiler_GetCounterDataInfo_Params gi = { .structSize = CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE };
 	gi.pCounterDataImage = pc->counter;
 	gi.counterDataImageSize = pc->counter_size;
@@ -663,23 +804,78 @@ void profiler_on_context_destroy(CUcontext ctx)
 /* ------------------------------------------------------------------ */
 /* Per launch                                                          */
 
-int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal)
+/* No matching launch can be selected any more (launch_count reached). */
+static int prof_selection_over_locked(void)
+{
+	return coll_cfg.launch_count >= 0 &&
+	       prof_matched >= coll_cfg.launch_skip + coll_cfg.launch_count;
+}
+
+/* Start the context's session (a launch callback's enter: its context is
+ * current).  0 ok. */
+static int prof_session_start_locked(struct prof_ctx *pc, int64_t ordinal)
+{
+	CUpti_RangeProfiler_Start_Params st = { .structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE };
+	st.pRangeProfilerObject = pc->obj;
+	double t0 = prof_ms();
+	CUptiResult r = cuptiRangeProfilerStart(&st);
+	if (r != CUPTI_SUCCESS) {
+		prof_fail_locked(r, "cuptiRangeProfilerStart");
+		return -1;
+	}
+	prof_session_opened_locked(pc);
+	COLL_DEBUG("launch %lld: session started (start %.3f ms)", (long long)ordinal, prof_ms() - t0);
+	return 0;
+}
+
+int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, int graph)
 {
 	if (coll_cfg.mode != COLL_METRICS || !ctx)
-		return 0;
+		return PROF_NO;
 	prof_lock();
 	/* A capture may have begun since the launch looked (its begin marks
 	 * it, then waits for this lock): no profiler call during a capture. */
-	if (prof_off || launch_capture_active() || !prof_matches(symbol)) {
+	if (prof_off || launch_capture_active()) {
 		COLL_DEBUG("launch %lld %s: not profiled (%s)", (long long)ordinal, symbol ? symbol : "?",
-			   prof_off ? "profiler off" : launch_capture_active() ? "a capture is on" : "filtered");
+			   prof_off ? "profiler off" : "a capture is on");
 		goto no;
 	}
-	long m = prof_matched++;
-	if (m < coll_cfg.launch_skip ||
-	    (coll_cfg.launch_count >= 0 && m >= coll_cfg.launch_skip + coll_cfg.launch_count))
+	if (graph) {
+		/* A graph's kernels are not profiled: an open session ends before
+		 * the graph launch, and none starts until its call returns. */
+		if (!prof_any_session)
+			goto no;
+		for (size_t i = 0; i < prof_n_ctx; i++)
+			if (prof_ctxs[i].open)
+				prof_decode_locked(&prof_ctxs[i], 0);
+		return PROF_HELD;
+	}
+	int sel = prof_matches(symbol);
+	if (sel) {
+		long m = prof_matched++;
+		sel = !(m < coll_cfg.launch_skip ||
+			(coll_cfg.launch_count >= 0 && m >= coll_cfg.launch_skip + coll_cfg.launch_count));
+	}
+	struct prof_ctx *pc = prof_find_locked(ctx, sel);
+	if (!sel) {
+		/* In an open session every kernel of the context makes a range:
+		 * this one's range gives its duration; it has no counters. */
+		if (pc && pc->open && !pc->failed) {
+			if (pc->n_pending >= prof_batch)
+				prof_decode_locked(pc, 0);
+			if (pc->open) {
+				prof_active = pc;
+				return PROF_SESSION_OTHER;
+			}
+		}
+		COLL_DEBUG("launch %lld %s: not profiled (filtered)", (long long)ordinal,
+			   symbol ? symbol : "?");
+		/* no session may start while this launch is in the driver, or
+		 * its kernel would make a range no launch is waiting for */
+		if (prof_any_session && !prof_selection_over_locked())
+			return PROF_HELD;
 		goto no;
-	struct prof_ctx *pc = prof_find_locked(ctx, 1);
+	}
 	if (!pc || pc->failed) {
 		COLL_DEBUG("launch %lld: not profiled (%s)", (long long)ordinal,
 			   pc ? "its context's profiler failed" : "no profiler for its context");
@@ -695,8 +891,19 @@ int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal)
 		pc->enabled = 1;
 		if (prof_reset_locked(pc) != 0)
 			goto no;
-		COLL_DEBUG("profiler enabled (enable, counter data image, set config): %.3f ms",
-			   prof_ms() - te);
+		COLL_DEBUG("profiler enabled (enable, counter data image, set config; %s): %.3f ms",
+			   pc->session ? "user replay session" : "kernel replay", prof_ms() - te);
+	}
+	if (pc->session) {
+		if (pc->n_pending >= prof_batch)
+			prof_decode_locked(pc, 0); /* a full batch: the session ends */
+		if (prof_off || pc->failed)
+			goto no;
+		if (!pc->open && prof_session_start_locked(pc, ordinal) != 0)
+			goto no;
+		prof_active = pc;
+		prof_t_start = prof_ms();
+		return PROF_SESSION; /* the lock stays held until the exit */
 	}
 	int foreign = !pthread_equal(pc->owner, pthread_self());
 	if (pc->n_pending >= prof_batch || (foreign && pc->n_pending))
@@ -717,19 +924,45 @@ int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal)
 		   (long long)ordinal, foreign ? "another" : "the enabling", pc->n_pending, prof_start_ms);
 	prof_active = pc;
 	prof_active_foreign = foreign;
-	return 1; /* the profiler's lock stays held until the exit */
+	return PROF_RANGE; /* the profiler's lock stays held until the exit */
 no:
 	prof_unlock();
-	return 0;
+	return PROF_NO;
 }
 
-void profiler_launch_exit(CUcontext ctx, int64_t ordinal)
+void profiler_launch_exit(CUcontext ctx, int64_t ordinal, int decision, int failed)
 {
 	struct prof_ctx *pc = prof_active;
 	CUptiResult r;
 
 	(void)ctx;
 	prof_active = NULL;
+	if (decision == PROF_HELD) {
+		prof_unlock();
+		return;
+	}
+	if (decision == PROF_SESSION || decision == PROF_SESSION_OTHER) {
+		if (!pc || prof_off || pc->failed || !pc->open || failed) {
+			/* a launch that failed made no range */
+			COLL_DEBUG("launch %lld exits: no range (%s)", (long long)ordinal,
+				   failed ? "the launch failed" : "profiler off");
+			prof_unlock();
+			launch_set_values(ordinal, NULL);
+			return;
+		}
+		pc->pending[pc->n_pending] = ordinal;
+		pc->pending_sel[pc->n_pending++] = decision == PROF_SESSION;
+		COLL_DEBUG("launch %lld: in the session (%s), launch call %.3f ms, %zu ranges waiting",
+			   (long long)ordinal, decision == PROF_SESSION ? "profiled" : "filtered out",
+			   prof_ms() - prof_t_start, pc->n_pending);
+		/* a full batch, or the last launch the filter can select: the
+		 * session ends, so that later launches cost nothing */
+		if (pc->n_pending >= prof_batch ||
+		    (decision == PROF_SESSION && prof_selection_over_locked()))
+			prof_decode_locked(pc, 0);
+		prof_unlock();
+		return;
+	}
 	if (!pc || prof_off || pc->failed) {
 		COLL_DEBUG("launch %lld exits: no values (%s)", (long long)ordinal,
 			   !pc ? "no active range" : "profiler off");

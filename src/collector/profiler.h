@@ -1,7 +1,8 @@
 /*
- * profiler.h: metrics mode, the CUPTI 13 Range Profiler with one range per
- * selected kernel launch (started in the launch callback's enter, stopped
- * in its exit), decoded in batches.
+ * profiler.h: metrics mode, the CUPTI 13 Range Profiler with one auto range
+ * per selected kernel launch, decoded in batches: one-pass sets in one long
+ * user-replay session per context, multi-pass sets with kernel replay
+ * (started in the launch callback's enter, stopped in its exit).
  */
 #ifndef KGATE_COLL_PROFILER_H
 #define KGATE_COLL_PROFILER_H
@@ -26,10 +27,23 @@ void profiler_prepare(CUcontext ctx);
 void profiler_sync(void);
 /* The context is about to be destroyed. */
 void profiler_on_context_destroy(CUcontext ctx);
-/* Launch enter: does the filter select this launch?  If so a range is
- * started and 1 returned; the exit must then call profiler_launch_exit. */
-int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal);
-void profiler_launch_exit(CUcontext ctx, int64_t ordinal);
+/* What profiler_launch_enter decided for a launch.  For every decision but
+ * PROF_NO the profiler's lock is held and the exit must call
+ * profiler_launch_exit with it. */
+enum {
+	PROF_NO = 0,        /* not profiled */
+	PROF_RANGE,         /* kernel replay: a range around the launch; its
+			       activity record comes as for any kernel */
+	PROF_SESSION,       /* selected, in the context's session: values and
+			       duration from its range; no activity record */
+	PROF_SESSION_OTHER, /* not selected, but in an open session its kernel
+			       makes a range: duration only; no activity record */
+	PROF_HELD,          /* not profiled; no session starts until its exit */
+};
+/* Launch enter (graph: a graph launch, never profiled). */
+int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, int graph);
+/* failed: the launch call returned an error (it made no range). */
+void profiler_launch_exit(CUcontext ctx, int64_t ordinal, int decision, int failed);
 void profiler_finish(void);
 /* 0 once profiling is off for the whole process (bad metric set, ...). */
 int profiler_usable(void);

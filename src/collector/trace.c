@@ -41,6 +41,7 @@ static void trace_kernel(const CUpti_ActivityKernel10 *a)
 	struct coll_kernel k;
 
 	memset(&k, 0, sizeof(k));
+	k.range_ns = -1;
 	k.name = a->name;
 	k.device = a->deviceId;
 	k.context = a->contextId;

@@ -198,13 +198,36 @@ static CUpti_BuffersCallbackRequestFunc req;
 static CUpti_BuffersCallbackCompleteFunc done;
 static CUpti_ActivityKernel10 queue[64];
 static size_t nqueue;
+/* The Range Profiler: ranges made so far (kernel replay: one per start and
+ * stop; user replay: one per kernel launched while started), the first
+ * range of the counter data image, a session started, user replay set. */
+static int ranges, img_base, started, user_replay;
+/* Kernel activity off (cuptiActivityDisable); the correlation ids of the
+ * launches made while it was off, whose kernels get no activity record. */
+static int act_off;
+static uint32_t silent[64], rt_corr;
+static size_t nsilent;
 
 int fake_callback(CUpti_CallbackDomain d, CUpti_CallbackId id, const void *data);
 int fake_callback(CUpti_CallbackDomain d, CUpti_CallbackId id, const void *data)
 {
+	const CUpti_CallbackData *c = data;
 	if (!cb)
 		return -1;
 	cb(NULL, d, id, data);
+	if (d == CUPTI_CB_DOMAIN_RUNTIME_API && id == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000)
+		rt_corr = c->callbackSite == CUPTI_API_ENTER ? c->correlationId : 0;
+	/* the kernel is launched by the driver call: a range in a started
+	 * user-replay session, and no activity record while activity is off */
+	if (d == CUPTI_CB_DOMAIN_DRIVER_API && id == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel &&
+	    c->callbackSite == CUPTI_API_ENTER) {
+		if (started && user_replay)
+			ranges++;
+		if (act_off && nsilent + 2 <= 64) {
+			silent[nsilent++] = c->correlationId;
+			silent[nsilent++] = rt_corr;
+		}
+	}
 	return 0;
 }
 
@@ -221,6 +244,9 @@ int InitializeInjectionNvtx2(nvtx_get_fn get)
 void fake_kernel(const char *name, uint32_t corr, uint64_t start, uint64_t end, int gx, int bx);
 void fake_kernel(const char *name, uint32_t corr, uint64_t start, uint64_t end, int gx, int bx)
 {
+	for (size_t i = 0; i < nsilent; i++)
+		if (silent[i] == corr)
+			return;
 	CUpti_ActivityKernel10 *k = &queue[nqueue++];
 	memset(k, 0, sizeof(*k));
 	k->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
@@ -252,7 +278,10 @@ CUptiResult CUPTIAPI cuptiSubscribe_v2(CUpti_SubscriberHandle *s, CUpti_Callback
 CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t e, CUpti_SubscriberHandle s, CUpti_CallbackDomain d, CUpti_CallbackId i) { (void)e; (void)s; (void)d; (void)i; return CUPTI_SUCCESS; }
 CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t e, CUpti_SubscriberHandle s, CUpti_CallbackDomain d) { (void)e; (void)s; (void)d; return CUPTI_SUCCESS; }
 CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc r, CUpti_BuffersCallbackCompleteFunc c) { req = r; done = c; return CUPTI_SUCCESS; }
-CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind k) { (void)k; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind k) { (void)k; act_off = 0; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind k) { (void)k; act_off = 1; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiGetContextId(CUcontext c, uint32_t *id) { (void)c; *id = 1; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiGetStreamIdEx(CUcontext c, CUstream s, uint8_t pt, uint32_t *id) { (void)c; (void)s; (void)pt; *id = 7; return CUPTI_SUCCESS; }
 CUptiResult CUPTIAPI cuptiActivityFlushPeriod(uint32_t t) { (void)t; return CUPTI_SUCCESS; }
 CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
 {
@@ -300,7 +329,7 @@ CUptiResult CUPTIAPI cuptiProfilerGetCounterAvailability(CUpti_Profiler_GetCount
 }
 /* The host API: a metric is unknown when its name has "bogus"; a set with
  * a name holding "multi" takes 2 passes. */
-static int host_obj, host_multi, stops, img_base; /* img_base: stops before the image's first range */
+static int host_obj, host_multi;
 CUptiResult CUPTIAPI cuptiProfilerHostInitialize(CUpti_Profiler_Host_Initialize_Params *p)
 {
 	if (getenv("FAKE_NOHOST")) /* as libcupti does when it cannot load libnvperf_host.so */
@@ -321,8 +350,8 @@ CUptiResult CUPTIAPI cuptiProfilerHostConfigAddMetrics(CUpti_Profiler_Host_Confi
 CUptiResult CUPTIAPI cuptiProfilerHostGetConfigImageSize(CUpti_Profiler_Host_GetConfigImageSize_Params *p) { p->configImageSize = 8; return CUPTI_SUCCESS; }
 CUptiResult CUPTIAPI cuptiProfilerHostGetConfigImage(CUpti_Profiler_Host_GetConfigImage_Params *p) { memset(p->pConfigImage, host_multi, p->configImageSize); return CUPTI_SUCCESS; }
 CUptiResult CUPTIAPI cuptiProfilerHostGetNumOfPasses(CUpti_Profiler_Host_GetNumOfPasses_Params *p) { p->numOfPasses = p->pConfigImage[0] ? 2 : 1; return CUPTI_SUCCESS; }
-/* value of metric i in the k-th profiled launch (from 1): 100 k + i; the
- * image holds the ranges since its initialization, one per start/stop */
+/* value of metric i in the k-th range (from 1): 100 k + i; the image holds
+ * the ranges since its initialization */
 CUptiResult CUPTIAPI cuptiProfilerHostEvaluateToGpuValues(CUpti_Profiler_Host_EvaluateToGpuValues_Params *p)
 {
 	for (size_t i = 0; i < p->numMetrics; i++)
@@ -339,19 +368,43 @@ CUptiResult CUPTIAPI cuptiRangeProfilerEnable(CUpti_RangeProfiler_Enable_Params 
 }
 CUptiResult CUPTIAPI cuptiRangeProfilerDisable(CUpti_RangeProfiler_Disable_Params *p) { (void)p; return CUPTI_SUCCESS; }
 CUptiResult CUPTIAPI cuptiRangeProfilerGetCounterDataSize(CUpti_RangeProfiler_GetCounterDataSize_Params *p) { p->counterDataSize = 64; return CUPTI_SUCCESS; }
-CUptiResult CUPTIAPI cuptiRangeProfilerCounterDataImageInitialize(CUpti_RangeProfiler_CounterDataImage_Initialize_Params *p) { memset(p->pCounterData, 0, p->counterDataSize); img_base = stops; return CUPTI_SUCCESS; }
-CUptiResult CUPTIAPI cuptiRangeProfilerSetConfig(CUpti_RangeProfiler_SetConfig_Params *p) { (void)p; return CUPTI_SUCCESS; }
-CUptiResult CUPTIAPI cuptiRangeProfilerStart(CUpti_RangeProfiler_Start_Params *p) { (void)p; return CUPTI_SUCCESS; }
-CUptiResult CUPTIAPI cuptiRangeProfilerStop(CUpti_RangeProfiler_Stop_Params *p)
+CUptiResult CUPTIAPI cuptiRangeProfilerCounterDataImageInitialize(CUpti_RangeProfiler_CounterDataImage_Initialize_Params *p) { memset(p->pCounterData, 0, p->counterDataSize); img_base = ranges; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiRangeProfilerSetConfig(CUpti_RangeProfiler_SetConfig_Params *p)
+{
+	if (started) /* as CUPTI: not while a session runs */
+		return CUPTI_ERROR_INVALID_OPERATION;
+	user_replay = p->replayMode == CUPTI_UserReplay;
+	printf("fake-cupti: set config, %s replay\n", user_replay ? "user" : "kernel");
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiRangeProfilerStart(CUpti_RangeProfiler_Start_Params *p)
 {
 	(void)p;
-	stops++;
+	if (started)
+		return CUPTI_ERROR_INVALID_OPERATION;
+	started = 1;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiRangeProfilerStop(CUpti_RangeProfiler_Stop_Params *p)
+{
+	if (!started)
+		return CUPTI_ERROR_INVALID_OPERATION;
+	started = 0;
+	p->isAllPassSubmitted = 1;
+	if (!user_replay)
+		ranges++;
 	if (getenv("FAKE_EARLY")) /* the activity record before the values */
 		cuptiActivityFlushAll(0);
 	return CUPTI_SUCCESS;
 }
-CUptiResult CUPTIAPI cuptiRangeProfilerDecodeData(CUpti_RangeProfiler_DecodeData_Params *p) { p->numOfRangeDropped = 0; return CUPTI_SUCCESS; }
-CUptiResult CUPTIAPI cuptiRangeProfilerGetCounterDataInfo(CUpti_RangeProfiler_GetCounterDataInfo_Params *p) { p->numTotalRanges = (size_t)(stops - img_base); return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiRangeProfilerDecodeData(CUpti_RangeProfiler_DecodeData_Params *p)
+{
+	if (started && user_replay) /* a session is decoded after its stop */
+		return CUPTI_ERROR_INVALID_OPERATION;
+	p->numOfRangeDropped = 0;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiRangeProfilerGetCounterDataInfo(CUpti_RangeProfiler_GetCounterDataInfo_Params *p) { p->numTotalRanges = (size_t)(ranges - img_base); return CUPTI_SUCCESS; }
 #define NS(f, t) CUptiResult CUPTIAPI f(t *p) { (void)p; return CUPTI_ERROR_NOT_SUPPORTED; }
 NS(cuptiProfilerHostGetBaseMetrics, CUpti_Profiler_Host_GetBaseMetrics_Params)
 CEOF
@@ -391,9 +444,22 @@ static void api(CUpti_CallbackDomain dom, CUpti_CallbackId id, CUpti_ApiCallback
 {
 	/* FAKE_LATECTX: no context is current yet at the runtime call */
 	int late = getenv("FAKE_LATECTX") && dom == CUPTI_CB_DOMAIN_RUNTIME_API;
+	/* the driver call's parameters: the grid and block of fake_kernel's
+	 * record of the same kernel (grid x 2 x 1, block x 1 x 1) */
+	unsigned gx = 1, bx = 32;
+	if (sym && strstr(sym, "saxpy"))
+		gx = 4, bx = 256;
+	else if (sym && strstr(sym, "strided"))
+		gx = 2, bx = 128;
+	else if (sym && strstr(sym, "scale"))
+		bx = 64;
+	cuLaunchKernel_params lp = { NULL, gx, 2, 1, bx, 1, 1, 0, NULL, NULL, NULL };
+	CUresult ok = CUDA_SUCCESS;
 	CUpti_CallbackData d = { .callbackSite = site, .functionName = "launch",
 				 .symbolName = sym, .context = late ? NULL : (CUcontext)&fire,
-				 .correlationId = corr };
+				 .correlationId = corr,
+				 .functionParams = dom == CUPTI_CB_DOMAIN_DRIVER_API && sym ? &lp : NULL,
+				 .functionReturnValue = site == CUPTI_API_EXIT ? &ok : NULL };
 	fire(dom, id, &d);
 }
 /* a runtime launch with a nested driver launch */
@@ -414,6 +480,12 @@ static void *worker(void *u)
 	push("worker");
 	launch(30, "_Z5scaleifPf");
 	pop();
+	return NULL;
+}
+/* a thread with no range of its own, as PyTorch's autograd thread */
+static void *autograd(void *u)
+{
+	launch(*(uint32_t *)u, "_Z8backwardv");
 	return NULL;
 }
 
@@ -441,6 +513,23 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	printf("init=%d\n", init());
+	if (argc > 2 && !strcmp(argv[2], "autograd")) {
+		/* launched by a thread with no range while the main thread waits
+		 * inside step/backward, then while it has no range open */
+		pthread_t t;
+		uint32_t c1 = 80, c2 = 90;
+		push("step");
+		push("backward");
+		pthread_create(&t, NULL, autograd, &c1);
+		pthread_join(t, NULL);
+		pop();
+		pop();
+		pthread_create(&t, NULL, autograd, &c2);
+		pthread_join(t, NULL);
+		kernel("_Z8backwardv", 80, 1000, 2000, 1, 32);
+		kernel("_Z8backwardv", 90, 3000, 4000, 1, 32);
+		return 0;
+	}
 	if (argc > 2)
 		return 0; /* only the injection */
 
@@ -597,6 +686,18 @@ f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
 is "$(grep -c '"type":"header"' "$f") $(grep -c '"type":"kernel"' "$f") $(grep -c '"type":"footer"' "$f")" "1 9 1" \
 	"a forked child that exits writes nothing into the parent's file"
 
+# a thread with no range open launches while the main thread is inside a
+# range (PyTorch's autograd thread during loss.backward()): the main
+# thread's path, and the record says where it came from
+for mode in trace metrics; do
+	rm -f "$T"/fake/r.*.jsonl
+	fake KGATE_MODE=$mode KGATE_METRICS=m__a.sum "$T/fake/app" "$COLL" autograd
+	f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+	like "$(grep '"ordinal":0,' "$f")" '"nvtx":"step/backward","nvtx_from":"main_thread"' \
+		"$mode: a launch from a thread without ranges takes the main thread's open path"
+	unlike "$(grep '"ordinal":1,' "$f")" '"nvtx"' "$mode: and none when the main thread has none open"
+done
+
 # NVTX_INJECTION64_PATH must name the libcupti the process uses
 rm -f "$T"/fake/r.*.jsonl
 fake NVTX_INJECTION64_PATH=/bin/sh "$T/fake/app" "$COLL" only-init
@@ -648,15 +749,20 @@ else
 	echo "ok $((_n + 1)) # skip cannot build an NVTX program: $(head -1 "$T/nvtx_only.err")"; _n=$((_n + 1))
 fi
 
-# metrics mode: the stand-in's profiler gives metric i of the k-th profiled
-# launch the value 100 k + i.  The filter is a regex on the demangled name
+# metrics mode: the stand-in's profiler gives metric i of the k-th range
+# the value 100 k + i.  The filter is a regex on the demangled name
 # (the driver links libstdc++, so __cxa_demangle is there), skip 1, count 1:
-# of saxpy, strided, scale only strided is profiled.
+# of saxpy, strided, scale only strided is profiled.  Once with kernel
+# replay (KGATE_SESSION=0), once in a session (user replay, the default for
+# a one-pass set; a record before its launch cannot happen there).
 M="KGATE_METRICS=m__a.sum,gpu__time_duration.sum,m__b.sum"
 F="KGATE_KERNELS=regex:^(saxpy|scale|strided)\("
-for order in FAKE_DUP FAKE_EARLY FAKE_LATECTX; do
+for order in FAKE_DUP FAKE_EARLY FAKE_LATECTX FAKE_DUP,S FAKE_LATECTX,S; do
 	rm -f "$T"/fake/r.*.jsonl
-	fake "$order=1" KGATE_MODE=metrics "$M" "$F" KGATE_LAUNCH_SKIP=1 KGATE_LAUNCH_COUNT=1 "$T/fake/app" "$COLL"
+	sess=0
+	case $order in *,S) sess=1 order=${order%,S} ;; esac
+	fake "$order=1" KGATE_SESSION=$sess KGATE_MODE=metrics "$M" "$F" KGATE_LAUNCH_SKIP=1 KGATE_LAUNCH_COUNT=1 "$T/fake/app" "$COLL"
+	order="$order, session $sess"
 	f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
 	is "$rc" 0 "metrics mode ($order): the program exits 0"
 	like "$(head -1 "$f")" '"mode":"metrics".*"metrics":\["m__a.sum","gpu__time_duration.sum","m__b.sum"\]' "metrics ($order): the header lists the metrics"
@@ -668,17 +774,86 @@ done
 like "$(tail -1 "$f")" '"kernels":9,.*"replayed":0' "values before or after the activity record: one record each"
 # the range starts in the nested driver call, the record carries the runtime call's id
 rm -f "$T"/fake/r.*.jsonl
-fake FAKE_LATECTX=1 KGATE_MODE=metrics "$M" "$F" KGATE_LAUNCH_COUNT=1 "$T/fake/app" "$COLL"
-f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
-like "$(grep saxpy "$f")" '"corr":10,.*"metrics":\{"m__a.sum":100.0,"gpu__time_duration.sum":101.0,' "a range started in the nested call joins the record of the outer one"
-is "$(grep -c '"type":"kernel"' "$f")" 9 "and makes one record, not two"
+for sess in 0 1; do
+	rm -f "$T"/fake/r.*.jsonl
+	fake FAKE_LATECTX=1 KGATE_SESSION=$sess KGATE_MODE=metrics "$M" "$F" KGATE_LAUNCH_COUNT=1 "$T/fake/app" "$COLL"
+	f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+	like "$(grep saxpy "$f")" '"corr":10,.*"metrics":\{"m__a.sum":100.0,"gpu__time_duration.sum":101.0,' "a range started in the nested call joins the record of the outer one (session $sess)"
+	is "$(grep -c '"type":"kernel"' "$f")" 9 "and makes one record, not two (session $sess)"
+done
 rm -f "$T"/fake/r.*.jsonl
-fake FAKE_DUP=1 KGATE_MODE=metrics "$M" "$F" KGATE_LAUNCH_SKIP=1 KGATE_LAUNCH_COUNT=1 "$T/fake/app" "$COLL"
+fake FAKE_DUP=1 KGATE_SESSION=0 KGATE_MODE=metrics "$M" "$F" KGATE_LAUNCH_SKIP=1 KGATE_LAUNCH_COUNT=1 "$T/fake/app" "$COLL"
 f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
 like "$(tail -1 "$f")" '"kernels":9,.*"replayed":1' "a replay pass's second activity record is dropped and counted"
 rm -f "$T"/fake/r.*.jsonl
 fake KGATE_MODE=metrics "KGATE_METRICS=m__a.sum, launch__grid_size ,m__b.sum" "$T/fake/app" "$COLL" only-init
 like "$(head -1 "$(ls "$T"/fake/r.*.jsonl)")" '"metrics":\["m__a.sum","m__b.sum"\]' "launch__ names are left to the trace, spaces trimmed"
+
+# --- one-pass sets: one long user-replay session per context -------------
+# Every kernel launched while the session is open makes a range (the
+# stand-in counts them at the driver's launch call), so the k-th range is
+# the k-th launch since the session began; kernel activity is off while it
+# is open (the stand-in then delivers no activity record for the launch).
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics "$M" KGATE_PROFILE_BATCH=2 "$T/fake/app" "$COLL"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+is "$rc" 0 "session: the program exits 0"
+like "$out" "fake-cupti: set config, user replay" "session: the profiler is set up for user replay"
+unlike "$out" "kernel replay" "session: and never for kernel replay"
+like "$(head -1 "$f")" '"replay":"user"' "session: the header says user replay"
+check=$(python3 - "$f" <<'PYEOF'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
+ks = [r for r in recs if r["type"] == "kernel"]
+for k in sorted(ks, key=lambda k: k["ordinal"]):
+    m = k["metrics"]
+    print("K", k["ordinal"], k["name"][:12], k.get("nvtx", "-"), m.get("m__a.sum", "-"),
+          m.get("gpu__time_duration.sum", "-"), m["launch__grid_size"], m["launch__block_size"],
+          k.get("stream"), "start" in k)
+print("footer", recs[-1]["kernels"], recs[-1]["replayed"], recs[-1]["errors"])
+PYEOF
+)
+for o in 0 1 2 3 4 5; do
+	like "$check" "^K $o [^ ]* [^ ]* $((100 * (o + 1))).0 $((100 * (o + 1) + 1)).0 " \
+		"session, batches of 2, a graph launch and a second thread: launch $o has range $((o + 1))'s values"
+done
+like "$check" "^K 0 _Z5saxpyifPK step/forward 100.0 101.0 8 256 7 False$" \
+	"session: the launch configuration and stream from the launch call, no timestamps"
+like "$check" "^K 2 _Z5scaleifPf worker 300.0 301.0 2 64 7 False$" "session: a second thread's launch in the same session"
+is "$(printf '%s\n' "$check" | grep -c '^K [0-9]* _Z7graph_kiP graph - 100.0 2 32 7 True$')" 2 \
+	"session: a graph launch ends the session first; its kernels keep their trace records"
+like "$check" "^footer 9 0 0$" "session: nine records, no activity record of a session's launch, no error"
+
+# a filter in a session: launches it does not select, made while the
+# session is open, make ranges too; they get their range's duration only
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics "$M" "KGATE_KERNELS=regex:^(saxpy|tail)\(" "$T/fake/app" "$COLL"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+like "$(grep strided "$f")" '"ordinal":1,.*"metrics":\{"gpu__time_duration.sum":201.0,"launch__grid_size":4,' \
+	"session: a launch the filter leaves out, in the open session: its range's duration, no counters"
+like "$(grep '"ordinal":3,' "$f")" '_Z4tailiPf.*"metrics":\{"m__a.sum":400.0,' "session: the next selected launch after a graph launch opens a new session"
+like "$(grep '_Z4widev' "$f")" '"metrics":\{"gpu__time_duration.sum":601.0,' "session: the session stays open to the end (exit decodes it)"
+# the last launch the filter can select ends the session: later launches
+# are traced as without profiling
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics "$M" "$F" KGATE_LAUNCH_COUNT=1 "$T/fake/app" "$COLL"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+like "$(grep strided "$f")" '"start":5000,.*"metrics":\{"gpu__time_duration.sum":4000.0,' \
+	"session: after the launch count, kernel activity is back on: trace records with timestamps"
+# without the duration in the set, the session adds it (it is the launch's duration)
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics KGATE_METRICS=m__a.sum "$T/fake/app" "$COLL"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+like "$(head -1 "$f")" '"metrics":\["m__a.sum","gpu__time_duration.sum"\]' "session: the duration is added to a set without it"
+like "$(grep saxpy "$f")" '"metrics":\{"m__a.sum":100.0,"gpu__time_duration.sum":101.0,' "and measured by the range"
+# a multi-pass set keeps kernel replay
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics KGATE_METRICS=m__a.sum,m__multi.sum "$T/fake/app" "$COLL"
+like "$out" "fake-cupti: set config, kernel replay" "a multi-pass set: kernel replay"
+like "$(head -1 "$(ls "$T"/fake/r.*.jsonl)")" '"replay":"kernel"' "and the header says so"
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics KGATE_SESSION=2 "$T/fake/app" "$COLL" only-init
+like "$(cat "$(ls "$T"/fake/r.*.jsonl)")" '"code":"bad_config","message":"KGATE_SESSION=.2. is not 0 or 1' "a bad KGATE_SESSION is reported"
 
 # application replay: "multi" names cost 2 passes in the stand-in, so
 # m__a | m__multi | gpu__time_duration are three single-pass groups

@@ -21,7 +21,10 @@ printf '%s\n' "$out" | grep kills | sed 's/^/# /'
 # --- two ingests and a check at once, repeated ---
 DB="$T/c.db"
 sh "$GEN" 20000 > "$T/mid.jsonl"
+# and a head: the check below needs a baseline run besides its head's own
+# (a --baseline with no such run is an error)
 "$KGATE" ingest --db "$DB" --records "$T/mid.jsonl" --commit base --branch main 2>/dev/null
+"$KGATE" ingest --db "$DB" --records "$T/mid.jsonl" --commit head --branch pr 2>/dev/null
 locked=0 lost=0 i=0
 # A writer waits up to the busy timeout (10 s) for the other; under valgrind
 # one ingest takes longer than that, so the wait is made long enough there.
@@ -31,7 +34,7 @@ while [ $i -lt 5 ]; do
 	p1=$!
 	"$KGATE" ingest --db "$DB" --records "$T/mid.jsonl" --commit "b$i" 2>"$T/b.err" &
 	p2=$!
-	"$KGATE" check --db "$DB" --commit base --baseline base --no-store >/dev/null 2>"$T/c.err"
+	"$KGATE" check --db "$DB" --commit head --baseline base --no-store >/dev/null 2>"$T/c.err"
 	crc=$?
 	wait $p1; r1=$?
 	wait $p2; r2=$?
@@ -41,8 +44,8 @@ while [ $i -lt 5 ]; do
 done
 is "$locked" 0 "concurrent ingests and check: no 'database is locked'"
 is "$lost" 0 "concurrent ingests and check: every command succeeded"
-is "$(sqlite3 "$DB" "SELECT count(*) FROM runs")" 11 "all 11 runs stored"
-is "$(sqlite3 "$DB" "SELECT count(*) FROM (SELECT run FROM samples GROUP BY run HAVING count(*) = 140000)")" 11 \
+is "$(sqlite3 "$DB" "SELECT count(*) FROM runs")" 12 "all 12 runs stored"
+is "$(sqlite3 "$DB" "SELECT count(*) FROM (SELECT run FROM samples GROUP BY run HAVING count(*) = 140000)")" 12 \
 	"every run whole (140000 samples each)"
 unset KGATE_BUSY_TIMEOUT_MS
 

@@ -11,6 +11,9 @@ or a reset connection.
     httpd.py SCRIPT.json LOG.jsonl PORTFILE
 
 SCRIPT: {"token": "...",                  # required bearer token, or absent
+         "user": {"login": "kgate-bot", "id": 99, "type": "User"},  # the token's
+                                          # user (GET /user; the author of POSTs),
+         "user_status": 403,              # or GET /user refused, as for an app token
          "page_size": 2,                  # comments per page (default 30)
          "comments": {"7": [{"id": 1, "body": "..."}]},   # PRs that exist
          "any_pr": false,                 # true: every PR number exists
@@ -36,6 +39,7 @@ LOCK = threading.Lock()
 COMMENTS = {k: list(v) for k, v in SCRIPT.get("comments", {}).items()}
 FAULTS = list(SCRIPT.get("faults", []))
 NEXT_ID = [1000]
+USER = SCRIPT.get("user", {"login": "kgate-bot", "id": 99, "type": "User"})
 PAGE = int(SCRIPT.get("page_size", 30))
 
 
@@ -91,6 +95,13 @@ class Handler(BaseHTTPRequestHandler):
         parts = url.path.strip("/").split("/")
         q = parse_qs(url.query)
         host = "http://%s:%d" % self.server.server_address[:2]
+        if url.path == "/user" and method == "GET":
+            if SCRIPT.get("user_status"):
+                self.reply(SCRIPT["user_status"],
+                           {"message": "Resource not accessible by integration"})
+            else:
+                self.reply(200, USER)
+            return
         # GET/POST /repos/O/N/issues/PR/comments
         if len(parts) == 6 and parts[0] == "repos" and parts[3] == "issues" and parts[5] == "comments":
             pr = parts[4]
@@ -117,7 +128,7 @@ class Handler(BaseHTTPRequestHandler):
                 if method == "POST":
                     NEXT_ID[0] += 1
                     c = {"id": NEXT_ID[0], "body": json.loads(body)["body"],
-                         "html_url": host + "/c/%d" % NEXT_ID[0]}
+                         "html_url": host + "/c/%d" % NEXT_ID[0], "user": USER}
                     COMMENTS[pr].append(c)
                     self.reply(201, c)
                     return

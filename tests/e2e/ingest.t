@@ -132,4 +132,46 @@ is "$rc" 0 "several benchmarks in one run"
 is "$(sqlite3 "$T/multi.db" "SELECT b.name || ':' || count(DISTINCT s.repeat) FROM samples s JOIN benchmarks b ON b.id = s.benchmark GROUP BY b.name ORDER BY b.name" | tr '\n' ' ')" \
 	"one:2 two:1 " "--benchmark names the inputs after it; the first also those before"
 
+# A value that is a number but an infinite one (an export edited, or a
+# counter that overflowed) is refused with its field, and nothing is stored.
+# ("nan" is how ncu writes a derived metric it cannot compute: skipped like
+# "n/a", as real H200 raw exports hold it.)
+sed 's/"gpu__time_duration.sum","ns","230,816"/"gpu__time_duration.sum","ns","inf"/' \
+	"$H200/ncu_saxpy_strided_details.csv" > "$T/inf.csv"
+grep -q '"inf"' "$T/inf.csv" || echo "# the fixture changed: no value replaced"
+run "$KGATE" ingest --db "$T/inf.db" --commit inf --ncu-csv "$T/inf.csv"
+is "$rc" 2 "a duration 'inf' in an ncu export exits 2"
+like "$err" "inf.csv:[0-9]+: gpu__time_duration.sum of launch 0 is 'inf', not a finite number" \
+	"the metric and the launch are named"
+is "$(sqlite3 "$T/inf.db" "SELECT count(*) FROM samples" 2>/dev/null || echo 0)" 0 "nothing is stored"
+sed 's/"gpu__time_duration.sum","ns","230,816"/"gpu__time_duration.sum","ns","-inf"/' \
+	"$H200/ncu_saxpy_strided_details.csv" > "$T/ninf.csv"
+run "$KGATE" ingest --db "$T/inf.db" --commit ninf --ncu-csv "$T/ninf.csv"
+is "$rc" 2 "a duration '-inf' exits 2"
+sed 's/"gpu__time_duration.sum","ns","230,816"/"gpu__time_duration.sum","us","1e307"/' \
+	"$H200/ncu_saxpy_strided_details.csv" > "$T/big.csv"
+run "$KGATE" ingest --db "$T/inf.db" --commit big --ncu-csv "$T/big.csv"
+is "$rc" 2 "a value that overflows when converted to ns exits 2"
+sed 's/"gpu__time_duration.sum":[0-9.]*/"gpu__time_duration.sum":1e999/' "$REC/good.jsonl" > "$T/inf.jsonl"
+run "$KGATE" ingest --db "$T/inf.db" --commit inf --records "$T/inf.jsonl"
+is "$rc" 2 "a records file with a non-finite value exits 2"
+like "$err" "inf.jsonl:2:[0-9]+: bad JSON: real number overflow near '1e999'" "the line and the value are named"
+
+# A header time from the future would be "the newest run of main" for
+# every later check: refused, nothing stored; a day of clock skew is not.
+future=$(( $(date +%s) + 10 * 86400 ))
+sed "1s/\"time\":[0-9]*/\"time\":$future/" "$REC/good.jsonl" > "$T/future.jsonl"
+run "$KGATE" ingest --db "$T/future.db" --commit future --records "$T/future.jsonl"
+is "$rc" 2 "a records header time 10 days ahead exits 2"
+like "$err" "future.jsonl:1: header: \"time\" $future is 10.0 days ahead of this machine's clock" \
+	"the header field is named"
+is "$(sqlite3 "$T/future.db" "SELECT count(*) FROM runs" 2>/dev/null || echo 0)" 0 "no run is stored"
+soon=$(( $(date +%s) + 3600 ))
+sed "1s/\"time\":[0-9]*/\"time\":$soon/" "$REC/good.jsonl" > "$T/soon.jsonl"
+run "$KGATE" ingest --db "$T/future.db" --commit soon --records "$T/soon.jsonl"
+is "$rc" 0 "an hour of clock skew is accepted"
+sed "1s/\"time\":[0-9]*/\"time\":-5/" "$REC/good.jsonl" > "$T/neg.jsonl"
+run "$KGATE" ingest --db "$T/future.db" --commit neg --records "$T/neg.jsonl"
+is "$rc" 2 "a negative header time exits 2"
+
 done_testing

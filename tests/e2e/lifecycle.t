@@ -320,13 +320,9 @@ M4=$(pr_refs 3 "$H4" "$C2")
 pr_event 3 third "$H4" "$C2"
 job pr3 pr.yml pull_request "$M4"
 like "$jlog" "no baseline" "with no database, the check says there is no baseline"
-# TODO until the NO BASELINE verdict is in: today a check with no baseline is PASS
-todo_unlike() {
-	if printf '%s\n' "$1" | grep -Eq -- "$2"; then _n=$((_n + 1)); echo "not ok $_n - $3 # TODO NO BASELINE verdict"
-	else _result 0 "$3"; fi
-}
-todo_unlike "$(output verdict)" "^PASS$" "and its verdict is not PASS"
-todo_unlike "$(comments 3)" "no regression" "nor does the comment say there is no regression"
+is "$(output verdict)" "NO BASELINE" "its verdict is NO BASELINE, never PASS"
+like "$(comments 3)" "NO BASELINE" "and the comment says so"
+unlike "$(comments 3)" "no regression" "never that there is no regression"
 mv "$T/cache.evicted" "$T/cache"
 
 # --- 7. pre-push, on a developer's clone with the database CI saved

@@ -104,6 +104,30 @@ run "$KGATE" metrics gpu__time_duration.sum nonsense
 is "$rc" 2 "one invalid name among valid ones exits 2"
 unlike "$out" "passes:" "no pass count for a set with an invalid name"
 
+# A thresholds file's names confirmed once are remembered per chip (a cache
+# file stamped with the collector library), so later checks never load CUPTI.
+cp "$COLL" "$T/coll.so"
+printf '%s\n' '{"type":"header","format":1,"argv":["b"]}' \
+	'{"type":"kernel","ordinal":0,"name":"k0","metrics":{"gpu__time_duration.sum":1}}' \
+	'{"type":"footer"}' > "$T/r.jsonl"
+"$KGATE" ingest --db "$T/mc.db" --commit a --records "$T/r.jsonl" 2>/dev/null
+"$KGATE" ingest --db "$T/mc.db" --commit b --records "$T/r.jsonl" 2>/dev/null
+printf 'version: 1\ndefaults:\n  dram__bytes_read.sum: { deterministic: true }\n' > "$T/th.yaml"
+loads_cupti() { # prints how often the dynamic linker opened libcupti
+	env XDG_CACHE_HOME="$T/cache" KGATE_COLLECTOR="$T/coll.so" LD_DEBUG=files \
+		"$KGATE" check --db "$T/mc.db" --commit b --baseline a --thresholds "$T/th.yaml" \
+		--no-store >/dev/null 2>"$T/ld.err"
+	echo "rc=$? $(grep -c 'file=.*libcupti' "$T/ld.err")"
+}
+like "$(loads_cupti)" "^rc=0 [1-9]" "a thresholds file's first check asks CUPTI"
+ok "the confirmed name is in the chip's cache file" grep -qx dram__bytes_read.sum "$T/cache/kgate/metrics-gh100.txt"
+is "$(loads_cupti)" "rc=0 0" "the next check does not load CUPTI"
+touch -d '2001-01-01' "$T/coll.so"
+like "$(loads_cupti)" "^rc=0 [1-9]" "another collector library (its mtime changed): CUPTI is asked again"
+is "$(loads_cupti)" "rc=0 0" "and remembered again"
+printf 'version: 1\ndefaults:\n  dram__bytes_reed.sum: { deterministic: true }\n' > "$T/th.yaml"
+like "$(loads_cupti)" "^rc=2 [1-9]" "an unknown name is still refused, through CUPTI"
+
 run "$KGATE" metrics
 is "$rc" 0 "the list exits 0"
 ok "the list holds dram__bytes_read" grep -qx dram__bytes_read "$T/.out"

@@ -33,11 +33,14 @@ sed "s/\"saxpy(int/\"<script>document.title='pwned'<\/script>saxpy(int/" "$D" >"
 	--benchmark '<img src=x onerror="document.title=1">' --ncu-csv "$T/evil.csv" 2>/dev/null
 runs=$(sqlite3 "$DB" "SELECT count(*) FROM runs WHERE branch = 'main'")
 is "$runs" 16 "16 runs of main were stored"
-# a stand-in for "kgate check" on the newest run: verdict rows from the samples
-sqlite3 "$DB" "INSERT INTO verdicts (run, baseline, time, benchmark, nvtx, kernel, metric, verdict,
-	shift, base_value, head_value, n_base, n_head, message)
+# a stand-in for "kgate check" on the newest run: a stored outcome, and
+# verdict rows from the samples
+sqlite3 "$DB" "INSERT INTO checks (id, run, baseline, time, verdict, exit_status)
+	VALUES (1, 16, 'main~1', 1700000000, 'pass', 0);
+INSERT INTO verdicts (run, baseline, time, benchmark, nvtx, kernel, metric, verdict,
+	shift, base_value, head_value, n_base, n_head, message, fails, check_id)
 SELECT 16, 'main~1', 1700000000, benchmark, nvtx, kernel, metric, 'pass', 0, avg(value), avg(value),
-	count(*), count(*), 'stand-in <b>verdict</b>' FROM samples_named WHERE run = 16 GROUP BY 4, 5, 6, 7"
+	count(*), count(*), 'stand-in <b>verdict</b>', 0, 1 FROM samples_named WHERE run = 16 GROUP BY 4, 5, 6, 7"
 
 want_series=$(sqlite3 "$DB" "SELECT count(*) FROM (SELECT DISTINCT benchmark, nvtx, kernel, metric FROM samples WHERE run <= 16)")
 want_points=$(sqlite3 "$DB" "SELECT count(*) FROM (SELECT DISTINCT run, benchmark, nvtx, kernel, metric FROM samples WHERE run <= 16)")
@@ -122,6 +125,73 @@ like "$html" "<code title=\"$STEP\">$(printf '%.10s' "$STEP")</code>" "the chang
 is "$(printf '%s' "$html" | grep -o 'data-change-points="[1-9]' | wc -l | tr -d ' ')" "$want_dur" "no other series has a change point"
 like "$html" 'stand-in &lt;b&gt;verdict&lt;/b&gt;' "the newest verdicts are listed, escaped"
 like "$html" 'id="no-roofline"' "without FLOP counts the roofline says what it needs"
+
+# --- the directory form: an index and pages of charts
+run "$KGATE" report --db "$DB" --branch main --html "$T/both.html" --dir "$T/both"
+is "$rc" 2 "--html and --dir together are a usage error"
+run "$KGATE" report --db "$DB" --branch main --dir "$T/rd" --charts-per-page 0
+is "$rc" 2 "--charts-per-page 0 is a usage error"
+run "$KGATE" report --db "$DB" --branch main --dir "$T/rd" --charts-per-page 10
+is "$rc" 0 "report --dir exits 0"
+ok "it wrote index.html" test -s "$T/rd/index.html"
+is "$(cat "$T/rd"/p*.html | grep -o '<figure class="chart"' | wc -l | tr -d ' ')" "$want_series" \
+	"the pages hold every chart once: $want_series"
+is "$(grep -c '<figure class="chart"' "$T/rd/index.html")" 0 "the index draws no chart"
+npages=$(ls "$T/rd" | grep -c '^p[0-9]*\.html$')
+ok "the charts are spread over pages ($npages)" test "$npages" -ge 2
+bad=0
+for a in $(grep -o 'href="p[0-9]*\.html#s[0-9]*"' "$T/rd/index.html" | sed 's/href="//; s/"$//'); do
+	grep -q "id=\"${a#*#}\"" "$T/rd/${a%%#*}" || bad=$((bad + 1))
+done
+is "$bad" 0 "each change point links to the page that draws its chart"
+is "$(grep -o 'href="p[0-9]*\.html"' "$T/rd/index.html" | sort -u | wc -l | tr -d ' ')" "$npages" "the index links every page"
+unlike "$(cat "$T/rd"/*.html)" '<script|<link|<img|<iframe|@import|url\(|src=' "no page has a script or loads anything"
+
+# --- y-axis labels fit the margin: SI prefixes and units, not 4.29498e+09
+long=$(grep -o '<text class="ax" x="68"[^>]*>[^<]*<' "$T/r.html" | sed 's/.*>//; s/<$//' | awk 'length($0) > 10' | head -1)
+is "$long" "" "no y-axis label is longer than 10 characters"
+like "$html" '<text class="ax" x="68"[^>]*>[0-9.]+ GB<' "byte counts are labelled in GB"
+
+# --- a series of more commits than pixel columns: aggregated, steps kept.
+# report_db.sh (the report benchmark's database): 600 runs of 3 kernels x 4
+# metrics from the real export, with a synthetic 15% step in kernel 0.
+# 14 kernels: 100,800 samples, enough for the read in two threads.
+KGATE="$KGATE" KGATE_SRC="$KGATE_SRC" sh "$KGATE_SRC/benchmarks/self/report_db.sh" "$T/agg.db" 600 14
+run "$KGATE" report --db "$T/agg.db" --branch main --html "$T/agg.html"
+is "$rc" 0 "a report of 600 commits exits 0"
+$PY - "$T/agg.html" >"$T/agg.txt" <<'PYEOF'
+import re, sys
+h = open(sys.argv[1]).read()
+figs = re.findall(r'<figure class="chart"[^>]*>.*?</figure>', h, re.S)
+print("charts", len(figs))
+print("aggregated", sum(1 for f in figs if 'data-columns=' in f))
+# a change point may split a column in two
+cols = [int(re.search(r'data-columns="(\d+)"', f).group(1)) - int(re.search(r'data-change-points="(\d+)"', f).group(1))
+        for f in figs if 'data-columns=' in f]
+print("max_columns", max(cols) if cols else 0)
+# the median path: M x y, then l and relative pairs
+def npts(d):
+    return 1 + len(re.findall(r'-?\d+', d.split('l', 1)[1])) // 2 if 'l' in d else 1
+meds = [npts(m) for f in figs for m in re.findall(r'class="median" d="([^"]*)"', f)]
+print("max_median_points", max(meds))
+k0 = [f for f in figs if 'bench_kernel_0000' in f]
+print("k0_with_cp", sum(1 for f in k0 if re.search(r'data-change-points="[1-9]', f) and 'class="cp"' in f))
+print("k0", len(k0))
+PYEOF
+get2() { sed -n "s/^$1 //p" "$T/agg.txt"; }
+is "$(get2 aggregated)" "$(get2 charts)" "every chart of 600 commits is drawn in columns"
+ok "no chart has more columns than its 556 pixels hold at 2 each, besides those split at a change point ($(get2 max_columns))" test "$(get2 max_columns)" -le 278
+ok "the median line has a point per column, not per commit ($(get2 max_median_points))" test "$(get2 max_median_points)" -le 300
+is "$(get2 k0_with_cp)" "$(get2 k0)" "each chart of the stepped kernel marks its change point"
+# A run whose rows are not together in the table (one row of the first run
+# moved to the newest): the report reads again in run order, and the newest
+# commit of that series holds the moved value too.
+sqlite3 "$T/agg.db" "UPDATE samples SET run = (SELECT max(id) FROM runs WHERE branch = 'main')
+	WHERE rowid = (SELECT min(rowid) FROM samples WHERE run = (SELECT min(id) FROM runs WHERE branch = 'main'))"
+run "$KGATE" report --db "$T/agg.db" --branch main --html "$T/agg2.html"
+is "$rc" 0 "a run whose rows came apart: exit 0"
+is "$(grep -o 'n = 4</title>' "$T/agg2.html" | wc -l | tr -d ' ')" 1 "its values are one point: one series' newest commit has 4 values"
+is "$(grep -o '<figure class="chart"' "$T/agg2.html" | wc -l | tr -d ' ')" "$(get2 charts)" "and every chart is still drawn"
 
 # --- hostile names: escaped, and nothing runs
 run "$KGATE" report --db "$DB" --branch evil --html "$T/evil.html"

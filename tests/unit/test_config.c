@@ -22,6 +22,7 @@
 
 #include "kgate/collector.h"
 #include "kgate/config.h"
+#include "kgate/metric.h"
 #include "kgate/kgate.h"
 #include "kgate/metricinfo.h"
 #include "kgate/util.h"
@@ -34,6 +35,7 @@
  * tell" (mi_mode = -1, no collector) paths of config.c can all be tested.
  */
 static int mi_mode = 1;
+static int mi_valid_calls;      /* how often metricinfo_valid() was asked */
 static const char *const mi_names[] = {
 	"dram__bytes", "gpu__time_duration", "sm__throughput", "smsp__inst_executed",
 };
@@ -63,6 +65,7 @@ int metricinfo_valid(const char *chip, const char *metric, struct kg_buf *err)
 	const char *dot = strchr(metric, '.');
 	size_t i, j, blen = dot ? (size_t)(dot - metric) : strlen(metric);
 
+	mi_valid_calls++;
 	if (mi_mode < 0)
 		return -1;
 	for (i = 0; i < sizeof(mi_names) / sizeof(mi_names[0]); i++) {
@@ -73,6 +76,16 @@ int metricinfo_valid(const char *chip, const char *metric, struct kg_buf *err)
 				return 1;
 	}
 	return 0;
+}
+
+/* Names the double "remembers" without asking (the cache file of the real
+ * one): metricinfo_valid() is not asked about them. */
+static const char *mi_known_name;
+
+int metricinfo_known(const char *chip, const char *metric)
+{
+	(void)chip;
+	return mi_known_name && !strcmp(metric, mi_known_name);
 }
 
 int metricinfo_passes(const char *chip, const char *const *metrics, size_t n, int *passes,
@@ -164,6 +177,7 @@ static void check_default_values(const struct kg_thresholds *t)
 	assert_int_equal(t->on_new_kernel, KG_POLICY_WARN);
 	assert_int_equal(t->on_missing_kernel, KG_POLICY_FAIL);
 	assert_int_equal(t->on_inconclusive, KG_POLICY_WARN);
+	assert_int_equal(t->on_no_baseline, KG_POLICY_WARN);
 	assert_int_equal(t->n_rules, 0);
 	assert_int_equal(t->n_defaults, 8);
 	m = find_metric(t->defaults, t->n_defaults, KG_M_DURATION);
@@ -266,7 +280,8 @@ static void test_thresholds_values(void **state)
 			    "  smsp__inst_executed.sum: { deterministic: true, tolerance: 0.01% }\n"
 			    "on_new_kernel: ignore\n"
 			    "on_missing_kernel: warn\n"
-			    "on_inconclusive: fail\n", &t, &errs), KG_EXIT_PASS);
+			    "on_inconclusive: fail\n"
+			    "on_no_baseline: fail\n", &t, &errs), KG_EXIT_PASS);
 	assert_null(errs.s);
 	assert_true(t->alpha == 0.05);
 	assert_int_equal(t->min_samples, 12);
@@ -282,6 +297,7 @@ static void test_thresholds_values(void **state)
 	assert_int_equal(t->on_new_kernel, KG_POLICY_IGNORE);
 	assert_int_equal(t->on_missing_kernel, KG_POLICY_WARN);
 	assert_int_equal(t->on_inconclusive, KG_POLICY_FAIL);
+	assert_int_equal(t->on_no_baseline, KG_POLICY_FAIL);
 	config_free_thresholds(t);
 
 	/* A file that gives only the version takes the built-in scalars. */
@@ -393,6 +409,7 @@ static const char *const bad_fixtures[] = {
 	"th-unknown-key", "th-types", "th-duplicate", "th-enum", "th-version",
 	"th-version-missing", "th-regex", "th-values", "th-metric", "th-syntax", "th-tab",
 	"th-alias", "th-empty", "th-rules", "th-toplevel-list", "th-two-docs", "th-utf8", "th-regex-empty", "th-regex-size",
+	"th-regex-backref",
 	"suite-errors", "suite-missing", "suite-collector",
 };
 
@@ -458,6 +475,13 @@ static void test_messages_inline(void **state)
 	assert_int_equal(th("version: 1\non_new_kernel: warning\n", &t, &errs), KG_EXIT_USAGE);
 	assert_string_equal(errs.s, "t.yaml:2:16: 'on_new_kernel' must be ignore, warn or fail, "
 			    "got 'warning'; did you mean 'warn'?\n");
+	assert_int_equal(th("version: 1\ndefaults:\n  gpu__time_duration.sum: { better: lowr }\n",
+			    &t, &errs), KG_EXIT_USAGE);
+	assert_string_equal(errs.s, "t.yaml:3:37: 'better' must be lower, higher or unchanged, "
+			    "got 'lowr'; did you mean 'lower'?\n");
+	assert_int_equal(th("version: 1\non_no_baseline: ignore\n", &t, &errs), KG_EXIT_USAGE);
+	assert_string_equal(errs.s, "t.yaml:2:17: 'on_no_baseline' must be fail or warn, "
+			    "got 'ignore'\n");
 	assert_int_equal(th("version: 3\n", &t, &errs), KG_EXIT_USAGE);
 	assert_string_equal(errs.s, "t.yaml:1:10: unknown version 3 (this kgate reads "
 			    "version 1)\n");
@@ -587,6 +611,28 @@ static void test_missing_file(void **state)
 
 /* ---- metric names -------------------------------------------------------- */
 
+/* A name the cache of confirmed names knows is accepted without asking the
+ * collector (which would load CUPTI); others are still asked. */
+static void test_metric_known_not_asked(void **state)
+{
+	struct kg_buf errs = KG_BUF_INIT;
+	struct kg_thresholds *t = NULL;
+
+	(void)state;
+	mi_known_name = "smsp__inst_executed.sum";
+	mi_valid_calls = 0;
+	assert_int_equal(th("version: 1\ndefaults:\n  smsp__inst_executed.sum: { min: 1 }\n",
+			    &t, &errs), KG_EXIT_PASS);
+	assert_int_equal(mi_valid_calls, 0);
+	config_free_thresholds(t);
+	assert_int_equal(th("version: 1\ndefaults:\n  dram__bytes.sum: { min: 1 }\n", &t, &errs),
+			 KG_EXIT_PASS);
+	assert_int_equal(mi_valid_calls, 1);
+	config_free_thresholds(t);
+	mi_known_name = NULL;
+	buf_free(&errs);
+}
+
 static void test_metric_cannot_tell(void **state)
 {
 	struct kg_buf errs = KG_BUF_INIT;
@@ -699,6 +745,33 @@ static const char *const rules_yaml =
 	"    metrics: { smsp__inst_executed.sum: { deterministic: false } }\n"
 	"  - match: { benchmark: sgemm, nvtx: \"step/?ackward\" }\n"
 	"    metrics: { gpu__time_duration.sum: { regression: 7% } }\n";
+
+/* better: given under defaults, overridden field by field in a rule. */
+#define T_SM "sm__throughput.avg.pct_of_peak_sustained_elapsed"
+static void test_better_rule(void **state)
+{
+	(void)state;
+	struct kg_buf errs = KG_BUF_INIT;
+	struct kg_thresholds *t = NULL;
+	struct kg_metric_rule r;
+	assert_int_equal(th("version: 1\n"
+			    "defaults:\n"
+			    "  sm__throughput.avg.pct_of_peak_sustained_elapsed: { regression: 3%, better: higher }\n"
+			    "rules:\n"
+			    "  - match: { benchmark: odd }\n"
+			    "    metrics:\n"
+			    "      sm__throughput.avg.pct_of_peak_sustained_elapsed: { better: lower }\n",
+			    &t, &errs), KG_EXIT_PASS);
+	assert_int_equal(config_rule_for(t, "b", NULL, "k", NULL, T_SM, &r), 1);
+	assert_int_equal(r.better, KG_BETTER_HIGHER);
+	assert_int_equal(config_rule_for(t, "odd", NULL, "k", NULL, T_SM, &r), 1);
+	assert_int_equal(r.better, KG_BETTER_LOWER);
+	assert_true(fabs(r.regression - 0.03) < 1e-12);
+	assert_int_equal(config_rule_for(t, "b", NULL, "k", NULL, "gpu__time_duration.sum", &r), 0);
+	assert_int_equal(r.better, 0);
+	config_free_thresholds(t);
+	buf_free(&errs);
+}
 
 static void test_rule_for(void **state)
 {
@@ -827,9 +900,11 @@ int main(void)
 		cmocka_unit_test(test_size_cap),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_metric_cannot_tell),
+		cmocka_unit_test(test_metric_known_not_asked),
 		cmocka_unit_test(test_parse_percent),
 		cmocka_unit_test(test_parse_duration),
 		cmocka_unit_test(test_rule_for),
+		cmocka_unit_test(test_better_rule),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

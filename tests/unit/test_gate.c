@@ -142,6 +142,33 @@ static enum kg_verdict one(const char *ttext, struct spec b, struct spec h, stru
 	return v;
 }
 
+
+/* One kernel, one metric, from given values (synthetic, as above). */
+static enum kg_verdict vals(const char *ttext, const char *metric, int det, const double *bv,
+			    size_t nb, const double *hv, size_t nh, struct kg_result *out)
+{
+	struct kg_thresholds *t = thresholds(ttext);
+	struct spec sb = { "k", metric, det, nb, 1, 0 }, sh = { "k", metric, det, nh, 1, 0 };
+	struct kg_sampleset bs, hs;
+	struct kg_gate g;
+	set_make(&bs, &sb, 1);
+	set_make(&hs, &sh, 1);
+	memcpy(bs.s[0].v, bv, nb * sizeof *bv);
+	memcpy(hs.s[0].v, hv, nh * sizeof *hv);
+	gate_compare(t, &bs, &hs, &g);
+	assert_int_equal(g.n, 1);
+	enum kg_verdict v = g.r[0].verdict;
+	if (out) {
+		*out = g.r[0];
+		out->benchmark = out->nvtx = out->kernel = out->demangled = out->metric = out->unit = NULL;
+	}
+	gate_free(&g);
+	set_free(&bs);
+	set_free(&hs);
+	config_free_thresholds(t);
+	return v;
+}
+
 #define TIME "gpu__time_duration.sum"
 
 static void test_same_distribution_passes(void **state)
@@ -269,7 +296,12 @@ static void test_bounds(void **state)
 	assert_non_null(strstr(r.message, "over the maximum 1500"));
 }
 
-/* Holm: 40 kernels with the same borderline evidence do not all fail. */
+/*
+ * Holm: 40 kernels with the same evidence, 7 vs 7 with complete separation
+ * (exact p = 1/C(14,7) = 2.9e-4 each): alone the test fails it; together
+ * Holm lifts every p above alpha, but each interval lies wholly above the
+ * 3% limit, and that alone is a FAIL (Holm does not make it wider).
+ */
 static void test_holm(void **state)
 {
 	(void)state;
@@ -296,10 +328,12 @@ static void test_holm(void **state)
 	set_make(&hs, h, K);
 	gate_compare(t, &bs, &hs, &g);
 	assert_int_equal(g.n, K);
-	assert_int_equal(g.n_fail, 0); /* 40 x 2.9e-4 > 0.001 after Holm */
-	assert_int_equal(g.n_inconclusive, K);
-	for (size_t i = 0; i < g.n; i++)
+	assert_int_equal(g.n_fail, K);
+	for (size_t i = 0; i < g.n; i++) {
 		assert_true(g.r[i].p_adj > g.r[i].p);
+		assert_true(g.r[i].p_adj > 0.001); /* 40 x 2.9e-4 after Holm */
+		assert_true(g.r[i].lo >= 0.03);
+	}
 	gate_free(&g);
 	set_free(&bs);
 	set_free(&hs);
@@ -384,6 +418,262 @@ static void test_false_alarms(void **state)
 	config_free_thresholds(t);
 }
 
+/*
+ * A kernel launched at two sizes (4 launches of 1e6 instructions, 3 of
+ * 4e6): the median over all launches hides a change to the 3 larger
+ * launches, or to one launch, and a launch configuration that changed for
+ * some launches only.  Launch by launch, each is a FAIL that says how many
+ * launches changed.
+ */
+static void test_deterministic_per_launch(void **state)
+{
+	(void)state;
+	const char *m = "smsp__inst_executed.sum";
+	double base[7] = { 1e6, 4e6, 1e6, 4e6, 1e6, 4e6, 1e6 };
+	double head[7];
+	struct kg_result r;
+	memcpy(head, base, sizeof head);
+	assert_int_equal(vals(T_DEFAULT, m, 1, base, 7, head, 7, &r), KG_VERDICT_PASS);
+	assert_string_equal(r.message, "unchanged");
+	head[1] = head[3] = head[5] = 6e6;      /* +50% on 3 of 7 */
+	assert_int_equal(vals(T_DEFAULT, m, 1, base, 7, head, 7, &r), KG_VERDICT_FAIL);
+	assert_non_null(strstr(r.message, "in 3 of 7 launches"));
+	assert_non_null(strstr(r.message, "4000000 -> 6000000"));
+	assert_float_equal(r.shift, 0.5, 1e-12);
+	memcpy(head, base, sizeof head);
+	head[6] = 11e6;                         /* 11x on one launch */
+	assert_int_equal(vals(T_DEFAULT, m, 1, base, 7, head, 7, &r), KG_VERDICT_FAIL);
+	assert_non_null(strstr(r.message, "in 1 of 7 launches"));
+	/* Three baseline runs against one head run: matched by rank. */
+	double base3[21];
+	for (int i = 0; i < 21; i++)
+		base3[i] = base[i % 7];
+	memcpy(head, base, sizeof head);
+	assert_int_equal(vals(T_DEFAULT, m, 1, base3, 21, head, 7, &r), KG_VERDICT_PASS);
+	head[0] = 1.5e6;
+	assert_int_equal(vals(T_DEFAULT, m, 1, base3, 21, head, 7, &r), KG_VERDICT_FAIL);
+	/* Launch configuration: a larger grid on some launches fails; a
+	 * smaller one passes unless the thresholds say better: unchanged. */
+	const char *grid = "launch__grid_size";
+	const char *tgrid = "version: 1\ndefaults: { launch__grid_size: { deterministic: true } }\n";
+	const char *tsame = "version: 1\n"
+			    "defaults: { launch__grid_size: { deterministic: true, better: unchanged } }\n";
+	double gb[7] = { 128, 128, 128, 128, 4096, 4096, 4096 }, gh[7];
+	memcpy(gh, gb, sizeof gh);
+	gh[4] = gh[5] = gh[6] = 6144;
+	assert_int_equal(vals(tgrid, grid, 1, gb, 7, gh, 7, &r), KG_VERDICT_FAIL);
+	assert_non_null(strstr(r.message, "in 3 of 7 launches"));
+	gh[4] = gh[5] = gh[6] = 2048;
+	assert_int_equal(vals(tgrid, grid, 1, gb, 7, gh, 7, &r), KG_VERDICT_PASS);
+	assert_non_null(strstr(r.message, "in 3 of 7 launches"));
+	assert_int_equal(vals(tsame, grid, 1, gb, 7, gh, 7, &r), KG_VERDICT_FAIL);
+	/* Fewer instructions in some launches: a PASS that says so. */
+	memcpy(head, base, sizeof head);
+	head[1] = 3e6;
+	assert_int_equal(vals(T_DEFAULT, m, 1, base, 7, head, 7, &r), KG_VERDICT_PASS);
+	assert_non_null(strstr(r.message, "in 1 of 7 launches"));
+}
+
+/* A counter that is 0 when the code is right: its appearance is the
+ * regression, for a noisy and for a deterministic metric, and the
+ * verdict shows "0 -> ...". */
+static void test_zero_baseline(void **state)
+{
+	(void)state;
+	const char *bank = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum";
+	const char *tb = "version: 1\ndefaults:\n"
+			 "  l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum: { regression: 3% }\n";
+	double zero[10] = { 0 }, head[10];
+	struct kg_result r;
+	for (int i = 0; i < 10; i++)
+		head[i] = 1000 + 10 * i;
+	assert_int_equal(vals(tb, bank, 0, zero, 10, head, 10, &r), KG_VERDICT_FAIL);
+	assert_true(r.fails);
+	assert_non_null(strstr(r.message, "0 -> "));
+	assert_true(isinf(r.shift) && r.shift > 0);
+	/* ... also when only some launches show it */
+	double some[10] = { 0, 0, 0, 0, 700, 0, 900, 0, 800, 650 };
+	double zeros40[40] = { 0 };
+	double some40[40];
+	for (int i = 0; i < 40; i++)
+		some40[i] = some[i % 10];
+	assert_int_equal(vals(tb, bank, 0, zeros40, 40, some40, 40, &r), KG_VERDICT_FAIL);
+	assert_non_null(strstr(r.message, "in 16 of 40 launches"));
+	/* zero against zero is no change */
+	assert_int_equal(vals(tb, bank, 0, zero, 10, zero, 10, &r), KG_VERDICT_PASS);
+	/* deterministic: the same */
+	const char *td = "version: 1\ndefaults:\n"
+			 "  l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum: { deterministic: true }\n";
+	assert_int_equal(vals(td, bank, 1, zero, 10, head, 10, &r), KG_VERDICT_FAIL);
+	assert_non_null(strstr(r.message, "0 -> "));
+}
+
+/* Rates are noisy and most are higher-is-better: a bandwidth stored as
+ * deterministic by an older kgate is still compared with statistics; IPC
+ * halving is a regression. */
+static void test_rates(void **state)
+{
+	(void)state;
+	const char *bw = "dram__bytes.sum.per_second";
+	const char *ipc = "smsp__inst_executed.avg.per_cycle_active";
+	const char *t = "version: 1\ndefaults:\n"
+			"  dram__bytes.sum.per_second: { regression: 3% }\n"
+			"  smsp__inst_executed.avg.per_cycle_active: { regression: 3% }\n";
+	struct kg_result r;
+	/* A/A, stored as deterministic (the old flag): never compared exactly */
+	for (int i = 0; i < 40; i++) {
+		enum kg_verdict v = one(t, (struct spec){ "k", bw, 1, 10, 2e12, 0.01 },
+					(struct spec){ "k", bw, 1, 10, 2e12, 0.01 }, &r);
+		assert_int_not_equal(v, KG_VERDICT_FAIL);
+		assert_false(r.deterministic);
+	}
+	assert_int_equal(one(t, (struct spec){ "k", ipc, 0, 20, 2.0, 0.01 },
+			     (struct spec){ "k", ipc, 0, 20, 1.0, 0.01 }, &r), KG_VERDICT_FAIL);
+	assert_true(r.higher_is_better);
+	assert_int_equal(one(t, (struct spec){ "k", bw, 0, 20, 2e12, 0.01 },
+			     (struct spec){ "k", bw, 0, 20, 1e12, 0.01 }, &r), KG_VERDICT_FAIL);
+}
+
+/* better: in the thresholds overrides the vocabulary, either way. */
+static void test_better_key(void **state)
+{
+	(void)state;
+	const char *m = "sm__ctas_launched.sum";
+	const char *higher = "version: 1\ndefaults: { sm__ctas_launched.sum: { regression: 3%, better: higher } }\n";
+	const char *lower = "version: 1\ndefaults: { sm__ctas_launched.sum: { regression: 3%, better: lower } }\n";
+	struct kg_result r;
+	assert_int_equal(one(higher, (struct spec){ "k", m, 0, 20, 100, 0.01 },
+			     (struct spec){ "k", m, 0, 20, 80, 0.01 }, &r), KG_VERDICT_FAIL);
+	assert_int_equal(one(lower, (struct spec){ "k", m, 0, 20, 100, 0.01 },
+			     (struct spec){ "k", m, 0, 20, 80, 0.01 }, &r), KG_VERDICT_PASS);
+	/* a hit rate said to be lower-is-better: a falling one passes */
+	const char *hit = "lts__t_sector_hit_rate.pct";
+	const char *hl = "version: 1\ndefaults: { lts__t_sector_hit_rate.pct: { regression: 3%, better: lower } }\n";
+	const char *hd = "version: 1\ndefaults: { lts__t_sector_hit_rate.pct: { regression: 3% } }\n";
+	assert_int_equal(one(hl, (struct spec){ "k", hit, 0, 20, 90, 0.01 },
+			     (struct spec){ "k", hit, 0, 20, 60, 0.01 }, &r), KG_VERDICT_PASS);
+	assert_int_equal(one(hd, (struct spec){ "k", hit, 0, 20, 90, 0.01 },
+			     (struct spec){ "k", hit, 0, 20, 60, 0.01 }, &r), KG_VERDICT_FAIL);
+}
+
+/* regression: 0% on two identical runs: no change, so no FAIL (constant
+ * values and noisy ones alike). */
+static void test_zero_percent_identical(void **state)
+{
+	(void)state;
+	const char *t0 = "version: 1\ndefaults: { gpu__time_duration.sum: { regression: 0% } }\n";
+	double c[10], v[10];
+	struct kg_result r;
+	for (int i = 0; i < 10; i++) {
+		c[i] = 1000;
+		v[i] = 1000 + (double)(i * 37 % 11);
+	}
+	assert_int_equal(vals(t0, TIME, 0, c, 10, c, 10, &r), KG_VERDICT_PASS);
+	assert_int_not_equal(vals(t0, TIME, 0, v, 10, v, 10, &r), KG_VERDICT_FAIL);
+	/* Durations tick in 32 ns: two runs of the same code put a few more
+	 * launches on the upper tick.  The test is significant, but the
+	 * shift is exactly 0 (most differences are 0): no FAIL. */
+	enum { N = 500 };
+	double *qb = xcalloc(N, sizeof *qb), *qh = xcalloc(N, sizeof *qh);
+	for (int i = 0; i < N; i++) {
+		qb[i] = i % 20 < 12 ? 1000 : 1032;   /* 40% on the upper tick */
+		qh[i] = i % 20 < 9 ? 1000 : 1032;    /* 55% */
+	}
+	assert_int_not_equal(vals(t0, TIME, 0, qb, N, qh, N, &r), KG_VERDICT_FAIL);
+	assert_true(r.p < 0.001);
+	assert_float_equal(r.shift, 0, 1e-12);
+	free(qb);
+	free(qh);
+}
+
+/*
+ * The mutation test of the gate, on synthetic samples: every combination
+ * of noisy or deterministic metric, zero or non-zero baseline, one or
+ * three launch sizes, one or three baseline runs, and 3 to 2,000 launches
+ * a side, with a known injected change: none (A/A), 10% better, 10% and
+ * 50% worse (from a zero baseline: the counter appears).  A noisy change
+ * is injected into every launch; a deterministic one into the launches of
+ * one size only.  No A/A comparison and no improvement may FAIL; no
+ * regression of 10% or more may PASS; with enough samples for alpha
+ * (noisy: 10 a side, 100 when three launch sizes mix in one sample)
+ * every regression FAILs.
+ */
+static void test_mutation(void **state)
+{
+	(void)state;
+	const char *tt = "version: 1\n"
+			 "defaults:\n"
+			 "  gpu__time_duration.sum: { regression: 3% }\n"
+			 "  smsp__inst_executed.sum: { regression: 0.1%, deterministic: true }\n"
+			 "  l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum: { regression: 3% }\n"
+			 "  l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum:"
+			 " { deterministic: true }\n";
+	static const size_t ns[] = { 3, 5, 7, 10, 20, 100, 2000 };
+	static const double changes[] = { 0, -0.10, 0.10, 0.50 };
+	static const double sizes[] = { 1, 4, 16 };
+	struct kg_thresholds *t = thresholds(tt);
+	size_t combos = 0, bad = 0;
+	for (int det = 0; det <= 1; det++)
+	for (int zero = 0; zero <= 1; zero++)
+	for (int nsz = 1; nsz <= 3; nsz += 2)
+	for (int runs = 1; runs <= 3; runs += 2)
+	for (size_t in = 0; in < sizeof ns / sizeof ns[0]; in++)
+	for (size_t ic = 0; ic < sizeof changes / sizeof changes[0]; ic++) {
+		size_t n = ns[in], nb = n * (size_t)runs;
+		double change = changes[ic];
+		if (zero && change < 0)
+			continue;       /* nothing is below zero */
+		if (runs > 1 && n > 100)
+			continue;       /* 6,000 a side adds nothing but time */
+		/* 2,000 a side is 4 million pairs for a noisy metric: a few
+		 * cases there, all of them for deterministic counters */
+		if (n > 100 && !det && (nsz > 1 || change < 0 || change > 0.2 || (zero && change == 0)))
+			continue;
+		const char *metric = det ? (zero ? "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"
+					   : "smsp__inst_executed.sum")
+				   : (zero ? "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
+				      : TIME);
+		double cv = det ? 0 : 0.01, center = 1e5;
+		struct spec sb = { "k", metric, det, nb, 1, 0 }, sh = { "k", metric, det, n, 1, 0 };
+		struct kg_sampleset bs, hs;
+		set_make(&bs, &sb, 1);
+		set_make(&hs, &sh, 1);
+		for (size_t i = 0; i < nb; i++) {
+			double v = center * sizes[i % (size_t)nsz];
+			bs.s[0].v[i] = zero ? 0 : cv > 0 ? v * exp(cv * normal()) : v;
+		}
+		for (size_t i = 0; i < n; i++) {
+			double v = center * sizes[i % (size_t)nsz];
+			int hit = !det || (int)(i % (size_t)nsz) == nsz - 1;
+			double c = hit ? change : 0;
+			double noise = cv > 0 ? exp(cv * normal()) : 1;
+			hs.s[0].v[i] = zero ? (c > 0 ? v * noise : 0) : v * (1 + c) * noise;
+		}
+		struct kg_gate g;
+		gate_compare(t, &bs, &hs, &g);
+		assert_int_equal(g.n, 1);
+		enum kg_verdict v = g.r[0].verdict;
+		int ok = 1;
+		if (change <= 0)
+			ok = v != KG_VERDICT_FAIL;
+		else if (det || (nsz == 1 && n >= 10) || n >= 100)
+			ok = v == KG_VERDICT_FAIL;
+		else
+			ok = v != KG_VERDICT_PASS;
+		if (!ok && ++bad)
+			print_error("%s, %s baseline, %d size(s), %d run(s), %zu a side, change %+g%%: %s (%s)\n",
+				 det ? "deterministic" : "noisy", zero ? "zero" : "non-zero", nsz, runs,
+				 n, 100 * change, gate_verdict_name(v), g.r[0].message);
+		gate_free(&g);
+		set_free(&bs);
+		set_free(&hs);
+		combos++;
+	}
+	assert_int_equal(bad, 0);
+	assert_true(combos > 200);
+	config_free_thresholds(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -399,6 +689,12 @@ int main(void)
 		cmocka_unit_test(test_holm),
 		cmocka_unit_test(test_new_and_missing),
 		cmocka_unit_test(test_false_alarms),
+		cmocka_unit_test(test_deterministic_per_launch),
+		cmocka_unit_test(test_zero_baseline),
+		cmocka_unit_test(test_rates),
+		cmocka_unit_test(test_better_key),
+		cmocka_unit_test(test_zero_percent_identical),
+		cmocka_unit_test(test_mutation),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

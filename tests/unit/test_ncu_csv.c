@@ -257,6 +257,52 @@ static void test_rejects(void **state)
 	store_close(st);
 }
 
+/* The header facts come from the first launch row, so reading them stops
+ * there (a fault further down is the import's to report); each table's
+ * columns are classified from its own header and units rows. */
+#define TWO_TABLES "==PROF== Connected\n" \
+	"\"ID\",\"Process Name\",\"Kernel Name\",\"device__attribute_display_name\"," \
+	"\"gpu__time_duration.sum\",\"launch__grid_size\"\n" \
+	"\"\",\"\",\"\",\"\",\"usecond\",\"\"\n" \
+	"\"0\",\"app\",\"k()\",\"GPU A\",\"2\",\"64\"\n" \
+	"\"ID\",\"Kernel Name\",\"dram__bytes_read.sum\",\"device__attribute_display_name\"\n" \
+	"\"\",\"\",\"Kbyte\",\"\"\n" \
+	"\"1\",\"k()\",\"2\",\"GPU A\"\n"
+
+static void test_one_pass(void **state)
+{
+	struct kg_store *st = fresh_store("one.db");
+	struct kg_run_info run = { 0 };
+	size_t k, n;
+	(void)state;
+
+	char *p = write_tmp("tail.csv", TWO_TABLES "\"2\",\"k(int\n");
+	assert_int_equal(ncu_csv_read_header(p, &run), KG_EXIT_PASS);
+	assert_string_equal(run.gpu_name, "GPU A");
+	store_run_info_free(&run);
+	char *proc = ncu_csv_process_name(p);
+	assert_string_equal(proc, "app");
+	free(proc);
+	assert_int_equal(import(st, p, &k, &n), KG_EXIT_USAGE);
+	assert_true(value(st, "SELECT count(*) FROM runs") == 0);
+	free(p);
+
+	p = write_tmp("two.csv", TWO_TABLES);
+	assert_int_equal(import(st, p, &k, &n), KG_EXIT_PASS);
+	assert_int_equal(k, 2);
+	assert_int_equal(n, 3);
+	assert_true(value(st, "SELECT value FROM samples_named WHERE ordinal = 0"
+			      " AND metric = 'gpu__time_duration.sum'") == 2000);
+	assert_true(value(st, "SELECT value FROM samples_named WHERE ordinal = 1"
+			      " AND metric = 'dram__bytes_read.sum'") == 2000);
+	assert_true(value(st, "SELECT deterministic FROM metrics WHERE name = 'launch__grid_size'") == 1);
+	assert_true(value(st, "SELECT deterministic FROM metrics WHERE name = 'gpu__time_duration.sum'") == 0);
+	assert_true(value(st, "SELECT count(*) FROM metrics WHERE name = 'dram__bytes_read.sum'"
+			      " AND unit = 'byte'") == 1);
+	free(p);
+	store_close(st);
+}
+
 static void test_reader(void **state)
 {
 	static const char text[] = "\"a\",\"b,c\",\"d\"\"e\"\r\n\"x\ny\",,z\nplain, \"text\n\"last\"";
@@ -292,6 +338,7 @@ int main(void)
 		cmocka_unit_test(test_raw_fixture),
 		cmocka_unit_test(test_synthetic_details),
 		cmocka_unit_test(test_rejects),
+		cmocka_unit_test(test_one_pass),
 		cmocka_unit_test(test_reader),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

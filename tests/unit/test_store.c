@@ -22,6 +22,7 @@
 #include "kgate/demangle.h"
 #include "kgate/store.h"
 #include "kgate/util.h"
+#include "kgate/verdict.h"
 
 static char dir[256];
 
@@ -141,6 +142,42 @@ static void test_create_and_load(void **state)
 	free(p);
 }
 
+/* Values come back in (run, repeat, ordinal) order whatever the order they
+ * were stored in and the runs were asked for; a run asked twice counts once. */
+static void test_load_order(void **state)
+{
+	char *p = path_of("order.db");
+	struct kg_store *st;
+	struct kg_sampleset set;
+	struct kg_kernel_name k = { "_Z1kv", "k()", "k" };
+	static const int rep[] = { 1, 0, 1, 0 }, ord[] = { 1, 1, 0, 0 };
+	(void)state;
+
+	assert_int_equal(store_open(p, 0, &st), KG_EXIT_PASS);
+	for (int r = 0; r < 2; r++) {
+		struct kg_run_info run = { 0 };
+		run.commit = (char *)(r ? "bbbb" : "aaaa");
+		run.gpu_name = (char *)"Test GPU";
+		assert_int_equal(store_run_begin(st, &run), KG_EXIT_PASS);
+		for (int i = 0; i < 4; i++) /* value = 10 run + 2 repeat + ordinal */
+			assert_int_equal(store_sample_add(st, "b", "", &k, "gpu__time_duration.sum", "ns",
+							  0, rep[i], ord[i], 10 * r + 2 * rep[i] + ord[i]),
+					 KG_EXIT_PASS);
+		assert_int_equal(store_run_commit(st), KG_EXIT_PASS);
+	}
+	int64_t ids[3] = { 2, 1, 2 };
+	assert_int_equal(store_load_samples(st, ids, 3, &set), KG_EXIT_PASS);
+	assert_int_equal(set.n, 1);
+	assert_int_equal(set.s[0].n, 8);
+	for (size_t i = 0; i < 8; i++) {
+		assert_true(set.s[0].v[i] == (double)((i / 4) * 10 + i % 4));
+		assert_true(set.s[0].run_of[i] == (int64_t)(i / 4 + 1));
+	}
+	store_sampleset_free(&set);
+	store_close(st);
+	free(p);
+}
+
 static void test_find_runs(void **state)
 {
 	char *p = path_of("f.db");
@@ -229,8 +266,95 @@ static void test_migrate_v1(void **state)
 	assert_int_equal(user_version(p), store_schema_version());
 	assert_int_equal(store_run_count(st), 1);   /* data kept */
 	struct kg_verdict_row row = { "bench", "", "k", "m", KG_VERDICT_PASS, 0.01, NAN, NAN, NAN,
-				      1, 2, 3, 4, "ok" };
-	assert_int_equal(store_verdicts_put(st, 1, "main", &row, 1, NULL, 0), KG_EXIT_PASS);
+				      1, 2, 3, 4, "ok", 0 };
+	struct kg_outcome oc = { .verdict = KG_VERDICT_PASS, .on_new_kernel = KG_POLICY_WARN,
+				 .on_missing_kernel = KG_POLICY_FAIL, .on_inconclusive = -1,
+				 .on_no_baseline = KG_POLICY_WARN };
+	assert_int_equal(store_verdicts_put(st, 1, "main", &oc, &row, 1, NULL, 0), KG_EXIT_PASS);
+	store_close(st);
+	free(p);
+}
+
+static int64_t one_int(const char *path, const char *sql)
+{
+	sqlite3 *db;
+	sqlite3_stmt *s;
+	int64_t v = -1;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	return v;
+}
+
+/* Schema 3 -> 4: every check stored before gets a checks row with the
+ * outcome the comment showed then (fail when a row is fail or missing),
+ * its rows point at it, and a failing row is marked. */
+static void test_migrate_v3_checks(void **state)
+{
+	char *p = path_of("v3.db");
+	struct kg_store *st;
+	sqlite3 *db;
+	(void)state;
+
+	assert_true(store_schema_version() >= 4);
+	assert_int_equal(store_create_at_version(p, 3), KG_EXIT_PASS);
+	assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "INSERT INTO runs(commit_sha, time) VALUES ('a', 1), ('b', 2);"
+				      "INSERT INTO verdicts(run, baseline, time, benchmark, nvtx, kernel, metric,"
+				      " verdict) VALUES (2, 'a', 10, 'x', '', 'k1', 'm', 'pass'),"
+				      " (2, 'a', 10, 'x', '', 'k2', '', 'missing'),"
+				      " (2, 'a', 20, 'x', '', 'k1', 'm', 'pass'),"
+				      " (2, 'a', 20, 'x', '', 'k2', '', 'new')",
+				      NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	assert_int_equal(store_open(p, 0, &st), KG_EXIT_PASS);
+	store_close(st);
+	assert_int_equal(one_int(p, "SELECT count(*) FROM checks"), 2);
+	assert_int_equal(one_int(p, "SELECT exit_status FROM checks WHERE time = 10"), 1);
+	assert_int_equal(one_int(p, "SELECT verdict = 'fail' FROM checks WHERE time = 10"), 1);
+	assert_int_equal(one_int(p, "SELECT exit_status FROM checks WHERE time = 20"), 0);
+	assert_int_equal(one_int(p, "SELECT on_new_kernel IS NULL FROM checks WHERE time = 20"), 1);
+	assert_int_equal(one_int(p, "SELECT count(*) FROM verdicts v JOIN checks c ON c.id = v.check_id"
+				    " AND c.time = v.time"), 4);
+	assert_int_equal(one_int(p, "SELECT sum(fails) FROM verdicts"), 1);
+	free(p);
+}
+
+/* A run records the benchmarks it ran: those its samples name, and those
+ * added explicitly that stored nothing. */
+static void test_run_benchmarks(void **state)
+{
+	char *p = path_of("rb.db");
+	struct kg_store *st;
+	struct kg_run_info run = { .commit = (char *)"c1" };
+	struct kg_kernel_name k = { "k", "k", "k" };
+	char **names;
+	size_t n;
+	(void)state;
+
+	assert_int_equal(store_open(p, 0, &st), KG_EXIT_PASS);
+	assert_int_equal(store_run_begin(st, &run), KG_EXIT_PASS);
+	assert_int_equal(store_sample_add(st, "zeta", "", &k, "m", "", 0, 0, 0, 1), 0);
+	assert_int_equal(store_sample_add(st, "alpha", "", &k, "m", "", 0, 0, 0, 1), 0);
+	assert_int_equal(store_sample_add(st, "zeta", "", &k, "m", "", 0, 0, 1, 1), 0);
+	assert_int_equal(store_run_benchmark_add(st, "empty"), 0);
+	assert_int_equal(store_run_commit(st), KG_EXIT_PASS);
+	assert_int_equal(store_run_benchmarks(st, run.id, &names, &n), KG_EXIT_PASS);
+	assert_int_equal(n, 3);
+	assert_string_equal(names[0], "alpha");
+	assert_string_equal(names[1], "empty");
+	assert_string_equal(names[2], "zeta");
+	store_names_free(names, n);
+	/* a run stored before schema 4 (no rows): the benchmarks of its samples */
+	sqlite3_exec(store_db(st), "DELETE FROM run_benchmarks", NULL, NULL, NULL);
+	assert_int_equal(store_run_benchmarks(st, run.id, &names, &n), KG_EXIT_PASS);
+	assert_int_equal(n, 2);
+	assert_string_equal(names[0], "alpha");
+	assert_string_equal(names[1], "zeta");
+	store_names_free(names, n);
 	store_close(st);
 	free(p);
 }
@@ -474,25 +598,16 @@ static void test_demangle(void **state)
 	}
 }
 
-static void test_metric_vocabulary(void **state)
-{
-	(void)state;
-	assert_true(store_metric_is_deterministic("launch__grid_size"));
-	assert_true(store_metric_is_deterministic("smsp__inst_executed.sum"));
-	assert_true(store_metric_is_deterministic("dram__bytes_read.sum"));
-	assert_true(store_metric_is_deterministic("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"));
-	assert_false(store_metric_is_deterministic("gpu__time_duration.sum"));
-	assert_false(store_metric_is_deterministic("sm__throughput.avg.pct_of_peak_sustained_elapsed"));
-	assert_string_equal(store_metric_unit_guess("gpu__time_duration.sum"), "ns");
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_create_and_load),
+		cmocka_unit_test(test_load_order),
 		cmocka_unit_test(test_find_runs),
 		cmocka_unit_test(test_abort_leaves_nothing),
 		cmocka_unit_test(test_migrate_v1),
+		cmocka_unit_test(test_migrate_v3_checks),
+		cmocka_unit_test(test_run_benchmarks),
 		cmocka_unit_test(test_newer_schema_refused),
 		cmocka_unit_test(test_corrupt_refused),
 		cmocka_unit_test(test_foreign_db_refused),
@@ -500,7 +615,6 @@ int main(void)
 		cmocka_unit_test(test_two_writers),
 		cmocka_unit_test(test_kernel_names_meet),
 		cmocka_unit_test(test_demangle),
-		cmocka_unit_test(test_metric_vocabulary),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
