@@ -105,6 +105,8 @@ push() { # BEFORE
 	run env GITHUB_ACTIONS=true GITHUB_EVENT_NAME=push GITHUB_EVENT_PATH="$T/push.json" \
 		"$KGATE" check --db "$DB" --format json --no-store
 }
+ingest head --commit "$C3" --branch main --db "$T/only.db" 2>/dev/null
+ingest head --commit "$H" --branch topic --db "$T/only-pr.db" 2>/dev/null
 push "$C0"
 like "$out" "\"baseline\": \"$(printf '%.12s' "$C0") \\(main before the push\\)\"" "a push is checked against its before when it is stored"
 is "$rc" 1 "and the regression is caught"
@@ -116,4 +118,17 @@ is "$rc" 1 "caught all the same"
 push "$ZERO"
 like "$out" "previous run of main" "a new branch's push (before all zeros): the previous stored run"
 unlike "$out" "\"baseline\": \"$(printf '%.12s' "$C3")" "a push is never its own baseline"
+# nothing stored before the push: NO BASELINE, saying which commit and branch were tried
+printf '{"ref": "refs/heads/main", "before": "%s", "after": "%s", "repository": {"default_branch": "main"}}\n' \
+	"$C2" "$C3" >"$T/push.json"
+run env GITHUB_ACTIONS=true GITHUB_EVENT_NAME=push GITHUB_EVENT_PATH="$T/push.json" \
+	"$KGATE" check --db "$T/only.db" --format json --no-store
+like "$out" '"verdict": "NO BASELINE"' "a push with nothing stored before it: NO BASELINE"
+like "$err" "push to main: $(printf '%.12s' "$C2") \\(before the push\\) has no stored run.* no other run of main" \
+	"naming the push's before and the branch"
+# a pull request whose base branch has nothing stored
+run pr "$KGATE" check --db "$T/only-pr.db" --commit "$H" --format json --no-store
+like "$out" '"verdict": "NO BASELINE"' "a pull request with nothing stored for its base: NO BASELINE"
+like "$err" "pull request #12: the merge base $(printf '%.12s' "$C0") of its head .* has no stored run" \
+	"naming the pull request and its merge base"
 done_testing
