@@ -10,7 +10,8 @@
 #   make install         PREFIX=/usr/local DESTDIR=
 #   V=1                  show full commands
 #   SAN=address,undefined  sanitizer build (in build-san/)
-#   make fuzz            every parser under libFuzzer, FUZZ_TIME=60 s each (clang, build-fuzz/)
+#   make fuzz            every parser under libFuzzer, FUZZ_TIME=60 s each (clang, build-fuzz/),
+#                        then the whole binary under AFL++, FUZZ_AFL_TIME=60 s each (build-afl/)
 #   make fuzz-smoke      the same, a few seconds each
 #   make valgrind        make test's tests with kgate and the unit tests under memcheck
 #   make analyze         gcc -fanalyzer over src/, failing on untriaged warnings
@@ -201,10 +202,10 @@ install: all
 	install -m 755 scripts/pre-push $(DESTDIR)$(PREFIX)/share/kgate/pre-push
 
 clean:
-	rm -rf build build-san build-fuzz
+	rm -rf build build-san build-fuzz build-afl
 
 help:
-	@sed -n '2,16p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,17p' Makefile | sed 's/^# \{0,1\}//'
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(COLL_OBJ:.o=.d)
 
@@ -273,11 +274,64 @@ fuzz-run: $(FUZZ_BIN)
 	  grep -E '^(Done|#[0-9]+.*DONE)|stat::number_of_executed_units' $(FUZZ_BUILD)/fuzz_$$n.log; \
 	done
 
+# ---- AFL++ on the whole binary: kgate itself, built with afl-clang-fast
+# and AddressSanitizer+UBSan in build-afl/, fed files through its command
+# line (ingest --records, ingest --ncu-csv, check -t) as a user would; each
+# target FUZZ_AFL_TIME seconds, seeded from the same fixtures as libFuzzer
+# (the corpus in build-afl/out/NAME is kept and resumed).  A crash fails the
+# target (build-afl/out/NAME/default/crashes/); hangs over FUZZ_AFL_HANG_MS
+# are counted.  GIT_DIR=/nonexistent: ingest's questions to git fail fast.
+FUZZ_AFL_CC      ?= afl-clang-fast
+FUZZ_AFL_BUILD    = build-afl
+FUZZ_AFL_TIME    ?= 60
+FUZZ_AFL_SMOKE_TIME ?= 3
+FUZZ_AFL_HANG_MS ?= 5000
+FUZZ_AFL_NAMES   ?= records ncu_csv thresholds
+afl_args_records   = ingest --db :memory: --commit afl --branch afl --records @@
+afl_args_ncu_csv   = ingest --db :memory: --commit afl --branch afl --ncu-csv @@
+afl_args_thresholds = check --db $(FUZZ_AFL_BUILD)/check.db --commit b --baseline a --no-store -t @@
+
+.PHONY: afl-build afl-run
+afl-build:
+	$(Q)command -v afl-fuzz >/dev/null && command -v $(FUZZ_AFL_CC) >/dev/null || \
+	  { echo "make fuzz: AFL++ is missing (scripts/install-deps.sh installs afl++)" >&2; exit 1; }
+	$(Q)AFL_QUIET=1 $(MAKE) --no-print-directory BUILD=$(FUZZ_AFL_BUILD) CC=$(FUZZ_AFL_CC) \
+	  SAN=address,undefined CFLAGS="-O1 -g" $(FUZZ_AFL_BUILD)/kgate
+
+afl-run: afl-build
+	$(Q)set -e; rm -f $(FUZZ_AFL_BUILD)/check.db; \
+	for c in a b; do $(FUZZ_AFL_BUILD)/kgate ingest --db $(FUZZ_AFL_BUILD)/check.db --commit $$c \
+	  --records tests/fixtures/records/good.jsonl 2>/dev/null; done; \
+	for n in $(FUZZ_AFL_NAMES); do \
+	  rm -rf $(FUZZ_AFL_BUILD)/seeds/$$n; mkdir -p $(FUZZ_AFL_BUILD)/seeds/$$n $(FUZZ_AFL_BUILD)/out; \
+	  case $$n in records) seeds="$(fuzz_seeds_records)"; args="$(afl_args_records)";; \
+	  ncu_csv) seeds="$(fuzz_seeds_ncu_csv)"; args="$(afl_args_ncu_csv)";; \
+	  thresholds) seeds="$(fuzz_seeds_thresholds)"; args="$(afl_args_thresholds)";; esac; \
+	  for f in $$seeds; do cp "$$f" $(FUZZ_AFL_BUILD)/seeds/$$n/; done; \
+	  dict=; [ -f tests/fuzz/$$n.dict ] && dict="-x tests/fuzz/$$n.dict"; \
+	  in=$(FUZZ_AFL_BUILD)/seeds/$$n; [ -d $(FUZZ_AFL_BUILD)/out/$$n/default/queue ] && in=-; \
+	  echo "== afl $$n: $(FUZZ_AFL_TIME) s =="; \
+	  GIT_DIR=/nonexistent AFL_NO_UI=1 AFL_SKIP_CPUFREQ=1 AFL_FAST_CAL=1 \
+	  AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_AFFINITY=1 AFL_SKIP_CRASHES=1 \
+	  ASAN_OPTIONS=abort_on_error=1:symbolize=0:detect_leaks=0 \
+	  UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1 \
+	  afl-fuzz -i $$in -o $(FUZZ_AFL_BUILD)/out/$$n -m none -t $(FUZZ_AFL_HANG_MS) -V $(FUZZ_AFL_TIME) $$dict \
+	    -- $(abspath $(FUZZ_AFL_BUILD))/kgate $$args > $(FUZZ_AFL_BUILD)/afl_$$n.log 2>&1 || \
+	    { tail -n 30 $(FUZZ_AFL_BUILD)/afl_$$n.log; exit 1; }; \
+	  st=$(FUZZ_AFL_BUILD)/out/$$n/default/fuzzer_stats; \
+	  grep -E '^(execs_done|execs_per_sec|corpus_count|saved_crashes|saved_hangs|bitmap_cvg) ' $$st | \
+	    tr -s ' ' | tr '\n' ' '; echo; \
+	  crashes=$$(ls $(FUZZ_AFL_BUILD)/out/$$n/default/crashes | grep -vc README || true); \
+	  if [ "$$crashes" != 0 ]; then echo "afl $$n: $$crashes crash(es) in $(FUZZ_AFL_BUILD)/out/$$n/default/crashes/" >&2; exit 1; fi; \
+	done
+
 fuzz:
 	$(Q)$(MAKE) --no-print-directory fuzz-run
+	$(Q)$(MAKE) --no-print-directory afl-run
 
 fuzz-smoke:
 	$(Q)$(MAKE) --no-print-directory fuzz-run FUZZ_TIME=$(FUZZ_SMOKE_TIME)
+	$(Q)$(MAKE) --no-print-directory afl-run FUZZ_AFL_TIME=$(FUZZ_AFL_SMOKE_TIME)
 
 -include $(FUZZ_OBJ:.o=.d)
 

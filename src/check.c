@@ -275,6 +275,7 @@ int check_pick_baseline(struct kg_store *st, const struct kg_run_info *head, con
 	if (event_baseline(st, head, sha, label, note))
 		return KG_EXIT_PASS;
 	struct kg_buf why = KG_BUF_INIT;
+	int said = 0;           /* a note about the merge base was printed */
 	char *def = git_default_branch();
 	const char *br = def ? def : "main";
 	if (!strncmp(br, "origin/", 7))
@@ -308,7 +309,8 @@ int check_pick_baseline(struct kg_store *st, const struct kg_run_info *head, con
 			buf_adds(&why, " has no stored run on this GPU and driver");
 			describe_other_fingerprint(st, head, mb, &why);
 			kg_note("no run stored for the merge base %.12s on this GPU and driver; using the"
-				" newest stored run of the default branch", mb);
+				" newest stored run of the default branch %s", mb, br);
+			said = 1;
 		} else {
 			buf_printf(&why, "git knows no merge base of %.12s with the default branch %s",
 				   head->commit, def);
@@ -322,6 +324,12 @@ int check_pick_baseline(struct kg_store *st, const struct kg_run_info *head, con
 	*sha = newest_branch_commit(st, head, br);
 	if (*sha) {
 		*label = xasprintf("newest run of %s", br);
+		if (!said) {
+			/* no merge base at all: say why, and where it came from */
+			shallow_hint(&why);
+			kg_note("%s; using the newest stored run of %s, %.12s", why.s ? why.s : "?", br,
+				*sha);
+		}
 		buf_free(&why);
 	} else {
 		buf_printf(&why, ", and no run of branch %s%s is stored for %s with driver %s", br,

@@ -52,10 +52,124 @@ struct input {
 	int repeat;
 };
 
-struct bench_count {
-	char *name;
-	int next;
+/*
+ * Repeats: each file of a benchmark is the next repeat, except the passes of
+ * an application replay (header "pass" > 0), which join a pass 0.  Which
+ * one: when the headers' ppid tell the repeats apart (each ppid holds one
+ * whole set of passes 0 .. passes-1), the set of its ppid, whatever the
+ * command-line order; else the files must come in pass order, each repeat's
+ * pass 0 first, and the passes join the pass 0 before them.  Anything else
+ * could join a pass to another repeat's launches, and is refused.
+ */
+struct replay_id {
+	int pass, passes;
+	long long ppid;
+	int group;              /* ppid group, by first appearance */
 };
+
+static int ppid_groups(struct replay_id *id, const size_t *f, size_t nf, int *ngroups)
+{
+	int ng = 0;
+
+	for (size_t a = 0; a < nf; a++) {
+		if (id[f[a]].ppid < 0)
+			return -1;
+		id[f[a]].group = -1;
+		for (size_t b = 0; b < a; b++)
+			if (id[f[b]].ppid == id[f[a]].ppid) {
+				id[f[a]].group = id[f[b]].group;
+				break;
+			}
+		if (id[f[a]].group < 0)
+			id[f[a]].group = ng++;
+	}
+	for (int g = 0; g < ng; g++) {
+		int passes = -1, seen = 0;
+		for (size_t a = 0; a < nf; a++) {
+			const struct replay_id *x = &id[f[a]];
+			if (x->group != g)
+				continue;
+			if (passes < 0)
+				passes = x->passes;
+			if (x->passes != passes || x->pass >= passes || passes > 30 ||
+			    (seen & (1 << x->pass)))
+				return -1;
+			seen |= 1 << x->pass;
+		}
+		if (seen != (int)((1u << passes) - 1))
+			return -1;
+	}
+	*ngroups = ng;
+	return 0;
+}
+
+static int assign_repeats(struct input *in, size_t nin, int repeat0)
+{
+	struct replay_id *id = xcalloc(nin, sizeof *id);
+	size_t *f = xmalloc(nin * sizeof *f);
+	int rc = 0;
+
+	for (size_t i = 0; i < nin; i++) {
+		long long pid;
+		id[i] = (struct replay_id){ 0, 1, -1, 0 };
+		if (!in[i].ncu)
+			records_header_replay(in[i].path, &id[i].pass, &id[i].passes, &pid,
+					      &id[i].ppid);
+	}
+	for (size_t i = 0; i < nin && !rc; i++) {
+		size_t nf = 0, j;
+		int replay = 0;
+		for (j = 0; j < i && strcmp(in[j].benchmark, in[i].benchmark); j++)
+			;
+		if (j < i)
+			continue;       /* this benchmark was done with its first file */
+		for (j = i; j < nin; j++)
+			if (!strcmp(in[j].benchmark, in[i].benchmark)) {
+				f[nf++] = j;
+				replay |= id[j].pass > 0 || id[j].passes > 1;
+			}
+		int ng = 0;
+		if (!replay) {
+			for (size_t a = 0; a < nf; a++)
+				in[f[a]].repeat = repeat0 + (int)a;
+		} else if (ppid_groups(id, f, nf, &ng) == 0 && ng > 1) {
+			for (size_t a = 0; a < nf; a++)
+				in[f[a]].repeat = repeat0 + id[f[a]].group;
+		} else {
+			int r = repeat0 - 1, want = 0, passes = 1;
+			for (size_t a = 0; a < nf && !rc; a++) {
+				const struct replay_id *x = &id[f[a]];
+				if (want == passes)
+					want = 0;       /* the repeat before is whole */
+				if (x->pass != want || (want > 0 && x->passes != passes)) {
+					kg_error("%s: pass %d of benchmark '%s' comes where %s; the "
+						 "headers' ppid do not tell its repeats apart, so "
+						 "give each repeat's files in pass order, pass 0 first",
+						 in[f[a]].path, x->pass, in[f[a]].benchmark,
+						 want ? "the next pass of the repeat before is due"
+						      : "a repeat's pass 0 is due");
+					rc = -1;
+					break;
+				}
+				if (want == 0) {
+					r++;
+					passes = x->passes;
+				}
+				in[f[a]].repeat = r;
+				want++;
+			}
+			if (!rc && want != passes) {
+				kg_error("%s: benchmark '%s' ends with a repeat of %d of its %d "
+					 "application-replay passes", in[f[nf - 1]].path,
+					 in[f[nf - 1]].benchmark, want, passes);
+				rc = -1;
+			}
+		}
+	}
+	free(f);
+	free(id);
+	return rc;
+}
 
 static int same(const char *a, const char *b)
 {
@@ -181,25 +295,10 @@ int cmd_ingest(int argc, char **argv)
 	if (!run.gpu_name)
 		kg_warn("the inputs do not name the GPU (ncu's details page does not; its raw page, "
 			"--page raw, does): this run will not match runs of a named GPU");
-	/* Repeats: each file of a benchmark is the next repeat, except the later
-	 * passes of an application replay, which join the pass before. */
-	struct bench_count *bc = NULL;
-	size_t nbc = 0;
-	for (size_t i = 0; i < nin; i++) {
-		size_t j;
-		for (j = 0; j < nbc && strcmp(bc[j].name, in[i].benchmark); j++)
-			;
-		if (j == nbc) {
-			bc = xrealloc(bc, (nbc + 1) * sizeof(*bc));
-			bc[nbc++] = (struct bench_count){ in[i].benchmark, (int)repeat0 };
-		}
-		int pass = in[i].ncu ? 0 : records_header_pass(in[i].path);
-		if (pass > 0 && bc[j].next > repeat0)
-			in[i].repeat = bc[j].next - 1;
-		else
-			in[i].repeat = bc[j].next++;
+	if (assign_repeats(in, nin, (int)repeat0) != 0) {
+		store_run_info_free(&run);
+		goto out;
 	}
-	free(bc);
 
 	char *gitsha = NULL, *gitbranch = NULL;
 	if (!commit) {

@@ -104,7 +104,9 @@ size_t explain_map_from_set(const struct kg_sampleset *set, const char *benchmar
 		}
 		m->name[m->n] = xstrdup(s->metric);
 		m->v[m->n] = stats_median(s->v, s->n);
-		m->det[m->n] = s->deterministic;
+		/* the vocabulary, not the stored flag: an older kgate called
+		 * some rates deterministic */
+		m->det[m->n] = metric_deterministic(s->metric);
 		m->n++;
 	}
 	return m->n;

@@ -17,6 +17,9 @@
  *                  than min_samples on either side is INCONCLUSIVE, never
  *                  PASS.  A FAIL needs a change in the worse direction: two
  *                  identical sides never FAIL, even under regression: 0%.
+ *                  A kernel launched in several configurations (the grid
+ *                  and block size of each launch known on both sides) is
+ *                  judged per configuration (compare_by_config).
  *   deterministic: compared launch by launch, as multisets: equal values
  *                  pair off, the rest pair by rank (the baseline scaled to
  *                  the head's number of launches), so a kernel launched at
@@ -113,7 +116,7 @@ static void say(struct kg_result *r, const char *fmt, ...)
 	(void)n;
 }
 
-static void compare_noisy(const struct kg_thresholds *t, const struct kg_metric_rule *rule,
+static void compare_noisy(double alpha, const struct kg_metric_rule *rule,
 			  const struct kg_series *b, const struct kg_series *h, struct kg_result *r)
 {
 	size_t nb, nh;
@@ -139,7 +142,8 @@ static void compare_noisy(const struct kg_thresholds *t, const struct kg_metric_
 			top = h->v[i] > top ? h->v[i] : top;
 		}
 	if (r->zero_base)
-		say(r, "0 -> %.6g: grew from a zero baseline in %zu of %zu launches", top, grew, h->n);
+		say(r, "grew from a zero baseline: 0 -> %.6g (largest) in %zu of %zu launches", top,
+		    grew, h->n);
 	for (size_t i = 0; i < nb; i++)
 		x[i] = logs ? log(x[i]) : x[i];
 	for (size_t i = 0; i < nh; i++)
@@ -153,7 +157,7 @@ static void compare_noisy(const struct kg_thresholds *t, const struct kg_metric_
 			y[i] = -y[i];
 	}
 	struct stats_shift st;
-	int ci = stats_shift_test(x, nb, y, nh, 1.0 - 2.0 * t->alpha, &st);
+	int ci = stats_shift_test(x, nb, y, nh, 1.0 - 2.0 * alpha, &st);
 	double d = st.shift, lo = st.lo, hi = st.hi;
 	r->p = st.p;
 	/* Back to relative changes: "measured" keeps the metric's sign,
@@ -309,9 +313,146 @@ static void presence(const struct kg_thresholds *t, struct kg_gate *g, size_t *c
 		g->n--;
 }
 
+/*
+ * A noisy metric of a kernel launched in several configurations (GEMM
+ * shapes, a remainder launch): one pooled sample dilutes a change confined
+ * to one of them.  When the launch configuration of every launch is known
+ * on both sides (the launch__grid_size and launch__block_size series of the
+ * same kernel hold one value per launch, in the same order as the metric's
+ * own), each configuration with min_samples launches on both sides is
+ * compared on its own, at alpha / k for k such groups (Bonferroni within
+ * the kernel; Holm across kernels follows), and the result is the group
+ * with the strongest evidence of a worsening; a PASS needs every group's
+ * interval under the limit, and no configuration launched on both sides
+ * with fewer than min_samples launches on one (it cannot be judged).
+ */
+struct launch_cfg {
+	const double *grid, *block;     /* per launch, or NULL */
+};
+
+static const struct kg_series *sibling(const struct kg_sampleset *set, const struct kg_series *s,
+				       const char *metric)
+{
+	size_t at = (size_t)(s - set->s);
+	size_t lo = at, hi = at;
+	while (lo > 0 && identity_cmp(&set->s[lo - 1], s) == 0)
+		lo--;
+	while (hi + 1 < set->n && identity_cmp(&set->s[hi + 1], s) == 0)
+		hi++;
+	for (size_t i = lo; i <= hi; i++)
+		if (!strcmp(set->s[i].metric, metric))
+			return set->s[i].n == s->n ? &set->s[i] : NULL;
+	return NULL;
+}
+
+static void launch_cfg_of(const struct kg_sampleset *set, const struct kg_series *s,
+			  struct launch_cfg *c)
+{
+	const struct kg_series *g = set ? sibling(set, s, "launch__grid_size") : NULL;
+	const struct kg_series *k = set ? sibling(set, s, "launch__block_size") : NULL;
+	c->grid = g ? g->v : NULL;
+	c->block = k ? k->v : NULL;
+}
+
+static int cfg_same(const struct launch_cfg *a, size_t i, const struct launch_cfg *b, size_t j)
+{
+	return (!a->grid || a->grid[i] == b->grid[j]) && (!a->block || a->block[i] == b->block[j]);
+}
+
+/* The values of side s whose launch has the configuration of (c0, i0). */
+static size_t cfg_pick(const struct kg_series *s, const struct launch_cfg *c,
+		       const struct launch_cfg *c0, size_t i0, double *out)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (cfg_same(c, i, c0, i0))
+			out[n++] = s->v[i];
+	return n;
+}
+
+/* 1 when the comparison was made by configuration (r filled), 0 when the
+ * pooled comparison applies. */
+static int compare_by_config(const struct kg_thresholds *t, const struct kg_metric_rule *rule,
+			     const struct kg_series *b, const struct kg_series *h,
+			     const struct launch_cfg *cb, const struct launch_cfg *ch,
+			     struct kg_result *r)
+{
+	if ((!cb->grid && !cb->block) || !cb->grid != !ch->grid || !cb->block != !ch->block)
+		return 0;
+	int zero = !r->higher_is_better;
+	for (size_t i = 0; i < b->n && zero; i++)
+		zero = b->v[i] == 0;
+	if (zero)
+		return 0;       /* any growth from zero: the pooled rule */
+	/* The distinct configurations of the head with enough launches on
+	 * both sides, each by its first launch. */
+	size_t *first = xmalloc(h->n * sizeof *first), k = 0, distinct = 0, few = 0;
+	double *xb = xmalloc((b->n ? b->n : 1) * sizeof *xb), *xh = xmalloc(h->n * sizeof *xh);
+	for (size_t i = 0; i < h->n; i++) {
+		size_t j;
+		for (j = 0; j < i && !cfg_same(ch, j, ch, i); j++)
+			;
+		if (j < i)
+			continue;
+		distinct++;
+		size_t nb = cfg_pick(b, cb, ch, i, xb), nh = cfg_pick(h, ch, ch, i, xh);
+		if (nb >= (size_t)t->min_samples && nh >= (size_t)t->min_samples)
+			first[k++] = i;
+		else if (nb)
+			few = i + 1;    /* on both sides, too few to judge: no PASS */
+	}
+	int done = 0;
+	for (size_t i = 0; i < b->n && distinct < 2; i++)
+		distinct += !cfg_same(cb, i, ch, 0);     /* a configuration only the base has */
+	if (distinct >= 2 && k >= 1) {
+		struct kg_result best = *r;
+		int have = 0;
+		double alpha = t->alpha / (double)k, bound = -INFINITY;
+		for (size_t g = 0; g < k; g++) {
+			struct kg_series sb = *b, sh = *h;
+			sb.n = cfg_pick(b, cb, ch, first[g], xb);
+			sh.n = cfg_pick(h, ch, ch, first[g], xh);
+			sb.v = xb;
+			sh.v = xh;
+			struct kg_result one = *r;
+			one.base = stats_median(xb, sb.n);
+			one.head = stats_median(xh, sh.n);
+			one.n_base = sb.n;
+			one.n_head = sh.n;
+			compare_noisy(alpha, rule, &sb, &sh, &one);
+			one.p = one.p * (double)k < 1 ? one.p * (double)k : 1;
+			int n = ch->grid && ch->block
+				? snprintf(one.group, sizeof one.group, "grid %.12g, block %.12g",
+					   ch->grid[first[g]], ch->block[first[g]])
+				: snprintf(one.group, sizeof one.group, "%s %.12g",
+					   ch->grid ? "grid" : "block",
+					   ch->grid ? ch->grid[first[g]] : ch->block[first[g]]);
+			(void)n;
+			/* strongest evidence of a worsening: the interval's
+			 * better end, then p */
+			double ev = isnan(one.bad_low) ? -INFINITY : one.bad_low;
+			double best_ev = isnan(best.bad_low) ? -INFINITY : best.bad_low;
+			if (!have || ev > best_ev || (ev == best_ev && one.p < best.p))
+				best = one;
+			double bb = isnan(one.bad_bound) ? INFINITY : one.bad_bound;
+			if (bb > bound)
+				bound = bb;
+			have = 1;
+		}
+		*r = best;
+		r->bad_bound = (isinf(bound) && bound > 0) || few ? NAN : bound;
+		done = 1;
+	}
+	free(first);
+	free(xb);
+	free(xh);
+	return done;
+}
+
 /* One comparison of a series present on both sides. */
 static void compare_pair(const struct kg_thresholds *t, struct kg_gate *g, size_t *cap,
-			 const struct kg_series *b, const struct kg_series *h)
+			 const struct kg_sampleset *bset, const struct kg_series *b,
+			 const struct kg_sampleset *hset, const struct kg_series *h)
 {
 	struct kg_metric_rule rule;
 	if (!config_rule_for(t, h->benchmark, h->nvtx ? h->nvtx : "", h->kernel,
@@ -337,7 +478,11 @@ static void compare_pair(const struct kg_thresholds *t, struct kg_gate *g, size_
 			snprintf(r->message, sizeof r->message, "too few samples (%zu base, %zu head; need %d)",
 				 b->n, h->n, t->min_samples);
 		} else {
-			compare_noisy(t, &rule, b, h, r);
+			struct launch_cfg cb, ch;
+			launch_cfg_of(bset, b, &cb);
+			launch_cfg_of(hset, h, &ch);
+			if (!compare_by_config(t, &rule, b, h, &cb, &ch, r))
+				compare_noisy(t->alpha, &rule, b, h, r);
 			r->verdict = KG_VERDICT_SKIP; /* decided after Holm */
 		}
 	}
@@ -403,8 +548,9 @@ static void decide_noisy(const struct kg_thresholds *t, struct kg_gate *g)
 			r->verdict = KG_VERDICT_FAIL;   /* the message is compare_noisy's */
 		} else if ((sig || whole) && r->bad_shift > 0) {
 			r->verdict = KG_VERDICT_FAIL;
-			say(r, "%s by %.2f%% (limit %.3g%%)", r->higher_is_better ? "lower" : "slower",
-			    100 * fabs(r->shift), 100 * r->threshold);
+			say(r, "%s by %.2f%% (limit %.3g%%%s)", r->higher_is_better ? "lower" : "slower",
+			    100 * fabs(r->shift), 100 * r->threshold,
+			    sig ? "" : "; the whole interval is over it");
 		} else if (!isnan(r->bad_bound) && (r->bad_bound < r->threshold || r->bad_bound <= 0)) {
 			r->verdict = KG_VERDICT_PASS;
 			snprintf(r->message, sizeof r->message, "%s", r->shift < 0 && !r->higher_is_better
@@ -413,6 +559,12 @@ static void decide_noisy(const struct kg_thresholds *t, struct kg_gate *g)
 			r->verdict = KG_VERDICT_INCONCLUSIVE;
 			snprintf(r->message, sizeof r->message,
 				 "cannot rule out a change of %.3g%% or more", 100 * r->threshold);
+		}
+		if (r->group[0]) {
+			size_t len = strlen(r->message);
+			int n = snprintf(r->message + len, sizeof r->message - len, " (launches of %s)",
+					 r->group);
+			(void)n;
 		}
 	}
 	free(p);
@@ -430,7 +582,7 @@ void gate_compare(const struct kg_thresholds *t, const struct kg_sampleset *base
 		const struct kg_series *h = j < head->n ? &head->s[j] : NULL;
 		int c = !b ? 1 : !h ? -1 : series_cmp(b, h);
 		if (c == 0) {
-			compare_pair(t, out, &cap, b, h);
+			compare_pair(t, out, &cap, base, b, head, h);
 			lastb = b, lasth = h;
 			i++, j++;
 			continue;

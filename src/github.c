@@ -151,7 +151,7 @@ static int written_by(json_t *c, long long id, const char *login)
 
 	if (id >= 0)
 		return json_is_integer(uid) && (long long)json_integer_value(uid) == id;
-	return ul && type && !strcmp(type, "Bot") && !strcmp(ul, login);
+	return ul && type && login && !strcmp(type, "Bot") && !strcmp(ul, login);
 }
 
 /*

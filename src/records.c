@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -402,6 +403,35 @@ int records_header_pass(const char *path)
 	}
 	reader_close(&r);
 	return pass;
+}
+
+int records_header_replay(const char *path, int *pass, int *passes, long long *pid,
+			  long long *ppid)
+{
+	struct reader r;
+	json_t *h;
+	int rc = -1;
+
+	*pass = 0;
+	*passes = 1;
+	*pid = *ppid = -1;
+	if (read_header(&r, path, &h, 0) == KG_EXIT_PASS) {
+		json_t *v;
+		if (json_is_integer(v = json_object_get(h, "pass")) && json_integer_value(v) >= 0 &&
+		    json_integer_value(v) < INT_MAX)
+			*pass = (int)json_integer_value(v);
+		if (json_is_integer(v = json_object_get(h, "passes")) && json_integer_value(v) >= 1 &&
+		    json_integer_value(v) < INT_MAX)
+			*passes = (int)json_integer_value(v);
+		if (json_is_integer(v = json_object_get(h, "pid")))
+			*pid = (long long)json_integer_value(v);
+		if (json_is_integer(v = json_object_get(h, "ppid")))
+			*ppid = (long long)json_integer_value(v);
+		json_decref(h);
+		rc = 0;
+	}
+	reader_close(&r);
+	return rc;
 }
 
 /* ------------------------------------------------------------------ */

@@ -1051,6 +1051,21 @@ static const char *unit_of(const struct ctx *c, int64_t m)
 #define MT 10
 #define MB 30
 
+/* "%d" without printf's cost: a chart's paths are most of the report. */
+static void add_int(struct kg_buf *b, int v)
+{
+	char t[16];
+	size_t n = sizeof t;
+	unsigned u = v < 0 ? 0u - (unsigned)v : (unsigned)v;
+	do {
+		t[--n] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		t[--n] = '-';
+	buf_add(b, t + n, sizeof t - n);
+}
+
 static void path_rel(struct kg_buf *b, const int *xs, const int *ys, size_t n, int move)
 {
 	if (!n)
@@ -1064,7 +1079,7 @@ static void path_rel(struct kg_buf *b, const int *xs, const int *ys, size_t n, i
 		for (int k = 0; k < 2; k++) {
 			if ((i > 1 || k > 0) && d[k] >= 0)
 				buf_addc(b, ' ');
-			buf_printf(b, "%d", d[k]);
+			add_int(b, d[k]);
 		}
 	}
 }
@@ -1680,12 +1695,11 @@ int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_ch
 			   " change of the median &ge; %.3g%%). A chart of more commits than it has"
 			   " pixels for draws a column per %d pixels, never across a change point: the"
 			   " median of its commits' medians, and from the lowest first to the highest"
-			   " third quartile among them.%s</p>\n",
+			   " third quartile among them. Hover over a point for its commit; in charts"
+			   " drawn in columns and on pages of more than %zu points, only the change"
+			   " points and each chart's newest commit have a hover mark.</p>\n",
 			   c.nruns, c.nruns == 1 ? "" : "s", d0, d1, c.ns, o->cp.alpha,
-			   100 * o->cp.min_shift, COLW,
-			   sum->points <= o->max_hover ? " Hover over a point for its commit." :
-			   " This report is large: hover marks are drawn only at change points and at"
-			   " the newest commit of each chart.");
+			   100 * o->cp.min_shift, COLW, o->max_hover);
 	}
 	html_verdicts(&c, &b, sum);
 

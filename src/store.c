@@ -318,7 +318,7 @@ static long long data_version(sqlite3 *db)
  * STALE_TRIES attempts in a row saw no commit (one transaction held the
  * lock all that time), or after MAX_TRIES attempts.
  */
-#define STALE_TRIES 3
+#define STALE_TRIES 4
 #define MAX_TRIES 1000
 static int begin_immediate(sqlite3 *db, const char *path)
 {
@@ -1123,6 +1123,9 @@ struct load_series {
 	int64_t *key;           /* repeat << 32 | ordinal, per value (when kept) */
 	int sorted;             /* values so far in (run, repeat, ordinal) order */
 	int64_t last;           /* the key of the last value */
+	size_t runs;            /* runs seen before the present one */
+	size_t n_before;        /* values in those */
+	int64_t last_run;       /* the run of the last value */
 };
 
 struct load_map {
@@ -1140,8 +1143,24 @@ static uint64_t ids_hash(int64_t b, int64_t n, int64_t k, int64_t m)
 }
 
 /* Names of the ids the samples use, fetched by id (no join, no sort). */
-static int load_names(struct kg_store *st, struct kg_series *out, const struct load_series *ls,
-		      size_t n)
+/* A name read from the store, kept in the set's pool (one copy each). */
+static char *pool_dup(struct kg_sampleset *set, size_t *cap, sqlite3_stmt *q, int col)
+{
+	char *c = col_dup(q, col);
+	if (!c)
+		return NULL;
+	if (set->n_pool == *cap) {
+		*cap = *cap ? 2 * *cap : 256;
+		set->pool = xrealloc(set->pool, *cap * sizeof(*set->pool));
+	}
+	set->pool[set->n_pool++] = c;
+	return c;
+}
+
+/* Names of the ids the samples use, fetched by id (no join, no sort) and
+ * shared: series sorted by ids meet equal benchmarks, NVTX paths and
+ * kernels in runs, and metrics come from a small map by id. */
+static int load_names(struct kg_store *st, struct kg_sampleset *set, const struct load_series *ls)
 {
 	static const char *const sql[] = {
 		"SELECT name FROM benchmarks WHERE id = ?",
@@ -1150,27 +1169,39 @@ static int load_names(struct kg_store *st, struct kg_series *out, const struct l
 		"SELECT name, unit, deterministic FROM metrics WHERE id = ?",
 	};
 	sqlite3_stmt *q[4] = { NULL, NULL, NULL, NULL };
+	struct kg_series *out = set->s;
+	size_t n = set->n, pcap = 0, msz = 64, mn = 0;
+	size_t *mslot = xcalloc(msz, sizeof(*mslot)); /* metric id -> series index + 1 */
 	int rc = KG_EXIT_PASS;
 
 	for (int t = 0; t < 4 && rc == KG_EXIT_PASS; t++)
 		if (sqlite3_prepare_v2(st->db, sql[t], -1, &q[t], NULL) != SQLITE_OK)
 			rc = db_fail(st, "prepare");
-	/* Consecutive series mostly share a benchmark, NVTX path and kernel:
-	 * each name is fetched once per run of equal ids and shared. */
 	for (size_t i = 0; i < n && rc == KG_EXIT_PASS; i++) {
 		struct kg_series *x = &out[i];
 		const struct load_series *l = &ls[i], *p = i ? &ls[i - 1] : NULL;
 		int64_t id[4] = { l->b, l->n, l->k, l->m };
 		int same[4] = { p && p->b == l->b, p && p->n == l->n, p && p->k == l->k, 0 };
+		size_t h = ids_hash(l->m, 0, 0, 0) & (msz - 1), mi;
+		while ((mi = mslot[h]) != 0 && ls[mi - 1].m != l->m)
+			h = (h + 1) & (msz - 1);
+		same[3] = mi != 0;
 		for (int t = 0; t < 4 && rc == KG_EXIT_PASS; t++) {
 			if (same[t]) {
-				const struct kg_series *y = &out[i - 1];
-				if (t == 0) x->benchmark = xstrdup(y->benchmark);
-				if (t == 1) x->nvtx = xstrdup(y->nvtx);
-				if (t == 2) {
-					x->kernel = xstrdup(y->kernel);
-					x->demangled = y->demangled ? xstrdup(y->demangled) : NULL;
-					x->base = y->base ? xstrdup(y->base) : NULL;
+				const struct kg_series *y = t == 3 ? &out[mi - 1] : &out[i - 1];
+				switch (t) {
+				case 0: x->benchmark = y->benchmark; break;
+				case 1: x->nvtx = y->nvtx; break;
+				case 2:
+					x->kernel = y->kernel;
+					x->demangled = y->demangled;
+					x->base = y->base;
+					break;
+				default:
+					x->metric = y->metric;
+					x->unit = y->unit;
+					x->deterministic = y->deterministic;
+					break;
 				}
 				continue;
 			}
@@ -1181,23 +1212,43 @@ static int load_names(struct kg_store *st, struct kg_series *out, const struct l
 				break;
 			}
 			switch (t) {
-			case 0: x->benchmark = col_dup(q[t], 0); break;
-			case 1: x->nvtx = col_dup(q[t], 0); break;
+			case 0: x->benchmark = pool_dup(set, &pcap, q[t], 0); break;
+			case 1: x->nvtx = pool_dup(set, &pcap, q[t], 0); break;
 			case 2:
-				x->kernel = col_dup(q[t], 0);
-				x->demangled = col_dup(q[t], 1);
-				x->base = col_dup(q[t], 2);
+				x->kernel = pool_dup(set, &pcap, q[t], 0);
+				x->demangled = pool_dup(set, &pcap, q[t], 1);
+				x->base = pool_dup(set, &pcap, q[t], 2);
 				break;
 			default:
-				x->metric = col_dup(q[t], 0);
-				x->unit = col_dup(q[t], 1);
+				x->metric = pool_dup(set, &pcap, q[t], 0);
+				x->unit = pool_dup(set, &pcap, q[t], 1);
 				x->deterministic = sqlite3_column_int(q[t], 2);
+				if (!x->unit) {
+					if (set->n_pool == pcap) {
+						pcap = pcap ? 2 * pcap : 256;
+						set->pool = xrealloc(set->pool, pcap * sizeof(*set->pool));
+					}
+					set->pool[set->n_pool++] = x->unit = xstrdup("");
+				}
+				mslot[h] = i + 1;
+				if (++mn * 2 >= msz) { /* grow the metric map */
+					size_t nsz = 2 * msz, *ns = xcalloc(nsz, sizeof(*ns));
+					for (size_t q2 = 0; q2 < msz; q2++)
+						if (mslot[q2]) {
+							size_t h2 = ids_hash(ls[mslot[q2] - 1].m, 0, 0, 0) & (nsz - 1);
+							while (ns[h2])
+								h2 = (h2 + 1) & (nsz - 1);
+							ns[h2] = mslot[q2];
+						}
+					free(mslot);
+					mslot = ns;
+					msz = nsz;
+				}
 				break;
 			}
 		}
-		if (!x->unit)
-			x->unit = xstrdup("");
 	}
+	free(mslot);
 	for (int t = 0; t < 4; t++)
 		sqlite3_finalize(q[t]);
 	return rc;
@@ -1231,16 +1282,19 @@ static void series_order(struct kg_series *x, int64_t *key)
 {
 	for (size_t i = 1; i < x->n; i++) {
 		double v = x->v[i];
-		int64_t r = x->run_of[i], k = key[i];
+		int64_t r = x->run_of ? x->run_of[i] : 0, k = key[i];
 		size_t j = i;
-		while (j > 0 && (x->run_of[j - 1] > r || (x->run_of[j - 1] == r && key[j - 1] > k))) {
+		while (j > 0 && ((x->run_of ? x->run_of[j - 1] : 0) > r ||
+				 ((x->run_of ? x->run_of[j - 1] : 0) == r && key[j - 1] > k))) {
 			x->v[j] = x->v[j - 1];
-			x->run_of[j] = x->run_of[j - 1];
+			if (x->run_of)
+				x->run_of[j] = x->run_of[j - 1];
 			key[j] = key[j - 1];
 			j--;
 		}
 		x->v[j] = v;
-		x->run_of[j] = r;
+		if (x->run_of)
+			x->run_of[j] = r;
 		key[j] = k;
 	}
 }
@@ -1262,21 +1316,27 @@ static int load_pass(struct kg_store *st, const int64_t *run_ids, size_t n_runs,
 		     struct kg_sampleset *out, struct load_series **lsp)
 {
 	sqlite3_stmt *s;
-	size_t cap = 0, *vcap = NULL, last = 0;
-	struct load_series *ls = NULL;
-	struct load_map map = { NULL, 0 };
-	int rc = KG_EXIT_PASS;
+	size_t cap = 64, last = 0;
+	size_t *vcap = xmalloc(cap * sizeof(*vcap));
+	struct load_series *ls = xmalloc(cap * sizeof(*ls));
+	struct load_map map = { xcalloc(1024, sizeof(size_t)), 1023 };
+	int rc = KG_EXIT_PASS, multi = n_runs > 1 && run_ids[0] != run_ids[n_runs - 1];
 
 	/* A run's rows are contiguous in rowid order (each run is appended in
 	 * one transaction): the range between its first and last rowid (two
 	 * lookups in samples_run) is walked along the table itself, and the
 	 * run filter keeps the answer right if they ever interleave ("+run":
 	 * not through the index, which would look every row up again). */
+	out->s = xmalloc(cap * sizeof(*out->s));
+	*lsp = ls;
 	if (sqlite3_prepare_v2(st->db, "SELECT benchmark, nvtx, kernel, metric, repeat, ordinal, value"
 				       " FROM samples WHERE id >= (SELECT min(id) FROM samples WHERE run = ?1)"
 				       " AND id <= (SELECT max(id) FROM samples WHERE run = ?1) AND +run = ?1",
-			       -1, &s, NULL) != SQLITE_OK)
+			       -1, &s, NULL) != SQLITE_OK) {
+		free(vcap);
+		free(map.slot);
 		return db_fail(st, "prepare");
+	}
 	for (size_t r = 0; r < n_runs && rc == KG_EXIT_PASS; r++) {
 		int step;
 		if (r && run_ids[r] == run_ids[r - 1])
@@ -1294,7 +1354,7 @@ static int load_pass(struct kg_store *st, const int64_t *run_ids, size_t n_runs,
 				i = last; /* rows of one series often come together */
 			} else {
 				if (out->n * 2 >= map.mask) { /* grow and rehash */
-					size_t sz = map.mask ? 2 * (map.mask + 1) : 1024;
+					size_t sz = 2 * (map.mask + 1);
 					free(map.slot);
 					map.slot = xcalloc(sz, sizeof(*map.slot));
 					map.mask = sz - 1;
@@ -1311,7 +1371,7 @@ static int load_pass(struct kg_store *st, const int64_t *run_ids, size_t n_runs,
 					h = (h + 1) & map.mask;
 				if (!i) {
 					if (out->n == cap) {
-						cap = cap ? cap * 2 : 64;
+						cap *= 2;
 						out->s = xrealloc(out->s, cap * sizeof(*out->s));
 						ls = xrealloc(ls, cap * sizeof(*ls));
 						vcap = xrealloc(vcap, cap * sizeof(*vcap));
@@ -1319,33 +1379,45 @@ static int load_pass(struct kg_store *st, const int64_t *run_ids, size_t n_runs,
 					i = ++out->n;
 					map.slot[h] = i;
 					memset(&out->s[i - 1], 0, sizeof(*out->s));
-					ls[i - 1] = (struct load_series){ b, n, k, m, NULL, 1, 0 };
+					ls[i - 1] = (struct load_series){ b, n, k, m, NULL, 1, 0, 0, 0, 0 };
 					vcap[i - 1] = 0;
 				}
 				last = i;
 			}
 			struct kg_series *x = &out->s[i - 1];
 			struct load_series *l = &ls[i - 1];
-			if (x->n && (x->run_of[x->n - 1] > run_ids[r] ||
-				     (x->run_of[x->n - 1] == run_ids[r] && l->last > key))) {
+			if (x->n && (l->last_run > run_ids[r] ||
+				     (l->last_run == run_ids[r] && l->last > key))) {
 				l->sorted = 0;
 				if (!with_keys) {
 					rc = LOAD_RESTART;
 					break;
 				}
 			}
+			if (x->n && l->last_run != run_ids[r]) {
+				l->runs++;
+				l->n_before = x->n;
+			}
 			if (x->n == vcap[i - 1]) {
+				/* from its second run on, a series likely has as many
+				 * values in each run as in those before */
+				size_t want = l->runs ? (l->n_before * (l->runs + n_runs - r) + l->runs - 1) / l->runs : 0;
 				vcap[i - 1] = vcap[i - 1] ? vcap[i - 1] * 2 : 16;
+				if (want > vcap[i - 1])
+					vcap[i - 1] = want;
 				x->v = xrealloc(x->v, vcap[i - 1] * sizeof(*x->v));
-				x->run_of = xrealloc(x->run_of, vcap[i - 1] * sizeof(*x->run_of));
+				if (multi)
+					x->run_of = xrealloc(x->run_of, vcap[i - 1] * sizeof(*x->run_of));
 				if (with_keys)
 					l->key = xrealloc(l->key, vcap[i - 1] * sizeof(*l->key));
 			}
 			if (with_keys)
 				l->key[x->n] = key;
 			l->last = key;
-			x->v[x->n] = sqlite3_column_double(s, 6);
-			x->run_of[x->n++] = run_ids[r];
+			l->last_run = run_ids[r];
+			if (multi)
+				x->run_of[x->n] = run_ids[r];
+			x->v[x->n++] = sqlite3_column_double(s, 6);
 		}
 		if (rc == KG_EXIT_PASS && step != SQLITE_DONE)
 			rc = db_fail(st, "cannot read samples");
@@ -1371,6 +1443,8 @@ int store_load_samples(struct kg_store *st, const int64_t *run_ids, size_t n_run
 
 	out->s = NULL;
 	out->n = 0;
+	out->pool = NULL;
+	out->n_pool = 0;
 	if (n_runs == 0)
 		return KG_EXIT_PASS;
 	/*
@@ -1402,7 +1476,7 @@ int store_load_samples(struct kg_store *st, const int64_t *run_ids, size_t n_run
 			tmp[i] = out->s[(size_t)(uintptr_t)sorted[i].key];
 		memcpy(out->s, tmp, out->n * sizeof(*tmp));
 		free(tmp);
-		rc = load_names(st, out->s, sorted, out->n);
+		rc = load_names(st, out, sorted);
 		free(sorted);
 		if (rc == KG_EXIT_PASS)
 			qsort(out->s, out->n, sizeof(*out->s), series_name_cmp);
@@ -1413,15 +1487,18 @@ int store_load_samples(struct kg_store *st, const int64_t *run_ids, size_t n_run
 	return rc;
 }
 
-static void series_free(struct kg_series *x)
+/* A series' own memory; its names too unless the set's pool owns them. */
+static void series_free(const struct kg_sampleset *set, struct kg_series *x)
 {
-	free(x->benchmark);
-	free(x->nvtx);
-	free(x->kernel);
-	free(x->demangled);
-	free(x->base);
-	free(x->metric);
-	free(x->unit);
+	if (!set->pool) {
+		free(x->benchmark);
+		free(x->nvtx);
+		free(x->kernel);
+		free(x->demangled);
+		free(x->base);
+		free(x->metric);
+		free(x->unit);
+	}
 	free(x->v);
 	free(x->run_of);
 }
@@ -1436,7 +1513,7 @@ void store_sampleset_keep(struct kg_sampleset *set, char *const *benchmarks, siz
 		if (keep)
 			set->s[k++] = set->s[i];
 		else
-			series_free(&set->s[i]);
+			series_free(set, &set->s[i]);
 	}
 	set->n = k;
 }
@@ -1444,7 +1521,12 @@ void store_sampleset_keep(struct kg_sampleset *set, char *const *benchmarks, siz
 void store_sampleset_free(struct kg_sampleset *set)
 {
 	for (size_t i = 0; i < set->n; i++)
-		series_free(&set->s[i]);
+		series_free(set, &set->s[i]);
+	for (size_t i = 0; i < set->n_pool; i++)
+		free(set->pool[i]);
+	free(set->pool);
+	set->pool = NULL;
+	set->n_pool = 0;
 	free(set->s);
 	set->s = NULL;
 	set->n = 0;

@@ -14,8 +14,10 @@
 #
 # Each figure is timed in rounds, interleaved with its anchor: the sqlite3
 # shell reading the same samples with their names (what any check must read)
-# from the same database.  Printed: the check's wall time and peak memory,
-# the anchor's time, and check/anchor as min and median over the rounds.
+# from the same database.  Printed: the check's wall time, CPU time (user +
+# system: on a shared machine the wall time counts other jobs too) and peak
+# memory, the anchor's wall time, and check/anchor (wall) as min and median
+# over the rounds.
 #
 # Goals: 500 kernels x 20 launches under 150 ms; 2,000 kernels x 50
 # launches (a PyTorch training step's scale) under 1 s and 64 MiB; 50,000
@@ -105,7 +107,7 @@ for c in $CASES; do
 	: >"$W/rounds"
 	for i in $(seq "$ROUNDS"); do
 		a=$(date +%s.%N); anchor; b=$(date +%s.%N)
-		c0=$(date +%s.%N); /usr/bin/time -f '%M' -o "$W/time" "$KGATE" check --db "$db" --commit head \
+		c0=$(date +%s.%N); /usr/bin/time -f '%M %U %S' -o "$W/time" "$KGATE" check --db "$db" --commit head \
 			--baseline base -t "$W/thresholds.yaml" --no-store --format json >"$W/out.json" 2>"$W/err" ||
 			[ $? -eq 1 ]
 		c1=$(date +%s.%N)
@@ -117,12 +119,12 @@ for c in $CASES; do
 	cmp=$(jq '.results | length' "$W/out.json")
 	awk -v k="$k" -v l="$l" -v nb="$nb" -v n="$samples" -v cmp="$cmp" -v f="$fails" \
 	    -v inc="$incon" -v built="$(echo "$t1 - $t0" | bc -l)" '
-		{ a[NR] = $1; c[NR] = $2; r[NR] = $2 / $1; if ($3 > mem) mem = $3 }
+		{ a[NR] = $1; c[NR] = $2; r[NR] = $2 / $1; u[NR] = $4 + $5; if ($3 > mem) mem = $3 }
 		function sort(x, n,   i, j, t) { for (i = 2; i <= n; i++) for (j = i; j > 1 && x[j-1] > x[j]; j--) { t = x[j]; x[j] = x[j-1]; x[j-1] = t } }
 		END {
-			n2 = NR; sort(a, n2); sort(c, n2); sort(r, n2); m = int((n2 + 1) / 2)
-			printf "check: %d kernels x 4 metrics x %d launches, %d baseline run(s), %d samples: %.0f/%.0f ms (min/median of %d), peak %.1f MiB; anchor (sqlite3 reads the samples) %.0f/%.0f ms; ratio %.2f/%.2f; %d comparisons, %d FAIL, %d INCONCLUSIVE (db built in %.0f s)\n",
-				k, l, nb, n, 1000 * c[1], 1000 * c[m], n2, mem / 1024, 1000 * a[1], 1000 * a[m], r[1], r[m], cmp, f, inc, built
+			n2 = NR; sort(a, n2); sort(c, n2); sort(r, n2); sort(u, n2); m = int((n2 + 1) / 2)
+			printf "check: %d kernels x 4 metrics x %d launches, %d baseline run(s), %d samples: wall %.0f/%.0f ms, CPU %.0f/%.0f ms (min/median of %d), peak %.1f MiB; anchor (sqlite3 reads the samples) %.0f/%.0f ms; ratio %.2f/%.2f; %d comparisons, %d FAIL, %d INCONCLUSIVE (db built in %.0f s)\n",
+				k, l, nb, n, 1000 * c[1], 1000 * c[m], 1000 * u[1], 1000 * u[m], n2, mem / 1024, 1000 * a[1], 1000 * a[m], r[1], r[m], cmp, f, inc, built
 		}' "$W/rounds"
 	rm -f "$db"
 done

@@ -1,9 +1,10 @@
 /*
  * ncu_csv_anchor.c: the ncu CSV importer as it was before the one-pass
- * rewrite (src/ncu_csv.c at commit 017f5cf), kept unchanged below this
- * comment as the anchor of bench_ncu.sh: the bench builds it into its own
- * driver and times it against the current importer in the same rounds.
- * Not part of kgate.
+ * rewrite (src/ncu_csv.c at commit 017f5cf), kept below this comment as the
+ * anchor of bench_ncu.sh: the bench builds it into its own driver and times
+ * it against the current importer in the same rounds.  Changed only where
+ * kgate's API moved since: store_metric_is_deterministic() is now
+ * metric_deterministic() (kgate/metric.h).  Not part of kgate.
  */
 /*
  * ncu_csv.c: importing Nsight Compute CSV exports as samples of a run
@@ -18,6 +19,7 @@
  */
 #include "kgate/ncu_csv.h"
 #include "kgate/demangle.h"
+#include "kgate/metric.h"
 #include "kgate/util.h"
 
 #include <errno.h>
@@ -418,7 +420,7 @@ static int imp_sample(struct importer *im, const char *kernel_raw, const char *i
 		im->kc.dem, im->kc.base
 	};
 	int rc = store_sample_add(im->st, im->benchmark, "", &kn, metric, unit,
-				  store_metric_is_deterministic(metric), im->repeat,
+				  metric_deterministic(metric), im->repeat,
 				  (int64_t)ordinal, value);
 	if (rc == KG_EXIT_PASS)
 		im->samples++;

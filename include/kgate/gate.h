@@ -36,6 +36,7 @@ struct kg_result {
 	double bad_bound;       /* worse end of the interval (internal) */
 	double bad_low;         /* better end of the interval, as a worsening (internal) */
 	int zero_base;          /* every baseline value 0, growth worse (internal) */
+	char group[64];         /* the launch configuration judged, when by configuration */
 	int fails;              /* 1 when this result makes the check fail */
 	char message[160];      /* why, in a few words */
 };

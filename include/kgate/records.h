@@ -31,4 +31,10 @@ char *records_benchmark_name(const char *path);
  * when the header cannot be read. */
 int records_header_pass(const char *path);
 
+/* The header's application-replay identity: "pass" and "passes" (0 and 1
+ * when absent), "pid" and "ppid" (-1 when absent).  0, or -1 when the header
+ * cannot be read (not printed). */
+int records_header_replay(const char *path, int *pass, int *passes, long long *pid,
+			  long long *ppid);
+
 #endif

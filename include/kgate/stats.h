@@ -17,9 +17,9 @@ void stats_holm(const double *p, double *adj, size_t n);
 /* One-sided Mann-Whitney U test (H1: y stochastically larger than x) and
  * the Hodges-Lehmann shift of y against x with its interval, from one null
  * distribution: the permutation distribution of U given the pooled sample's
- * ties, exact up to about 25 a side (dynamic programme over the tie groups)
- * and with few distinct values at any size (enumeration), Skovgaard's double
- * saddlepoint approximation otherwise; cached per (n, m, tie
+ * ties, exact up to about 12 a side (dynamic programme over the tie groups)
+ * and with few distinct values (enumeration), Skovgaard's double saddlepoint
+ * approximation otherwise; cached per (n, m, tie
  * structure) for the life of the process. */
 struct stats_shift {
 	double shift;   /* Hodges-Lehmann: median of all y[j] - x[i] */

@@ -100,11 +100,13 @@ struct kg_series {
 	int deterministic;
 	double *v;
 	size_t n;
-	int64_t *run_of;        /* run id of each value */
+	int64_t *run_of;        /* run id of each value; NULL when the set is of one run */
 };
 struct kg_sampleset {
 	struct kg_series *s;
 	size_t n;
+	char **pool;            /* when set: owns the series' names, which */
+	size_t n_pool;          /* series share (store_load_samples) */
 };
 int store_load_samples(struct kg_store *st, const int64_t *run_ids, size_t n_runs,
 		       struct kg_sampleset *out);

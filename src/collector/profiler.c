@@ -16,7 +16,8 @@
  *   can select no more launches, at a capture's begin, a graph launch, a
  *   reset or context destruction, and at exit; the next selected launch
  *   starts it again.  Launches the filter leaves out that come while it is
- *   open keep only their range's duration.  Measured on an H200 (CUPTI
+ *   open keep only their range's duration; after PROF_OTHERS_MAX of them in
+ *   a row the session stops too.  Measured on an H200 (CUPTI
  *   13.0): about 1 ms a launch against 17 ms with kernel replay, the same
  *   instruction counts as ncu, two threads launching at once matched.  Kernel
  *   activity records are off while a session is open (with them on, CUPTI
@@ -77,6 +78,14 @@
  * first start, whose cost grows with the image (0.26-0.37 s for 132 ranges,
  * 0.61-0.64 s for 516, 1.2-1.3 s for 1028). */
 #define PROF_SESSION_BATCH_DEFAULT 512
+/*
+ * Launches the filter leaves out, in a row, that an open session takes as
+ * ranges (about 1 ms each on an H200) before it stops: stopping, decoding
+ * and starting again cost about 27 ms (docs/PERFORMANCE.md), so after that
+ * many it stops (the rent-or-buy rule: never more than twice the cheaper of
+ * the two), and launches left out cost nothing until the next selected one.
+ */
+#define PROF_OTHERS_MAX 24
 #define PROF_BATCH_MAX 1024
 #define PROF_SLACK 4
 
@@ -98,6 +107,7 @@ struct prof_ctx {
 	pthread_t owner;        /* the thread that enabled the profiler */
 	int session;            /* one-pass set: one long user-replay session */
 	int open;               /* session: started, not yet stopped */
+	int others;             /* session: launches left out in a row since the last selected one */
 };
 
 typedef char *(*prof_demangle_fn)(const char *, char *, size_t *, int *);
@@ -550,6 +560,7 @@ static void prof_session_opened_locked(struct prof_ctx *pc)
 static void prof_session_closed_locked(struct prof_ctx *pc)
 {
 	pc->open = 0;
+	pc->others = 0;
 	if (--prof_n_open == 0)
 		coll_check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
 			   "cuptiActivityEnable(CONCURRENT_KERNEL)",
@@ -861,9 +872,14 @@ int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, in
 		/* In an open session every kernel of the context makes a range:
 		 * this one's range gives its duration; it has no counters. */
 		if (pc && pc->open && !pc->failed) {
-			if (pc->n_pending >= prof_batch)
+			if (pc->n_pending >= prof_batch || pc->others >= PROF_OTHERS_MAX) {
+				COLL_DEBUG("launch %lld: the session stops (%s)", (long long)ordinal,
+					   pc->others >= PROF_OTHERS_MAX ? "launches left out in a row"
+									 : "a full batch");
 				prof_decode_locked(pc, 0);
+			}
 			if (pc->open) {
+				pc->others++;
 				prof_active = pc;
 				return PROF_SESSION_OTHER;
 			}
@@ -901,6 +917,7 @@ int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, in
 			goto no;
 		if (!pc->open && prof_session_start_locked(pc, ordinal) != 0)
 			goto no;
+		pc->others = 0;
 		prof_active = pc;
 		prof_t_start = prof_ms();
 		return PROF_SESSION; /* the lock stays held until the exit */

@@ -530,6 +530,18 @@ int main(int argc, char **argv)
 		kernel("_Z8backwardv", 90, 3000, 4000, 1, 32);
 		return 0;
 	}
+	if (argc > 2 && !strcmp(argv[2], "many")) {
+		/* saxpy, 30 launches of another kernel, saxpy again */
+		launch(10, "_Z5saxpyifPKfPf");
+		for (uint32_t i = 0; i < 30; i++)
+			launch(100 + 2 * i, "_Z5otherv");
+		launch(200, "_Z5saxpyifPKfPf");
+		kernel("_Z5saxpyifPKfPf", 10, 1000, 4300, 4, 256);
+		for (uint32_t i = 0; i < 30; i++)
+			kernel("_Z5otherv", 100 + 2 * i, 5000 + 100 * i, 5050 + 100 * i, 1, 32);
+		kernel("_Z5saxpyifPKfPf", 200, 9000, 9300, 4, 256);
+		return 0;
+	}
 	if (argc > 2)
 		return 0; /* only the injection */
 
@@ -840,6 +852,17 @@ fake KGATE_MODE=metrics "$M" "$F" KGATE_LAUNCH_COUNT=1 "$T/fake/app" "$COLL"
 f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
 like "$(grep strided "$f")" '"start":5000,.*"metrics":\{"gpu__time_duration.sum":4000.0,' \
 	"session: after the launch count, kernel activity is back on: trace records with timestamps"
+# launches the filter leaves out, many in a row: the session takes 24 of
+# them as ranges, then stops; the rest are traced; the next selected launch
+# starts a new session
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics "$M" KGATE_KERNELS=saxpy "$T/fake/app" "$COLL" many
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+is "$(grep '_Z5otherv' "$f" | grep -vc '"start":')" 24 "session: 24 launches left out in a row are ranges of the open session"
+is "$(grep '_Z5otherv' "$f" | grep -c '"start":[0-9]*,"end"')" 6 "session: then it stops, and the other 6 keep their activity records"
+like "$(grep '"ordinal":31,' "$f")" '"metrics":\{"m__a.sum":2600.0,' "session: the next selected launch starts a new one (range 26)"
+unlike "$(grep '_Z5otherv' "$f")" 'm__a' "session: no launch left out has counters"
+
 # without the duration in the set, the session adds it (it is the launch's duration)
 rm -f "$T"/fake/r.*.jsonl
 fake KGATE_MODE=metrics KGATE_METRICS=m__a.sum "$T/fake/app" "$COLL"

@@ -71,6 +71,16 @@ run "$KGATE" ingest --db "$DB" --commit bad --ncu-csv "$REC/good.jsonl"
 is "$rc" 2 "a records file given as ncu CSV exits 2"
 like "$err" "no ncu CSV table found" "says what it expected"
 
+# a raw-page row with fewer fields after the first launch: the header reads
+# stop at the first launch, the import finds the fault and stores nothing
+{ cat "$H200/ncu_saxpy_strided_raw.csv"; printf '"99","1","k","h","saxpy(int)","1"\n'; } > "$T/ragged_tail.csv"
+bad_line=$(wc -l < "$T/ragged_tail.csv" | tr -d ' ')
+run "$KGATE" ingest --db "$DB" --commit bad --ncu-csv "$T/ragged_tail.csv"
+is "$rc" 2 "an ncu export with a ragged row at its end exits 2"
+like "$err" "ragged_tail.csv:$bad_line: raw page row has a different number of fields" "names the row"
+like "$err" "nothing stored" "says nothing was stored"
+is "$(runs)" "3" "run count unchanged"
+
 run "$KGATE" ingest --db "$DB" --commit bad --records "$REC/good.jsonl" --ncu-csv "$H200/ncu_saxpy_strided_raw.csv"
 is "$rc" 2 "inputs from two GPU models are refused"
 like "$err" "one run is one GPU" "says why"

@@ -124,7 +124,7 @@ like "$err" "th.fifo': not a regular file" "and says why"
 sh "$GEN" 5000 > "$T/w.jsonl"
 WDB="$T/w.db"
 "$KGATE" ingest --db "$WDB" --records "$T/w.jsonl" --commit w0 2>/dev/null
-busy=1000; [ $san = 1 ] && busy=3000; under_valgrind && busy=20000
+busy=2000; [ $san = 1 ] && busy=6000; under_valgrind && busy=20000
 sh -c 'while :; do :; done' & burn1=$!
 sh -c 'while :; do :; done' & burn2=$!
 pids= i=1
@@ -141,6 +141,50 @@ is "$(cat "$T"/w?.err | grep -c 'locked')" 0 "none says 'database is locked'"
 is "$(sqlite3 "$WDB" "SELECT count(*) FROM runs")" 9 "all 9 runs stored"
 is "$(sqlite3 "$WDB" "SELECT count(*) FROM (SELECT run FROM samples GROUP BY run HAVING count(*) = 35000)")" 9 \
 	"every run whole"
+
+# --- application-replay passes are joined to the right repeat ---------------
+# two repeats (ppid 100 and 200) of a 2-pass replay; pass 1 carries one
+# metric whose value tells its repeat (1100 for the first, 2200 the second)
+mkapp() { # OUT PASS PPID VALUE
+	python3 - "$T/r.jsonl" "$@" <<'EOF'
+import json, sys
+src, out, p, ppid, v = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
+lines = [json.loads(l) for l in open(src)]
+h = lines[0]
+h.update({"pass": p, "passes": 2, "replay": "application", "ppid": ppid, "mode": "metrics"})
+o = [h]
+for r in lines[1:-1]:
+    if p == 1:
+        r = {k: r[k] for k in ("type", "ordinal", "name", "device", "context", "stream", "corr")}
+        r["metrics"] = {"app__value.sum": v}
+    o.append(r)
+o.append(lines[-1])
+open(out, "w").write("".join(json.dumps(x) + "\n" for x in o))
+EOF
+}
+mkapp "$T/a1p0.jsonl" 0 100 0; mkapp "$T/a1p1.jsonl" 1 100 1100
+mkapp "$T/a2p0.jsonl" 0 200 0; mkapp "$T/a2p1.jsonl" 1 200 2200
+vals() { sqlite3 "$T/app.db" "SELECT group_concat(r || ':' || v, ' ') FROM (SELECT DISTINCT s.repeat AS r,
+	CAST(s.value AS INTEGER) AS v FROM samples s JOIN metrics m ON m.id = s.metric JOIN runs u ON u.id = s.run
+	WHERE m.name = 'app__value.sum' AND u.commit_sha = '$1' ORDER BY 1, 2)"; }
+# the order a shell glob gives (by pass, then by pid): both pass 0 first
+run "$KGATE" ingest --db "$T/app.db" --commit glob --benchmark b \
+	--records "$T/a1p0.jsonl" --records "$T/a2p0.jsonl" --records "$T/a1p1.jsonl" --records "$T/a2p1.jsonl"
+is "$rc" 0 "application-replay files by pass, then by repeat: ingested"
+is "$(vals glob)" "0:1100 1:2200" "each pass 1 joined its own repeat (by ppid)"
+# one ppid for every file: only pass order tells, and this order cannot
+mkapp "$T/b2p0.jsonl" 0 100 0; mkapp "$T/b2p1.jsonl" 1 100 2200
+run "$KGATE" ingest --db "$T/app.db" --commit same --benchmark b \
+	--records "$T/a1p0.jsonl" --records "$T/b2p0.jsonl" --records "$T/a1p1.jsonl" --records "$T/b2p1.jsonl"
+is "$rc" 2 "one ppid and passes out of order: refused"
+like "$err" "b2p0.jsonl: pass 0 of benchmark 'b' comes where the next pass of the repeat before is due" \
+	"naming the file out of place"
+run "$KGATE" ingest --db "$T/app.db" --commit ordered --benchmark b \
+	--records "$T/a1p0.jsonl" --records "$T/a1p1.jsonl" --records "$T/b2p0.jsonl" --records "$T/b2p1.jsonl"
+is "$rc" 0 "one ppid, in pass order: ingested"
+is "$(vals ordered)" "0:1100 1:2200" "each pass 1 joined the pass 0 before it"
+run "$KGATE" ingest --db "$T/app.db" --commit short --benchmark b --records "$T/a1p0.jsonl"
+is "$rc" 2 "a repeat missing a pass: refused"
 
 # --- exit statuses: input errors are 2 and name the field -------------------
 sed '6s/(256, 1, 1)/(nan, 1, 1)/' "$SHARED_FIX/ncu_saxpy_strided_details.csv" > "$T/nan.csv"

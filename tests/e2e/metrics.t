@@ -90,6 +90,14 @@ is "$rc" 0 "with sm__throughput: valid"
 p=$(printf '%s' "$out" | jq -r .passes)
 ok "sm__throughput needs more than one pass ($p)" test "$p" -gt 1
 
+# The vocabulary the gate uses: a bandwidth is a noisy rate, higher is better;
+# IPC too; instructions are a deterministic count, lower is better.
+run "$KGATE" metrics --format json dram__bytes.sum.per_second smsp__inst_executed.avg.per_cycle_active \
+	smsp__inst_executed.sum
+is "$(printf '%s' "$out" | jq -r '.metrics[] | "\(.name) \(.deterministic) \(.better) \(.unit)"' | tr '\n' ';')" \
+	"dram__bytes.sum.per_second false higher byte/s;smsp__inst_executed.avg.per_cycle_active false higher inst/cycle;smsp__inst_executed.sum true lower inst;" \
+	"json: deterministic, better and unit from the metric vocabulary"
+
 run "$KGATE" metrics dram__bytes_reed.sum
 is "$rc" 2 "a misspelt name exits 2"
 like "$out" "^dram__bytes_reed.sum +invalid .*did you mean: dram__bytes_read.sum" "suggests the nearest valid name"

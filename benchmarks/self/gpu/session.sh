@@ -80,6 +80,22 @@ if [ -n "${SWEEP:-}" ]; then
 	exit 0
 fi
 
+# ---- 0b. FILTER=1: the encoder step with kernel filters -------------------
+if [ -n "${FILTER:-}" ]; then
+	ms() { sed -n 's/.*mean_ms=\([0-9.]*\) wall_ms=\([0-9.]*\).*/\1 \2/p'; }
+	p=$(python3 "$TS" --model encoder --iters 13 2>&1 | ms)
+	row "encoder step, bare: ${p// / ms event, } ms wall per step"
+	i=0
+	for filt in "" "KGATE_KERNELS=regex:gemm" "KGATE_KERNELS=regex:elementwise" "KGATE_LAUNCH_SKIP=600 KGATE_LAUNCH_COUNT=200"; do
+		i=$((i + 1))
+		# shellcheck disable=SC2086
+		coll metrics "encf_$i" env $filt python3 "$TS" --model encoder --iters 13
+		f=$(rec "encf_$i")
+		row "encoder step, ${filt:-every kernel}: $(ms <"$OUT/encf_$i.stdout") ms event/wall per step, $(grep -c '"type":"kernel"' "$f") records, $(grep -c '"smsp__inst_executed.sum":[0-9]' "$f") with counters, $(grep -c '"start":' "$f") with timestamps"
+	done
+	exit 0
+fi
+
 # ---- 1. per profiled launch ----------------------------------------------
 # launch_overhead N launches 100 warm-up kernels, then N: N + 100 profiled
 timed() { local a b; a=$(now); "$@"; b=$(now); sub "$a" "$b"; }
