@@ -18,6 +18,7 @@
 #include "kgate/config.h"
 #include "kgate/explain.h"
 #include "kgate/gate.h"
+#include "kgate/ghevent.h"
 #include "kgate/git.h"
 #include "kgate/util.h"
 #include "kgate/verdict.h"
@@ -31,6 +32,7 @@ int check_find_baseline(struct kg_store *st, const struct kg_run_info *head,
 	f.gpu_name = head->gpu_name;
 	f.driver = head->driver;
 	f.limit = limit;
+	f.no_quick = 1;
 	*runs = NULL;
 	*n = 0;
 	int rc = store_find_runs(st, &f, runs, n);
@@ -61,6 +63,7 @@ static char *newest_branch_commit(struct kg_store *st, const struct kg_run_info 
 	f.branch = branch;
 	f.gpu_name = head->gpu_name;
 	f.driver = head->driver;
+	f.no_quick = 1;
 	if (store_find_runs(st, &f, &runs, &n) != KG_EXIT_PASS)
 		return NULL;
 	for (size_t i = 0; i < n && !sha; i++)
@@ -80,6 +83,7 @@ static int stored_commit(struct kg_store *st, const char *c, const struct kg_run
 
 	f.commit = c;
 	f.limit = 1;
+	f.no_quick = 1;
 	if (head) {
 		f.gpu_name = head->gpu_name;
 		f.driver = head->driver;
@@ -167,6 +171,82 @@ static void shallow_hint(struct kg_buf *b)
 }
 
 /*
+ * The baseline the GitHub event implies for head (ghevent.h): 1 when the
+ * event decided (*sha NULL when it names none that is stored, and *note
+ * then says why), 0 when it has nothing to say (not in Actions, another
+ * event, another commit).
+ */
+static int event_baseline(struct kg_store *st, const struct kg_run_info *head, char **sha,
+			  char **label, char **note)
+{
+	struct kg_ghevent ev;
+	int decided = 0;
+
+	if (ghevent_load(&ev) != 1 || !head->commit || !ev.head_sha ||
+	    strcmp(head->commit, ev.head_sha))
+		goto out;
+	if (ev.kind == KG_EV_PULL_REQUEST) {
+		const char *br = ev.base_ref ? ev.base_ref : ev.default_branch;
+		char *mb = ev.base_sha ? git_merge_base(ev.head_sha, ev.base_sha) : NULL;
+		decided = 1;
+		if (mb && stored_commit(st, mb, head) == 1) {
+			*sha = mb;
+			*label = xasprintf("merge base with %s", br ? br : "the base branch");
+			goto out;
+		}
+		if (mb)
+			kg_note("pull request #%ld: no run stored for the merge base %.12s with %s;"
+				" using the newest stored run of %s", ev.pr, mb, br ? br : "?", br ? br : "?");
+		else
+			kg_note("pull request #%ld: git cannot find the merge base of %.12s and %.12s"
+				" (a shallow clone? fetch with fetch-depth: 0); using the newest stored run of %s",
+				ev.pr, ev.head_sha, ev.base_sha ? ev.base_sha : "?", br ? br : "?");
+		if (br && (*sha = newest_branch_commit(st, head, br))) {
+			*label = xasprintf("newest run of %s", br);
+		} else {
+			struct kg_buf why = KG_BUF_INIT;
+			buf_printf(&why, "pull request #%ld: ", ev.pr);
+			if (mb)
+				buf_printf(&why, "the merge base %.12s of its head %.12s with %s has no"
+					   " stored run on this GPU and driver", mb, ev.head_sha,
+					   br ? br : "the base branch");
+			else
+				buf_printf(&why, "git knows no merge base of its head %.12s with %.12s",
+					   ev.head_sha, ev.base_sha ? ev.base_sha : "the base commit");
+			buf_printf(&why, ", and no run of branch %s is stored for %s with driver %s",
+				   br ? br : "?", head->gpu_name ? head->gpu_name : "this GPU",
+				   head->driver ? head->driver : "?");
+			shallow_hint(&why);
+			*note = buf_detach(&why);
+		}
+		free(mb);
+	} else if (ghevent_push_to_default(&ev)) {
+		decided = 1;
+		if (ev.before && strcmp(ev.before, head->commit) && stored_commit(st, ev.before, head) == 1) {
+			*sha = xstrdup(ev.before);
+			*label = xasprintf("%s before the push", ev.branch);
+		} else if ((*sha = newest_branch_commit(st, head, ev.branch))) {
+			if (ev.before)
+				kg_note("push to %s: no run stored for %.12s (before the push); using the"
+					" previous stored run of %s", ev.branch, ev.before, ev.branch);
+			*label = xasprintf("previous run of %s", ev.branch);
+		} else {
+			char *bef = ev.before ? xasprintf("%.12s (before the push)", ev.before)
+					      : xstrdup("the commit before the push (a new branch)");
+			*note = xasprintf("push to %s: %s has no stored run on this GPU and driver,"
+					  " and no other run of %s is stored for %s with driver %s",
+					  ev.branch, bef, ev.branch,
+					  head->gpu_name ? head->gpu_name : "this GPU",
+					  head->driver ? head->driver : "?");
+			free(bef);
+		}
+	}
+out:
+	ghevent_free(&ev);
+	return decided;
+}
+
+/*
  * The baseline commit: *sha (malloc'd) and a label for headings.  NULL sha
  * with KG_EXIT_PASS when there is none at all; *note then says why.
  */
@@ -192,6 +272,8 @@ int check_pick_baseline(struct kg_store *st, const struct kg_run_info *head, con
 		*label = xstrdup(ref);
 		return KG_EXIT_PASS;
 	}
+	if (event_baseline(st, head, sha, label, note))
+		return KG_EXIT_PASS;
 	struct kg_buf why = KG_BUF_INIT;
 	int said = 0;           /* a note about the merge base was printed */
 	char *def = git_default_branch();
@@ -199,7 +281,13 @@ int check_pick_baseline(struct kg_store *st, const struct kg_run_info *head, con
 	if (!strncmp(br, "origin/", 7))
 		br += 7;
 	if (def && head->commit) {
-		char *mb = git_merge_base(head->commit, def);
+		/* The branch as the remote has it (what CI records), else the
+		 * local one. */
+		char *remote = xasprintf("origin/%s", def);
+		char *mb = git_merge_base(head->commit, remote);
+		free(remote);
+		if (!mb)
+			mb = git_merge_base(head->commit, def);
 		if (mb && strcmp(mb, head->commit) == 0) {
 			/* HEAD is on the default branch: compare with its parent. */
 			free(mb);
@@ -375,7 +463,7 @@ int check_find_sides(struct kg_store *st, const char *commit, const char *ref, s
 	*head = *base = NULL;
 	*n_base = 0;
 	*bsha = *blabel = *note = NULL;
-	char *sha = commit ? check_resolve_commit(st, commit) : git_head();
+	char *sha = commit ? check_resolve_commit(st, commit) : ghevent_head_commit();
 	if (!sha) {
 		kg_error("no --commit given and git cannot say what HEAD is");
 		return KG_EXIT_USAGE;

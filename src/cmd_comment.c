@@ -6,6 +6,7 @@
  */
 #include "cmd.h"
 #include "kgate/check.h"
+#include "kgate/ghevent.h"
 #include "kgate/git.h"
 #include "kgate/github.h"
 #include "kgate/kgate.h"
@@ -29,8 +30,10 @@ static const char usage_text[] =
 	"\n"
 	"  --db PATH       the database (default kgate.db)\n"
 	"  --repo O/N      the repository (default: GITHUB_REPOSITORY)\n"
-	"  --pr N          the pull request number\n"
-	"  --commit SHA    the commit whose check is shown (default: git rev-parse HEAD)\n"
+	"  --pr N          the pull request number (default: in a pull request's\n"
+	"                  GitHub Actions job, that pull request)\n"
+	"  --commit SHA    the commit whose check is shown (default: git rev-parse\n"
+	"                  HEAD; in a pull request's Actions job, its head commit)\n"
 	"  --status        also set a \"kgate\" commit status on the commit\n"
 	"  --strict        exit 3 when posting fails (default: a warning, exit 0)\n"
 	"  --body-file F   post the Markdown in F instead of the stored check\n"
@@ -113,21 +116,30 @@ int cmd_comment(int argc, char **argv)
 		return KG_EXIT_USAGE;
 	}
 	long pr = 0;
+	struct kg_ghevent ev;
+	char *ev_pr = NULL;
+	if (!pr_s && ghevent_load(&ev) == 1) {
+		if (ev.pr > 0)
+			pr_s = ev_pr = xasprintf("%ld", ev.pr);
+		ghevent_free(&ev);
+	}
 	if (!print || pr_s) {
 		char *end = NULL;
 		errno = 0;
 		pr = pr_s ? strtol(pr_s, &end, 10) : 0;
 		if (!pr_s || errno || *end || pr <= 0) {
 			kg_error("comment: --pr wants a pull request number, got '%s'", pr_s ? pr_s : "");
+			free(ev_pr);
 			return KG_EXIT_USAGE;
 		}
 	}
+	free(ev_pr);
 	if (!print && (!repo || !github_repo_valid(repo))) {
 		kg_error("comment: --repo wants OWNER/NAME, got '%s'", repo ? repo : "");
 		return KG_EXIT_USAGE;
 	}
 
-	char *sha = commit ? xstrdup(commit) : git_head();
+	char *sha = commit ? xstrdup(commit) : ghevent_head_commit();
 	char *body = NULL;
 	const char *state = NULL;
 	struct kg_buf desc = KG_BUF_INIT;

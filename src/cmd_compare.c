@@ -9,6 +9,7 @@
 #include "cmd.h"
 #include "kgate/check.h"
 #include "kgate/config.h"
+#include "kgate/ghevent.h"
 #include "kgate/git.h"
 #include "kgate/kgate.h"
 #include "kgate/output.h"
@@ -67,15 +68,16 @@ static uint64_t next_rand(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-/* HEAD's SHA in dir, else the directory's name. */
-static char *side_commit(const char *dir, char **branch)
+/* HEAD's SHA in dir (for the head side in a pull request's Actions job,
+ * the pull request's head commit: ghevent.h), else the directory's name. */
+static char *side_commit(const char *dir, int head_side, char **branch)
 {
 	int here = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	char *sha = NULL;
 
 	*branch = NULL;
 	if (here >= 0 && chdir(dir) == 0) {
-		sha = git_head();
+		sha = head_side ? ghevent_head_commit() : git_head();
 		*branch = git_branch();
 		if (fchdir(here) != 0)
 			kg_warn("cannot return to the working directory: %s", strerror(errno));
@@ -290,7 +292,7 @@ int cmd_compare(int argc, char **argv)
 		goto out;
 	for (int k = 0; k < 2; k++) {
 		char *br = NULL;
-		run[k].commit = side_commit(dir[k], &br);
+		run[k].commit = side_commit(dir[k], k == 1, &br);
 		run[k].branch = br;
 		run[k].label = xstrdup(label[k]);
 		rc = suiterun_store(st, &run[k], names[k], sets[k], nset[k], NULL);

@@ -4,6 +4,7 @@
  * it is stored; any error aborts the transaction, so nothing is stored.
  */
 #include "cmd.h"
+#include "kgate/ghevent.h"
 #include "kgate/git.h"
 #include "kgate/kgate.h"
 #include "kgate/ncu_csv.h"
@@ -301,7 +302,7 @@ int cmd_ingest(int argc, char **argv)
 
 	char *gitsha = NULL, *gitbranch = NULL;
 	if (!commit) {
-		commit = gitsha = git_head();
+		commit = gitsha = ghevent_head_commit();
 		if (!commit) {
 			kg_error("no --commit given and 'git rev-parse HEAD' has no answer here");
 			store_run_info_free(&run);

@@ -5,6 +5,7 @@
  */
 #include "cmd.h"
 #include "kgate/config.h"
+#include "kgate/ghevent.h"
 #include "kgate/git.h"
 #include "kgate/kgate.h"
 #include "kgate/runner.h"
@@ -28,11 +29,13 @@ static const char usage_text[] =
 	"\n"
 	"  -c, --config FILE  the suite (default kgate.yaml)\n"
 	"  --db PATH          the database (default kgate.db)\n"
-	"  --commit SHA       the commit measured (default: git rev-parse HEAD); a\n"
+	"  --commit SHA       the commit measured (default: git rev-parse HEAD; in a\n"
+	"                     pull request's GitHub Actions job, its head commit); a\n"
 	"                     short SHA or ref is stored as the full SHA git gives\n"
 	"  --branch NAME      its branch (default: from git or GITHUB_HEAD_REF)\n"
 	"  --only REGEX       only the benchmarks whose name matches (POSIX ERE)\n"
-	"  --quick            quick_repeat repeats instead of repeat (pre-push)\n"
+	"  --quick            quick_repeat repeats instead of repeat (pre-push); a\n"
+	"                     quick run is never a baseline\n"
 	"  --label L          a label for the run\n"
 	"  -v, --verbose      show the benchmarks' output on stderr\n"
 	"  --format F         text (default) or json: the summary on stdout\n"
@@ -121,7 +124,7 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	rc = KG_EXIT_USAGE;
 	if (!commit) {
-		commit = gitsha = git_head();
+		commit = gitsha = ghevent_head_commit();
 		if (!commit) {
 			kg_error("no --commit given and 'git rev-parse HEAD' has no answer here");
 			goto out;
@@ -176,6 +179,8 @@ int cmd_run(int argc, char **argv)
 	run.branch = branch ? xstrdup(branch) : NULL;
 	run.parent = git_parent(commit);
 	run.label = label ? xstrdup(label) : NULL;
+	if (quick)
+		run.status = xstrdup("quick");
 	if ((rc = store_open(db, 0, &st)) != KG_EXIT_PASS)
 		goto out;
 	if ((rc = suiterun_store(st, &run, names, sets, nsel, sum)) != KG_EXIT_PASS) {

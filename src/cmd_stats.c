@@ -7,7 +7,7 @@
  * The SQL is in store.c (store_summary_values).
  */
 #include "cmd.h"
-#include "kgate/git.h"
+#include "kgate/ghevent.h"
 #include "kgate/kgate.h"
 #include "kgate/stats.h"
 #include "kgate/check.h"
@@ -40,7 +40,8 @@ static const char usage_text[] =
 	"               launched outside any range are the row '(none)'\n"
 	"\n"
 	"  --db PATH        the database (default kgate.db), opened read-only\n"
-	"  --commit SHA     the newest run of this commit (default: git HEAD; when\n"
+	"  --commit SHA     the newest run of this commit (default: git HEAD, or a\n"
+	"                   pull request's head commit in its Actions job; when\n"
 	"                   there is no repository or no run of HEAD, the newest\n"
 	"                   run in the database, with a note on stderr)\n"
 	"  --run ID         the run with this id instead\n"
@@ -343,7 +344,7 @@ static int pick_run(struct kg_store *st, const char *db, const char *commit, con
 		}
 		return KG_EXIT_PASS;
 	}
-	char *head = git_head();
+	char *head = ghevent_head_commit();
 	if (head) {
 		rc = newest_run(st, head, run, &found);
 		if (rc != KG_EXIT_PASS || found) {

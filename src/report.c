@@ -595,7 +595,8 @@ static void free_names(struct names *t)
 }
 
 static const char run_where[] =
-	" FROM runs WHERE (?1 IS NULL OR branch = ?1) AND time >= ?2 AND label IS NULL";
+	" FROM runs WHERE (?1 IS NULL OR branch = ?1) AND time >= ?2 AND label IS NULL"
+	" AND status <> 'quick'";
 
 static int cmp_run_pos(const void *a, const void *b)
 {

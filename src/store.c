@@ -1018,6 +1018,8 @@ int store_find_runs(struct kg_store *st, const struct kg_run_filter *f,
 		buf_adds(&sql, " AND driver = ?4");
 	if (f && f->label)
 		buf_adds(&sql, " AND label = ?5");
+	if (f && f->no_quick)
+		buf_adds(&sql, " AND status <> 'quick'");
 	if (f && f->since)
 		buf_adds(&sql, " AND time >= ?6");
 	buf_adds(&sql, " ORDER BY time DESC, id DESC");

@@ -43,7 +43,7 @@ struct kg_run_info {
 	char *source;           /* "records", "ncu-csv" */
 	char *label;            /* "base"/"head" for compare runs, else NULL */
 	char *ci_url;
-	char *status;           /* "ok" */
+	char *status;           /* "ok", or "quick" (kgate run --quick: never a baseline) */
 };
 void store_run_info_free(struct kg_run_info *r);
 
@@ -82,6 +82,7 @@ struct kg_run_filter {
 	const char *gpu_name;
 	const char *driver;
 	const char *label;
+	int no_quick;           /* 1: leave out quick runs (status "quick"), never a baseline */
 	int64_t since;          /* unix seconds, 0 for all */
 	size_t limit;           /* 0 for all */
 };

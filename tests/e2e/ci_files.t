@@ -129,8 +129,10 @@ gate_step() { # mode explain check-rc explain-rc
 		RUNNER_TEMP="$T/rt" bash "$gate" 2>&1)
 }
 out=$(gate_step history true 1 0)
-like "$(cat "$T/log")" "^check .*--commit $sha --baseline $parent --format github --explain$" "history, explain: check --explain"
-like "$(cat "$T/log")" "^explain --collect -c kgate.yaml --db k.db --commit $sha --baseline $parent --format markdown$" \
+like "$(cat "$T/log")" "^check -c kgate.yaml --db k.db --baseline $parent --format github --explain$" "history, explain: check --explain"
+like "$(cat "$T/log")" "^check -c kgate.yaml --db k.db --baseline $parent --no-store --format json$" "and once more as json, for the results-json output"
+unlike "$(cat "$T/log")" "--commit" "the commit is left to kgate (the event's head commit), not git rev-parse HEAD"
+like "$(cat "$T/log")" "^explain --collect -c kgate.yaml --db k.db --baseline $parent --format markdown$" \
 	"on a regression: explain --collect, against the same baseline"
 is "$(cat "$T/ghout")" "exit-code=1" "the exit code is check's"
 ok "the explanation reaches the job summary" grep -q "why: something" "$T/summary"
@@ -146,6 +148,28 @@ like "$(cat "$T/log")" "^compare --base-dir $T/rt/kgate-base --head-dir \\. .*--
 like "$(cat "$T/log")" "^explain --collect .*--baseline $parent --base-dir $T/rt/kgate-base --format markdown$" \
 	"compare: the base side collected in the base checkout"
 is "$(cat "$T/ghout")" "exit-code=1" "compare: the exit code is compare's"
+
+# The workflows can be copied into another repository as they are: they
+# use the action by its repository path, never ./ci, and run nothing of
+# kgate's own tree (its scripts/, make benchmarks).
+for wf in "$S"/ci/workflows/*.yml; do
+	n=${wf#"$S/"}
+	unlike "$(grep -E '^[^#]*(uses: \./|scripts/|make benchmarks)' "$wf")" . "$n uses nothing of kgate's own tree"
+done
+# Every uses: line of the docs and workflows that names kgate's action names
+# a directory of this repository that holds action.yml.
+uses=$(grep -hoE 'uses: [A-Za-z0-9_<>-]+/kgate/[^@ ]+@' "$S"/docs/*.md "$S"/README.md "$S"/ci/workflows/*.yml "$S"/ci/action.yml | sort -u)
+ok "the docs and workflows name the action" test -n "$uses"
+for u in $(printf '%s\n' "$uses" | sed -E 's|^uses: [^/]+/kgate/||; s|@$||'); do
+	ok "uses: .../kgate/$u names a real path: $u/action.yml" test -f "$S/$u/action.yml"
+done
+# Pull requests' older runs are cancelled, the default branch's never: the
+# recording of a baseline is never lost to a newer push.
+pr_conc=$("$PY" -c 'import sys, yaml; c = yaml.safe_load(open(sys.argv[1]))["concurrency"]; print(c["cancel-in-progress"])' "$S/ci/workflows/pr.yml")
+like "$pr_conc" "event_name == 'pull_request'" "pr.yml cancels in progress only for pull requests"
+unlike "$(grep -E 'cancel-in-progress: *true' "$S"/ci/workflows/*.yml)" . "no workflow cancels every run"
+# One writer per branch: the nightly job never saves main's database.
+like "$(grep -A12 'OWNER/kgate/ci@' "$S/ci/workflows/nightly.yml")" 'save: never' "nightly.yml never saves the database"
 
 # the documentation names every input of the action
 for i in $("$PY" -c 'import sys, yaml; print(" ".join(yaml.safe_load(open(sys.argv[1]))["inputs"]))' "$S/ci/action.yml"); do

@@ -75,12 +75,12 @@ like "$err" "no stored baseline: kgate.db does not exist" "saying the baseline i
 like "$err" "kgate run -c kgate.yaml --db .*--commit [0-9a-f]{40}" "and how to record one"
 base=$(git merge-base HEAD origin/main)
 
-"$KGATE" ingest --db kgate.db --commit 0000000000000000000000000000000000000000 --benchmark saxpy \
+"$KGATE" ingest --db kgate.db --commit 0000000000000000000000000000000000000000 --branch elsewhere --benchmark saxpy \
 	--ncu-csv "$SHARED_FIX/ncu_saxpy_strided_raw.csv" 2>/dev/null
 commit five
 run git push origin main
 is "$rc" 0 "a database without the baseline commit lets the push through"
-like "$err" "no stored baseline for origin/main at $(printf '%.12s' "$base")" "naming the upstream and merge base"
+like "$err" "no stored baseline for origin/main at $(printf '%.12s' "$base")" "naming the default branch and the merge base"
 
 base=$(git merge-base HEAD origin/main)
 "$KGATE" ingest --db kgate.db --commit "$base" --branch main --benchmark saxpy \
@@ -111,7 +111,7 @@ like "$err" "push refused: a kernel regressed against origin/main" "saying why"
 like "$err" "git push --no-verify, or KGATE_SKIP=1 git push" "and how to skip"
 like "$out$err" "\\| FAIL \\| saxpy" "the verdict table is shown"
 is "$(sed -n 1p "$T/stub.log")" "run --quick -c kgate.yaml --db kgate.db --commit $head" "the hook runs the suite in quick mode on HEAD"
-is "$(sed -n 2p "$T/stub.log")" "check --db kgate.db --commit $head --baseline $base" "and checks it against the merge base"
+is "$(sed -n 2p "$T/stub.log")" "check --db kgate.db --commit $head" "and checks it as kgate check does (the merge base with the default branch)"
 is "$(git rev-parse origin/main)" "$base" "the remote did not move"
 run env KGATE="$T/bin/kgate-stub" STUB_CHECK=1 git push --no-verify origin main
 is "$rc" 0 "git push --no-verify skips the hook"

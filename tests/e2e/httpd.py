@@ -16,6 +16,7 @@ SCRIPT: {"token": "...",                  # required bearer token, or absent
          "user_status": 403,              # or GET /user refused, as for an app token
          "page_size": 2,                  # comments per page (default 30)
          "comments": {"7": [{"id": 1, "body": "..."}]},   # PRs that exist
+         "any_pr": false,                 # true: every PR number exists
          "faults": [{"method": "GET", "path": "/repos/", "status": 403,
                      "headers": {"Retry-After": "1"}, "body": "{}",
                      "delay": 0, "reset": false}]}
@@ -105,6 +106,8 @@ class Handler(BaseHTTPRequestHandler):
         if len(parts) == 6 and parts[0] == "repos" and parts[3] == "issues" and parts[5] == "comments":
             pr = parts[4]
             with LOCK:
+                if pr not in COMMENTS and SCRIPT.get("any_pr"):
+                    COMMENTS[pr] = []
                 if pr not in COMMENTS:
                     self.reply(404, {"message": "Not Found"})
                     return

@@ -18,6 +18,10 @@ _log() { [ -n "${KGATE_TEST_LOG:-}" ] && printf '%s\n' "$@" >>"$KGATE_TEST_LOG";
 _n=0
 _failed=0
 export NO_COLOR=1
+# Run inside a GitHub Actions job (kgate's own CI), kgate would read that
+# job's event and environment; the tests set what they need themselves.
+unset GITHUB_ACTIONS GITHUB_EVENT_PATH GITHUB_EVENT_NAME GITHUB_HEAD_REF GITHUB_REF_NAME \
+	GITHUB_STEP_SUMMARY GITHUB_OUTPUT GITHUB_ENV GITHUB_RUN_ID GITHUB_REPOSITORY GITHUB_SERVER_URL
 # The cache of confirmed metric names (src/metricinfo.c) goes to the scratch
 # directory, not the user's ~/.cache.
 export XDG_CACHE_HOME="$T/cache"

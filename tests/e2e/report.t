@@ -242,4 +242,13 @@ like "$err" "cannot post the summary: POST http://127.0.0.1:[0-9]+: " "with the 
 run "$KGATE" report --db "$DB" --branch no-such-branch --html "$T/none.html"
 is "$rc" 0 "a report of a branch without runs exits 0"
 like "$err" "0 runs, 0 series" "and says it holds nothing"
+# --- quick runs (kgate run --quick, the pre-push hook's) are not in the trend
+cp "$DB" "$T/q.db"
+Q=abcdef0000000000000000000000000000000001
+"$KGATE" ingest --db "$T/q.db" --commit "$Q" --branch main --benchmark saxpy --ncu-csv "$R" 2>/dev/null
+"$KGATE" report --db "$T/q.db" --branch main --html "$T/q1.html" 2>/dev/null
+ok "a full run's commit is in the trend" grep -q "abcdef0000" "$T/q1.html"
+sqlite3 "$T/q.db" "UPDATE runs SET status = 'quick' WHERE commit_sha = '$Q'"
+"$KGATE" report --db "$T/q.db" --branch main --html "$T/q2.html" 2>/dev/null
+ok "a quick run's is not" sh -c "! grep -q abcdef0000 '$T/q2.html'"
 done_testing
