@@ -569,8 +569,12 @@ int cmd_explain(int argc, char **argv)
 			explain_render(&x[i], KG_EXPLAIN_MARKDOWN, &out);
 			buf_adds(&out, "\n");
 		} else {
-			buf_printf(&out, "%s%s%s%s: %s\n", it[i].bench, *it[i].nvtx ? " [" : "", it[i].nvtx,
-				   *it[i].nvtx ? "]" : "", x[i].why);
+			/* names and the sentence come from files: no control character */
+			char *line = xasprintf("%s%s%s%s: %s", it[i].bench, *it[i].nvtx ? " [" : "",
+					       it[i].nvtx, *it[i].nvtx ? "]" : "", x[i].why);
+			buf_add_safe(&out, line);
+			buf_addc(&out, '\n');
+			free(line);
 			explain_render(&x[i], KG_EXPLAIN_TEXT, &out);
 			buf_adds(&out, "\n");
 		}

@@ -439,7 +439,9 @@ static void render_text(const struct kg_check_info *info, const struct kg_gate *
 	verdict_words(out, oc);
 	buf_addc(out, '\n');
 	for (size_t i = 0; i < info->n_why; i++) {
-		buf_printf(out, "\nwhy: %s\n", info->why[i].why);
+		buf_adds(out, "\nwhy: ");
+		buf_add_safe(out, info->why[i].why);   /* it names the kernel */
+		buf_addc(out, '\n');
 		explain_render(&info->why[i], KG_EXPLAIN_TEXT, out);
 	}
 	for (size_t i = 0; i < k; i++)

@@ -45,6 +45,22 @@ ok "check's messages carry none" no_ctl "$T/check.err"
 like "$(head -1 "$T/stats.out")" "Synthetic" "stats' text header names the GPU"
 ok "stats' text output carries no control character" no_ctl "$T/stats.out"
 
+# explain's text: its sentence names the kernel, whose name carries ESC, CR,
+# LF and a workflow command (the slowdown is injected into stored samples)
+sh "$GEN" 30 KNAME | sed 's/KNAME/evil\\u001b[2J\\r\\n::error::x/' > "$T/x.jsonl"
+XDB="$T/x.db"
+for c in x1 x2 x3 x4 x5 x6; do
+	"$KGATE" ingest --db "$XDB" --records "$T/x.jsonl" --commit "$c" --branch main 2>/dev/null
+done
+sqlite3 "$XDB" "UPDATE samples SET value = value * 1.5 WHERE run > 3 AND
+	metric = (SELECT id FROM metrics WHERE name = 'gpu__time_duration.sum')"
+"$KGATE" explain --db "$XDB" --commit x6 --baseline x3 >"$T/x.out" 2>/dev/null
+like "$(head -1 "$T/x.out")" "evil .*::error::x \+50% time" "explain's text names the kernel"
+ok "explain's text carries no control character and no workflow command" no_ctl "$T/x.out"
+"$KGATE" check --explain --db "$XDB" --commit x6 --baseline x3 --no-store >"$T/xc.out" 2>/dev/null
+like "$(grep '^why: ' "$T/xc.out")" "^why: evil" "check --explain says why"
+ok "check --explain's text carries none" no_ctl "$T/xc.out"
+
 # --- Slack: no live <!channel>, <!here> or <url|label> ---------------------
 KN='<!channel> <!here> @octocat <https://evil.example|click here>'
 sh "$GEN" 30 "$KN" > "$T/s.jsonl"
