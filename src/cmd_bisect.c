@@ -22,6 +22,7 @@
 #include "kgate/gate.h"
 #include "kgate/git.h"
 #include "kgate/kgate.h"
+#include "kgate/stats.h"
 #include "kgate/store.h"
 #include "kgate/util.h"
 
@@ -190,17 +191,7 @@ static double series_median(const struct kg_sampleset *set)
 	for (size_t i = 0; i < set->n; i++)
 		for (size_t j = 0; j < set->s[i].n; j++)
 			v[k++] = set->s[i].v[j];
-	/* insertion sort is enough for one kernel's launches; qsort for many */
-	for (size_t i = 1; i < n; i++) {
-		double x = v[i];
-		size_t j = i;
-		while (j > 0 && v[j - 1] > x) {
-			v[j] = v[j - 1];
-			j--;
-		}
-		v[j] = x;
-	}
-	double m = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	double m = stats_median(v, n);
 	free(v);
 	return m;
 }
