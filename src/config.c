@@ -695,6 +695,29 @@ static int get_string(struct ctx *c, const struct ynode *key, const struct ynode
 	return 0;
 }
 
+/* The ']' that closes the bracket expression opening at s ('['), past
+ * "[]...]", "[^]...]" and the [:class:], [.coll.] and [=equiv=] inside it;
+ * the string's end when it is not closed. */
+static const char *regex_bracket_end(const char *s)
+{
+	s++;
+	if (*s == '^')
+		s++;
+	if (*s == ']')
+		s++;
+	while (*s && *s != ']') {
+		if (*s == '[' && (s[1] == ':' || s[1] == '.' || s[1] == '=')) {
+			const char *e = strchr(s + 2, s[1]);
+			while (e && e[1] != ']')
+				e = strchr(e + 1, s[1]);
+			if (e)
+				s = e + 1;
+		}
+		s++;
+	}
+	return s;
+}
+
 /*
  * An upper bound on the atoms of an extended regular expression once its
  * intervals are expanded: regcomp(3) copies a repeated atom once per count,
@@ -714,21 +737,7 @@ static double regex_atoms(const char *s)
 		if (*s == '\\') {
 			s += s[1] ? 2 : 1;
 		} else if (*s == '[') {
-			s++;
-			if (*s == '^')
-				s++;
-			if (*s == ']')
-				s++;
-			while (*s && *s != ']') {
-				if (*s == '[' && (s[1] == ':' || s[1] == '.' || s[1] == '=')) {
-					const char *e = strchr(s + 2, s[1]);
-					while (e && e[1] != ']')
-						e = strchr(e + 1, s[1]);
-					if (e)
-						s = e + 1;
-				}
-				s++;
-			}
+			s = regex_bracket_end(s);
 			if (*s)
 				s++;
 		} else if (*s == '(') {
@@ -786,21 +795,7 @@ static long regex_backref(const char *re)
 			if (s[1])
 				s++;
 		} else if (*s == '[') {
-			s++;
-			if (*s == '^')
-				s++;
-			if (*s == ']')
-				s++;
-			while (*s && *s != ']') {
-				if (*s == '[' && (s[1] == ':' || s[1] == '.' || s[1] == '=')) {
-					const char *e = strchr(s + 2, s[1]);
-					while (e && e[1] != ']')
-						e = strchr(e + 1, s[1]);
-					if (e)
-						s = e + 1;
-				}
-				s++;
-			}
+			s = regex_bracket_end(s);
 			if (!*s)
 				break;
 		}
