@@ -154,7 +154,7 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 
 int cmd_check(int argc, char **argv)
 {
-	struct check_args a = { .db = "kgate.db", .suite = "kgate.yaml", .format = KG_FMT_TEXT };
+	struct check_args a = { .db = store_default_db(), .suite = "kgate.yaml", .format = KG_FMT_TEXT };
 	struct kg_thresholds *t = NULL;
 	struct kg_store *st = NULL;
 	struct kg_run_info *head = NULL, *base = NULL;

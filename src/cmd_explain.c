@@ -467,7 +467,7 @@ out:
 
 int cmd_explain(int argc, char **argv)
 {
-	struct ex_args a = { .db = "kgate.db", .format = KG_FMT_TEXT, .launches = 3 };
+	struct ex_args a = { .db = store_default_db(), .format = KG_FMT_TEXT, .launches = 3 };
 	struct kg_store *st = NULL;
 	struct kg_run_info *head = NULL, *base = NULL;
 	size_t n_base = 0;

@@ -407,7 +407,7 @@ int cmd_stats(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *db = "kgate.db", *commit = NULL, *run_s = NULL, *report = NULL;
+	const char *db = store_default_db(), *commit = NULL, *run_s = NULL, *report = NULL;
 	const char *metric = DEFAULT_METRIC, *format = "text";
 	struct kg_store *st = NULL;
 	struct kg_run_info run = { 0 };
