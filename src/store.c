@@ -81,8 +81,9 @@ char *store_target_shown(const char *target)
 	return b.s;
 }
 
-/* The backend of db and the target it takes; NULL when none (said). */
-static const struct kg_store_backend *backend_of(const char *db, const char **target)
+/* The backend of db and the target it takes; NULL when none (said unless
+ * quiet). */
+static const struct kg_store_backend *backend_of(const char *db, const char **target, int quiet)
 {
 	*target = db;
 	for (size_t i = 0; i < sizeof schemes / sizeof schemes[0]; i++) {
@@ -91,6 +92,8 @@ static const struct kg_store_backend *backend_of(const char *db, const char **ta
 		if (strncasecmp(db, sc->prefix, n) != 0)
 			continue;
 		if (!sc->be) {
+			if (quiet)
+				return NULL;
 			char *shown = store_target_shown(db);
 			kg_error("cannot open '%s': this kgate was built without %s support", shown,
 				 sc->what);
@@ -107,6 +110,8 @@ static const struct kg_store_backend *backend_of(const char *db, const char **ta
 	/* scheme://... of no kind kgate knows: not taken for a path */
 	size_t sn = strspn(db, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-");
 	if (sn > 0 && !strncmp(db + sn, "://", 3)) {
+		if (quiet)
+			return NULL;
 		char *shown = store_target_shown(db);
 		kg_error("cannot open '%s': no database of scheme '%.*s' (kgate takes a path, "
 			 "sqlite:PATH or a postgresql:// URL)", shown, (int)sn, db);
@@ -122,7 +127,7 @@ static const struct kg_store_backend *backend_of(const char *db, const char **ta
 int store_open(const char *db, int flags, struct kg_store **out)
 {
 	const char *target;
-	const struct kg_store_backend *be = backend_of(db, &target);
+	const struct kg_store_backend *be = backend_of(db, &target, 0);
 
 	*out = NULL;
 	if (!be)
@@ -146,6 +151,20 @@ void store_close(struct kg_store *st)
 	st->be->close(st);
 }
 
+int store_exists(const char *db)
+{
+	const char *target;
+	const struct kg_store_backend *be = backend_of(db, &target, 1);
+	return !be || be->exists(target);   /* none: store_open says why */
+}
+
+int store_writable(const char *db)
+{
+	const char *target;
+	const struct kg_store_backend *be = backend_of(db, &target, 1);
+	return !be || be->writable(target);
+}
+
 int store_schema_version(void)
 {
 	return store_sqlite_backend.schema_version();
@@ -154,7 +173,7 @@ int store_schema_version(void)
 int store_create_at_version(const char *db, int version)
 {
 	const char *target;
-	const struct kg_store_backend *be = backend_of(db, &target);
+	const struct kg_store_backend *be = backend_of(db, &target, 0);
 
 	if (!be)
 		return KG_EXIT_RUNTIME;

@@ -39,6 +39,8 @@ struct kg_store_backend {
 	int (*open)(const char *target, const char *shown, int flags, int version,
 		    struct kg_store **out);
 	void (*close)(struct kg_store *st);
+	int (*exists)(const char *target);      /* store_exists, store_writable */
+	int (*writable)(const char *target);
 	int (*schema_version)(void);
 	/* A new database at an older schema version (migration tests). */
 	int (*create_at_version)(const char *target, const char *shown, int version);

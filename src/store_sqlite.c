@@ -2119,10 +2119,22 @@ static int sq_samples_stream(struct kg_store *kst, const int64_t *run_ids, size_
 	return rc;
 }
 
+static int sq_exists(const char *path)
+{
+	return access(path, F_OK) == 0;
+}
+
+static int sq_writable(const char *path)
+{
+	return access(path, W_OK) == 0;
+}
+
 const struct kg_store_backend store_sqlite_backend = {
 	.name = "SQLite",
 	.open = sq_open,
 	.close = sq_close,
+	.exists = sq_exists,
+	.writable = sq_writable,
 	.schema_version = sq_schema_version,
 	.create_at_version = sq_create_at_version,
 	.run_begin = sq_run_begin,

@@ -42,6 +42,12 @@ enum { KG_STORE_READONLY = 1 };
  * kgate schema or an older one fails. */
 int store_open(const char *db, int flags, struct kg_store **out);
 void store_close(struct kg_store *st);
+/* Whether db exists (SQLite: the file does), and may be opened for
+ * writing (the file is writable).  A database on a server, or a name
+ * store_open would refuse, is taken to exist and be writable: opening it
+ * says. */
+int store_exists(const char *db);
+int store_writable(const char *db);
 
 /* The schema version this kgate writes (SQLite: PRAGMA user_version). */
 int store_schema_version(void);
