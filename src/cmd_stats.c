@@ -4,7 +4,7 @@
  * nvtx_sum (one row per benchmark and NVTX path, over the kernels launched
  * inside the range).  Owns the choice of run, the statistics of each row and
  * the three output formats (aligned text, RFC 4180 CSV, JSON via jansson).
- * The SQL is in store.c (store_summary_values).
+ * The queries are the store's (store_summary_values).
  */
 #include "cmd.h"
 #include "kgate/ghevent.h"
