@@ -55,7 +55,7 @@ int store_schema_version(void);
  * and tooling); fails if it exists.  0 or KG_EXIT_RUNTIME. */
 int store_create_at_version(const char *db, int version);
 
-/* ---- Runs ---- */
+/* ---- Runs and kernels, as written and read ---- */
 
 /* One run: what was measured where.  Strings may be NULL. */
 struct kg_run_info {
@@ -89,9 +89,10 @@ struct kg_kernel_name {
 /* ---- Writing a run ---- */
 
 /*
- * Writing a run: begin (BEGIN IMMEDIATE and the runs row), any number of
- * samples, then commit, or abort to leave nothing.  Names are interned, so
- * adding a sample is one cached INSERT.
+ * Writing a run: begin (one transaction, and the run's row; run->id is
+ * filled), any number of samples, then commit, or abort to leave nothing.
+ * Names are interned, so adding a sample is one cached INSERT.  One run is
+ * open at a time; a read-only store takes none.
  */
 int store_run_begin(struct kg_store *st, struct kg_run_info *run);
 int store_sample_add(struct kg_store *st, const char *benchmark, const char *nvtx,
@@ -102,7 +103,7 @@ int store_run_commit(struct kg_store *st);
 void store_run_abort(struct kg_store *st);
 /* Record that the open run ran benchmark (also when it stored no sample:
  * its kernels all vanished).  Every benchmark a sample names is recorded
- * without this.  Written at store_run_commit into run_benchmarks. */
+ * without this.  Written at store_run_commit (table run_benchmarks). */
 int store_run_benchmark_add(struct kg_store *st, const char *benchmark);
 
 /* ---- Reading runs ---- */
