@@ -4,7 +4,7 @@
  *
  * Owns the choice of backend by scheme (a path, "sqlite:" or "file:": the
  * SQLite file of store_sqlite.c; "postgresql://", "postgres://": PostgreSQL,
- * not built into this kgate), the database's name as messages show it (a
+ * store_pg.c), the database's name as messages show it (a
  * URL's password hidden), the default database (KGATE_DB), the checks
  * every backend shares (a read-only store is not written, one run open at
  * a time), and the freeing of what the store hands out.  No query is here:
@@ -30,8 +30,8 @@ static const struct scheme {
 	const char *what;
 	int strip;
 } schemes[] = {
-	{ "postgresql://", NULL, "PostgreSQL", 0 },
-	{ "postgres://", NULL, "PostgreSQL", 0 },
+	{ "postgresql://", &store_pg_backend, "PostgreSQL", 0 },
+	{ "postgres://", &store_pg_backend, "PostgreSQL", 0 },
 	{ "sqlite:", &store_sqlite_backend, "SQLite", 1 },
 	{ "file:", &store_sqlite_backend, "SQLite", 1 },
 };

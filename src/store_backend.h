@@ -88,6 +88,7 @@ struct kg_store_backend {
 
 /* The backends (one file each). */
 extern const struct kg_store_backend store_sqlite_backend;
+extern const struct kg_store_backend store_pg_backend;
 
 /* A database name with any password in it (a URL's user:password@, a
  * password=... parameter) replaced by "***"; malloc'd. */
