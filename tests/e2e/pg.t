@@ -26,7 +26,7 @@ ingest() { # db commit side [benchmark...]
 	shift 3
 	[ $# -eq 0 ] && set -- $(for f in "$S/$side"/*.0.*.jsonl; do n=$(basename "$f"); echo "${n%%.*}"; done)
 	set -- $(for n in "$@"; do for f in "$S/$side/$n".*.jsonl; do printf -- '--benchmark %s --records %s ' "$n" "$f"; done; done)
-	"$KGATE" ingest --db "$db" --commit "$c" --branch main "$@"
+	${EXEC:-} "$KGATE" ingest --db "$db" --commit "$c" --branch main "$@"
 }
 
 pg_createdb same
@@ -66,13 +66,13 @@ run "$KGATE" report --db "$P" --html "$T/p.html"
 is "$rc" 0 "report from PostgreSQL"
 "$KGATE" report --db "$Q" --html "$T/q.html" 2>/dev/null
 ok "report: the same page as from SQLite" cmp "$T/p.html" "$T/q.html"
-run env KGATE_DB="$P" "$KGATE" stats --commit "$H" --report kernel_sum --format json
+run env KGATE_DB="$P" "$KGATE" stats --commit "$H" --report nvtx_sum --format json
 ok "KGATE_DB names the PostgreSQL database" cmp "$T/.out" "$T/qs.json"
 
 # --- 8 writers at once -------------------------------------------------------
 pg_createdb many
 M=$(pg_url many)
-N=20
+N=${KGATE_PG_RUNS:-20}   # KGATE_PG_RUNS=100: the full fault test
 for w in 1 2 3 4 5 6 7 8; do
 	(
 		i=0
@@ -119,6 +119,26 @@ _pg "$PG_BIN/pg_ctl" -D "$PGDATA_DIR" -l "$PGDATA_DIR/server.log" -w start \
 	-o "-c listen_addresses='' -k $PGSOCK -c fsync=off -c max_connections=60" >/dev/null 2>&1
 is "$(pg_psql stop "SELECT count(*) || ' ' || (SELECT count(*) FROM samples) FROM runs")" "$before" \
 	"nothing of the interrupted run is stored"
+# SIGKILL in the same place: the server rolls the run back
+before=$(pg_psql stop "SELECT count(*) || ' ' || (SELECT count(*) FROM samples) FROM runs")
+psql -h "$PGSOCK" -U kgate -d stop -qAt -c "BEGIN; LOCK TABLE samples IN SHARE MODE; SELECT pg_sleep(60)" \
+	>/dev/null 2>&1 &
+lockpid=$!
+sleep 1
+EXEC=exec ingest "$SP" "$H" head >/dev/null 2>&1 &   # $! is kgate
+kpid=$!
+i=0
+while [ $i -lt 100 ] && [ "$(pg_psql stop "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")" = 0 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+kill -9 $kpid
+wait $kpid
+is "$?" 137 "kgate killed (SIGKILL) inside its write"
+pg_psql stop "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(60)%' AND pid <> pg_backend_pid()" >/dev/null
+wait $lockpid 2>/dev/null
+is "$(pg_psql stop "SELECT count(*) || ' ' || (SELECT count(*) FROM samples) FROM runs")" "$before" \
+	"nothing of the killed run is stored"
 run ingest "$SP" "$H" head
 is "$rc" 0 "the next ingest stores it"
 
