@@ -1216,10 +1216,80 @@ static char *pool_keep(struct kg_sampleset *set, size_t *cap, const char *s)
 	return set->pool[set->n_pool++] = xstrdup(s ? s : "");
 }
 
+/* One sample row while loading. */
+struct load_row {
+	int64_t id[4];          /* benchmark, nvtx, kernel, metric */
+	int64_t run, repeat, ordinal, row;
+	double v;
+};
+
+static int load_row_cmp(const void *pa, const void *pb)
+{
+	const struct load_row *a = pa, *b = pb;
+	for (int i = 0; i < 4; i++)
+		if (a->id[i] != b->id[i])
+			return a->id[i] < b->id[i] ? -1 : 1;
+	if (a->run != b->run)
+		return a->run < b->run ? -1 : 1;
+	if (a->repeat != b->repeat)
+		return a->repeat < b->repeat ? -1 : 1;
+	if (a->ordinal != b->ordinal)
+		return a->ordinal < b->ordinal ? -1 : 1;
+	return (a->row > b->row) - (a->row < b->row);
+}
+
+static int series_name_cmp(const void *pa, const void *pb)
+{
+	const struct kg_series *a = pa, *b = pb;
+	int c = strcmp(a->benchmark, b->benchmark);
+	if (!c)
+		c = strcmp(a->nvtx, b->nvtx);
+	if (!c)
+		c = strcmp(a->kernel, b->kernel);
+	if (!c)
+		c = strcmp(a->metric, b->metric);
+	return c;
+}
+
+/* The rows of one name table for the ids used, ascending by id. */
+static PGresult *names_of(struct pg *st, int t, const int64_t *ids, size_t n)
+{
+	static const char *const sql[] = {
+		"SELECT id, name FROM benchmarks WHERE id = ANY($1::bigint[]) ORDER BY id",
+		"SELECT id, path FROM nvtx WHERE id = ANY($1::bigint[]) ORDER BY id",
+		"SELECT id, mangled, demangled, base FROM kernels WHERE id = ANY($1::bigint[]) ORDER BY id",
+		"SELECT id, name, unit, deterministic FROM metrics WHERE id = ANY($1::bigint[]) ORDER BY id",
+	};
+	char *arr = id_array(ids, n);
+	const char *v[] = { arr };
+	PGresult *r = q(st, st->db, "cannot read the names of samples", PGRES_TUPLES_OK, sql[t], "a", v);
+	free(arr);
+	return r;
+}
+
+/* The row of id in r (ascending ids), or -1. */
+static int row_of(const PGresult *r, int64_t id)
+{
+	int lo = 0, hi = pq.ntuples(r);
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		int64_t x = val_i(r, mid, 0);
+		if (x == id)
+			return mid;
+		if (x < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
 /*
- * The runs' samples, joined with their names and sorted by the server in
- * the order store.h promises (names as bytes: the columns are COLLATE
- * "C"), each series' values by (run, repeat, ordinal, row).
+ * The runs' samples as integer ids and values only (no join, no ORDER BY:
+ * a server-side sort of the joined names cost most of a check), put in
+ * (ids, run, repeat, ordinal, row) order here, grouped into series, the
+ * names fetched once per table for the ids used, and the series sorted by
+ * name as store.h says (as bytes, as the SQLite backend does).
  */
 static int pg_load_samples(struct kg_store *kst, const int64_t *run_ids, size_t n_runs,
 			   struct kg_sampleset *out)
@@ -1236,48 +1306,45 @@ static int pg_load_samples(struct kg_store *kst, const int64_t *run_ids, size_t 
 	free(ids);
 	const char *v[] = { arr };
 	PGresult *r = q(st, st->db, "cannot read samples", PGRES_TUPLES_OK,
-			"SELECT s.benchmark, s.nvtx, s.kernel, s.metric, b.name, n.path, k.mangled,"
-			" k.demangled, k.base, m.name, m.unit, m.deterministic, s.run, s.value"
-			" FROM samples s JOIN benchmarks b ON b.id = s.benchmark"
-			" JOIN nvtx n ON n.id = s.nvtx JOIN kernels k ON k.id = s.kernel"
-			" JOIN metrics m ON m.id = s.metric"
-			" WHERE s.run = ANY($1::bigint[])"
-			" ORDER BY b.name, n.path, k.mangled, m.name, s.run, s.repeat, s.ordinal, s.id",
-			"a", v);
+			"SELECT benchmark, nvtx, kernel, metric, run, repeat, ordinal, id, value"
+			" FROM samples WHERE run = ANY($1::bigint[])", "a", v);
 	free(arr);
 	if (!r)
 		return KG_EXIT_RUNTIME;
-	int rows = pq.ntuples(r);
-	size_t cap = 0, vcap = 0, pcap = 0;
-	int64_t prev[4] = { -1, -1, -1, -1 };
+	size_t rows = (size_t)pq.ntuples(r);
+	struct load_row *lr = xmalloc((rows ? rows : 1) * sizeof *lr);
+	for (size_t i = 0; i < rows; i++) {
+		struct load_row *x = &lr[i];
+		for (int c = 0; c < 4; c++)
+			x->id[c] = val_i(r, (int)i, c);
+		x->run = val_i(r, (int)i, 4);
+		x->repeat = val_i(r, (int)i, 5);
+		x->ordinal = val_i(r, (int)i, 6);
+		x->row = val_i(r, (int)i, 7);
+		x->v = val_d(r, (int)i, 8);
+	}
+	pq.clear(r);
+	qsort(lr, rows, sizeof *lr, load_row_cmp);
+
+	/* series, and the ids of each table they use */
+	size_t cap = 0, vcap = 0, nid[4] = { 0, 0, 0, 0 };
+	int64_t *used[4], (*sid)[4] = NULL;
+	for (int t = 0; t < 4; t++)
+		used[t] = xmalloc((rows ? rows : 1) * sizeof *used[t]);
 	struct kg_series *x = NULL;
-	for (int i = 0; i < rows; i++) {
-		int64_t id[4] = { val_i(r, i, 0), val_i(r, i, 1), val_i(r, i, 2), val_i(r, i, 3) };
-		if (!x || memcmp(id, prev, sizeof id)) {
+	for (size_t i = 0; i < rows; i++) {
+		if (!x || memcmp(lr[i].id, lr[i - 1].id, sizeof lr[i].id)) {
 			if (out->n == cap) {
 				cap = cap ? 2 * cap : 64;
 				out->s = xrealloc(out->s, cap * sizeof *out->s);
+				sid = xrealloc(sid, cap * sizeof *sid);
 			}
 			x = &out->s[out->n];
 			memset(x, 0, sizeof *x);
-			/* names shared with the series before where equal */
-			struct kg_series *y = out->n ? &out->s[out->n - 1] : NULL;
-			x->benchmark = y && id[0] == prev[0] ? y->benchmark : pool_keep(out, &pcap, val_s(r, i, 4));
-			x->nvtx = y && id[1] == prev[1] ? y->nvtx : pool_keep(out, &pcap, val_s(r, i, 5));
-			if (y && id[2] == prev[2]) {
-				x->kernel = y->kernel;
-				x->demangled = y->demangled;
-				x->base = y->base;
-			} else {
-				x->kernel = pool_keep(out, &pcap, val_s(r, i, 6));
-				x->demangled = pool_keep(out, &pcap, val_s(r, i, 7));
-				x->base = pool_keep(out, &pcap, val_s(r, i, 8));
-			}
-			x->metric = pool_keep(out, &pcap, val_s(r, i, 9));
-			x->unit = pool_keep(out, &pcap, val_s(r, i, 10));
-			x->deterministic = (int)val_i(r, i, 11);
+			memcpy(sid[out->n], lr[i].id, sizeof lr[i].id);
+			for (int t = 0; t < 4; t++)
+				used[t][nid[t]++] = lr[i].id[t];
 			out->n++;
-			memcpy(prev, id, sizeof id);
 			vcap = 0;
 		}
 		if (x->n == vcap) {
@@ -1287,10 +1354,61 @@ static int pg_load_samples(struct kg_store *kst, const int64_t *run_ids, size_t 
 				x->run_of = xrealloc(x->run_of, vcap * sizeof *x->run_of);
 		}
 		if (multi)
-			x->run_of[x->n] = val_i(r, i, 12);
-		x->v[x->n++] = val_d(r, i, 13);
+			x->run_of[x->n] = lr[i].run;
+		x->v[x->n++] = lr[i].v;
 	}
-	pq.clear(r);
+	free(lr);
+
+	/* names: each table once, each name kept once in the pool */
+	PGresult *nr[4] = { NULL, NULL, NULL, NULL };
+	int rc = KG_EXIT_PASS;
+	for (int t = 0; t < 4 && rc == KG_EXIT_PASS && out->n; t++) {
+		qsort(used[t], nid[t], sizeof *used[t], cmp_int64);
+		size_t u = 0;
+		for (size_t i = 0; i < nid[t]; i++)
+			if (!u || used[t][u - 1] != used[t][i])
+				used[t][u++] = used[t][i];
+		if (!(nr[t] = names_of(st, t, used[t], u)))
+			rc = KG_EXIT_RUNTIME;
+	}
+	size_t pcap = 0;
+	char **kept[4] = { NULL, NULL, NULL, NULL };  /* per table row: its pool copies */
+	for (int t = 0; t < 4 && rc == KG_EXIT_PASS && out->n; t++) {
+		int nrows = pq.ntuples(nr[t]), cols = t >= 2 ? 3 : 1;
+		kept[t] = xcalloc((size_t)nrows * 3 + 1, sizeof *kept[t]);
+		for (int i = 0; i < nrows; i++)
+			for (int c = 0; c < cols; c++)
+				kept[t][i * 3 + c] = pool_keep(out, &pcap, val_s(nr[t], i, 1 + c));
+	}
+	for (size_t i = 0; i < out->n && rc == KG_EXIT_PASS; i++) {
+		struct kg_series *y = &out->s[i];
+		int at[4];
+		for (int t = 0; t < 4; t++)
+			if ((at[t] = row_of(nr[t], sid[i][t])) < 0)
+				rc = say(st, "cannot read the names of samples", "a name row is missing");
+		if (rc != KG_EXIT_PASS)
+			break;
+		y->benchmark = kept[0][at[0] * 3];
+		y->nvtx = kept[1][at[1] * 3];
+		y->kernel = kept[2][at[2] * 3];
+		y->demangled = kept[2][at[2] * 3 + 1];
+		y->base = kept[2][at[2] * 3 + 2];
+		y->metric = kept[3][at[3] * 3];
+		y->unit = kept[3][at[3] * 3 + 1];
+		y->deterministic = (int)val_i(nr[3], at[3], 3);
+	}
+	for (int t = 0; t < 4; t++) {
+		free(used[t]);
+		free(kept[t]);
+		if (nr[t])
+			pq.clear(nr[t]);
+	}
+	free(sid);
+	if (rc != KG_EXIT_PASS) {
+		store_sampleset_free(out);
+		return rc;
+	}
+	qsort(out->s, out->n, sizeof *out->s, series_name_cmp);
 	return KG_EXIT_PASS;
 }
 
