@@ -23,6 +23,7 @@
 #include "kgate/store.h"
 #include "kgate/util.h"
 #include "kgate/verdict.h"
+#include "../../src/store_backend.h"
 
 static char dir[256];
 
@@ -564,6 +565,51 @@ static void test_kernel_names_meet(void **state)
 	free(p);
 }
 
+/* A database's name as messages show it: any password hidden. */
+static void test_target_shown(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "kgate.db", "kgate.db" },
+		{ "/tmp/a:b@c.db", "/tmp/a:b@c.db" },
+		{ "postgresql://kg:pw@host:5432/db", "postgresql://kg:***@host:5432/db" },
+		{ "postgres://kg@host/db", "postgres://kg@host/db" },
+		{ "postgresql://host/db", "postgresql://host/db" },
+		{ "postgresql://kg:p%40w@host/db?sslmode=require", "postgresql://kg:***@host/db?sslmode=require" },
+		{ "postgresql://host/db?password=pw&user=kg", "postgresql://host/db?password=***&user=kg" },
+		{ "postgresql://host/db?user=kg&PASSWORD=pw", "postgresql://host/db?user=kg&PASSWORD=***" },
+		{ "postgresql://a:b@h/d?password=c&password=d#x", "postgresql://a:***@h/d?password=***&password=***#x" },
+		{ "postgresql://kg:@host/db", "postgresql://kg:***@host/db" },
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *got = store_target_shown(cases[i][0]);
+		assert_string_equal(got, cases[i][1]);
+		free(got);
+	}
+}
+
+/* Scheme prefixes are SQLite paths; other URLs are refused, not made files. */
+static void test_db_schemes(void **state)
+{
+	char *p = path_of("scheme.db"), *u = xasprintf("sqlite:%s", p);
+	struct kg_store *st;
+	(void)state;
+	unlink(p);
+	assert_int_equal(store_exists(u), 0);
+	assert_int_equal(store_open(u, 0, &st), KG_EXIT_PASS);
+	add_run(st, "s1", 1, 1);
+	store_close(st);
+	assert_int_equal(store_exists(u), 1);
+	assert_int_equal(store_exists(p), 1);
+	assert_int_equal(one_int(p, "SELECT count(*) FROM runs"), 1);
+	assert_int_equal(store_open("postgresql://kg:pw@localhost/kgate", 0, &st), KG_EXIT_RUNTIME);
+	assert_null(st);
+	assert_int_equal(store_open("nosuch://x", KG_STORE_READONLY, &st), KG_EXIT_RUNTIME);
+	assert_null(st);
+	free(u);
+	free(p);
+}
+
 static void test_demangle(void **state)
 {
 	static const struct {
@@ -608,6 +654,8 @@ int main(void)
 		cmocka_unit_test(test_readonly),
 		cmocka_unit_test(test_two_writers),
 		cmocka_unit_test(test_kernel_names_meet),
+		cmocka_unit_test(test_target_shown),
+		cmocka_unit_test(test_db_schemes),
 		cmocka_unit_test(test_demangle),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
