@@ -191,8 +191,10 @@ static int load_newest(struct kg_store *st, const struct kg_check_filter *f,
 	out->time = ci.time;
 	out->outcome = ci.outcome;
 	if (store_check_verdicts(st, out->id, add_check_row, out) != KG_EXIT_PASS ||
-	    store_run_explanations(st, out->run, add_check_why, out) != KG_EXIT_PASS)
+	    store_run_explanations(st, out->run, add_check_why, out) != KG_EXIT_PASS) {
+		report_check_free(out);
 		return -1;
+	}
 	for (size_t i = 0; i < out->n_why / 2; i++) {
 		struct kg_explanation t = out->why[i];
 		out->why[i] = out->why[out->n_why - 1 - i];
