@@ -119,7 +119,7 @@ int cmd_compare(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *dir[2] = { NULL, NULL }, *cfg = "kgate.yaml", *tpath = NULL;
-	const char *db = "kgate.db", *only = NULL;
+	const char *db = store_default_db(), *only = NULL;
 	static const char *const label[2] = { "base", "head" };
 	enum kg_format format = KG_FMT_TEXT;
 	int quick = 0, verbose = 0, explain = 0, have_seed = 0, c, rc = KG_EXIT_USAGE;

@@ -4,7 +4,7 @@
  * nvtx_sum (one row per benchmark and NVTX path, over the kernels launched
  * inside the range).  Owns the choice of run, the statistics of each row and
  * the three output formats (aligned text, RFC 4180 CSV, JSON via jansson).
- * The SQL is in store.c (store_summary_values).
+ * The queries are the store's (store_summary_values).
  */
 #include "cmd.h"
 #include "kgate/ghevent.h"
@@ -407,7 +407,7 @@ int cmd_stats(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *db = "kgate.db", *commit = NULL, *run_s = NULL, *report = NULL;
+	const char *db = store_default_db(), *commit = NULL, *run_s = NULL, *report = NULL;
 	const char *metric = DEFAULT_METRIC, *format = "text";
 	struct kg_store *st = NULL;
 	struct kg_run_info run = { 0 };
