@@ -295,6 +295,52 @@ size_t gpustate_read_all(struct kg_nvml *nv, struct kg_gpu_state *out, size_t ca
 	return k;
 }
 
+int gpustate_wait_idle(struct kg_nvml *nv, const char *uuid, double wait_s, double poll_s,
+		       int (*stop)(void), struct kg_gpu_state *last)
+{
+	struct timespec t0, now;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		struct kg_gpu_state all[KG_GPUSTATE_MAX_DEVICES];
+		size_t n = 0;
+		int busy = 0;
+
+		if (uuid && *uuid) {
+			if (gpustate_read(nv, uuid, &all[0]) == 0)
+				n = 1;
+		} else {
+			n = gpustate_read_all(nv, all, KG_GPUSTATE_MAX_DEVICES);
+		}
+		if (!n) {
+			state_unknown(last);
+			snprintf(last->why, sizeof(last->why), "%s",
+				 gpustate_available(nv) ? "NVML lists no such device"
+							: gpustate_why(nv));
+			return -1;
+		}
+		*last = all[0];
+		for (size_t i = 0; i < n; i++)
+			if (gpustate_others(&all[i], NULL, 0, NULL) > 0) {
+				*last = all[i];
+				busy = 1;
+				break;
+			}
+		if (!busy)
+			return 0;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		double waited = (double)(now.tv_sec - t0.tv_sec) +
+				(double)(now.tv_nsec - t0.tv_nsec) / 1e9;
+		if (waited >= wait_s || (stop && stop()))
+			return 1;
+		double nap = poll_s > 0 ? poll_s : 1.0;
+		if (nap > wait_s - waited)
+			nap = wait_s - waited;
+		struct timespec ts = { (time_t)nap, (long)((nap - (double)(time_t)nap) * 1e9) };
+		nanosleep(&ts, NULL);
+	}
+}
+
 long long gpustate_throttle_bits(const struct kg_gpu_state *s)
 {
 	long long bits = 0;

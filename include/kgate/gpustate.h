@@ -73,6 +73,15 @@ int gpustate_read(struct kg_nvml *nv, const char *uuid, struct kg_gpu_state *out
 size_t gpustate_read_all(struct kg_nvml *nv, struct kg_gpu_state *out, size_t cap);
 
 /*
+ * Wait until no compute process runs on device uuid (NULL: on any device),
+ * reading every poll_s seconds for at most wait_s, or until stop() (may be
+ * NULL) says to stop.  Returns 0 when idle, 1 when still busy (*last is the
+ * busy device's state), -1 when NVML cannot say (last->why says why).
+ */
+int gpustate_wait_idle(struct kg_nvml *nv, const char *uuid, double wait_s, double poll_s,
+		       int (*stop)(void), struct kg_gpu_state *last);
+
+/*
  * The clock-event reasons that slow a GPU down (power, thermal, hardware
  * slowdown, sync boost), without those that say only "idle" or "clocks as
  * set": 0 when none.

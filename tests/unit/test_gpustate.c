@@ -172,6 +172,39 @@ static void test_many_procs(void **state)
 	gpustate_close(nv);
 }
 
+static int stop_calls;
+static int stop_after_two(void)
+{
+	/* the other process "ends" after the second look */
+	if (++stop_calls == 2)
+		unsetenv("NVML_DOUBLE_PROCS");
+	return 0;
+}
+
+static void test_wait_idle(void **state)
+{
+	struct kg_nvml *nv;
+	struct kg_gpu_state s;
+
+	(void)state;
+	use_double();
+	nv = gpustate_open();
+	assert_int_equal(gpustate_wait_idle(nv, NULL, 0, 0.01, NULL, &s), 0);
+	setenv("NVML_DOUBLE_PROCS", "555:1", 1);
+	assert_int_equal(gpustate_wait_idle(nv, NULL, 0.05, 0.01, NULL, &s), 1);
+	assert_int_equal(s.procs[0].pid, 555);
+	stop_calls = 0;
+	assert_int_equal(gpustate_wait_idle(nv, NULL, 30, 0.01, stop_after_two, &s), 0);
+	assert_int_equal(stop_calls, 2);
+	assert_int_equal(gpustate_wait_idle(nv, "GPU-nope", 1, 0.01, NULL, &s), -1);
+	gpustate_close(nv);
+	setenv("KGATE_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+	nv = gpustate_open();
+	assert_int_equal(gpustate_wait_idle(nv, NULL, 1, 0.01, NULL, &s), -1);
+	assert_non_null(strstr(s.why, "NVML not loaded"));
+	gpustate_close(nv);
+}
+
 static void test_clock_difference(void **state)
 {
 	struct kg_gpu_state a, b;
@@ -274,6 +307,7 @@ int main(void)
 		cmocka_unit_test(test_unsupported),
 		cmocka_unit_test(test_concerns),
 		cmocka_unit_test(test_many_procs),
+		cmocka_unit_test(test_wait_idle),
 		cmocka_unit_test(test_clock_difference),
 		cmocka_unit_test(test_json_round_trip),
 		cmocka_unit_test(test_json_hostile),
