@@ -620,3 +620,203 @@ int gpustate_from_json(const json_t *j, struct kg_gpu_state *s, char *err, size_
 	}
 	return 0;
 }
+
+/* --- summaries --- */
+
+void gpustate_summary_init(struct kg_gpu_summary *sum)
+{
+	memset(sum, 0, sizeof(*sum));
+	state_unknown(&sum->first);
+	sum->sm_mhz_min = sum->sm_mhz_max = sum->temp_c_max = sum->power_mw_max = -1;
+	sum->clock_events = -1;
+}
+
+static void summary_take(struct kg_gpu_summary *sum, const struct kg_gpu_state *s)
+{
+	unsigned pid = 0;
+	int others;
+
+	if (!s->recorded)
+		return;
+	if (!sum->first.recorded)
+		sum->first = *s;
+	else if (s->sm_app_mhz != sum->first.sm_app_mhz ||
+		 s->mem_app_mhz != sum->first.mem_app_mhz)
+		sum->app_clocks_changed = 1;
+	if (s->sm_mhz >= 0) {
+		if (sum->sm_mhz_min < 0 || s->sm_mhz < sum->sm_mhz_min)
+			sum->sm_mhz_min = s->sm_mhz;
+		if (s->sm_mhz > sum->sm_mhz_max)
+			sum->sm_mhz_max = s->sm_mhz;
+	}
+	if (s->temp_c > sum->temp_c_max)
+		sum->temp_c_max = s->temp_c;
+	if (s->power_mw > sum->power_mw_max)
+		sum->power_mw_max = s->power_mw;
+	if (s->clock_events >= 0)
+		sum->clock_events = (sum->clock_events < 0 ? 0 : sum->clock_events) | s->clock_events;
+	others = gpustate_others(s, NULL, 0, &pid);
+	if (others > sum->others_max) {
+		sum->others_max = others;
+		sum->other_pid = pid;
+	}
+}
+
+void gpustate_summary_add(struct kg_gpu_summary *sum, const struct kg_gpu_state *before,
+			  const struct kg_gpu_state *after)
+{
+	sum->processes++;
+	if (before->recorded && after->recorded)
+		sum->recorded++;
+	else if (!sum->why[0])
+		snprintf(sum->why, sizeof(sum->why), "%s",
+			 !before->recorded ? before->why : after->why);
+	summary_take(sum, before);
+	summary_take(sum, after);
+}
+
+const char *gpustate_summary_concerns(const struct kg_gpu_summary *sum, char *buf, size_t len)
+{
+	struct kg_gpu_state s;
+	size_t used;
+
+	if (!len)
+		return buf;
+	/* The worst seen, as one state, through the words of gpustate_concerns(). */
+	state_unknown(&s);
+	s.recorded = 1;
+	s.clock_events = sum->clock_events;
+	s.nprocs = 0;
+	if (sum->others_max > 0) {
+		s.nprocs = sum->others_max;
+		s.nlisted = 1;
+		s.procs[0].pid = sum->other_pid;
+	}
+	gpustate_concerns(&s, buf, len);
+	used = strlen(buf);
+	if (sum->app_clocks_changed && used + 2 < len)
+		snprintf(buf + used, len - used, "%sapplication clocks changed during the run",
+			 used ? "; " : "");
+	return buf;
+}
+
+const char *gpustate_summary_line(const struct kg_gpu_summary *sum, char *buf, size_t len)
+{
+	size_t used = 0;
+	int w;
+
+	if (!len)
+		return buf;
+	buf[0] = '\0';
+	if (!sum->recorded) {
+		snprintf(buf, len, "not recorded%s%s", sum->why[0] ? ": " : "", sum->why);
+		return buf;
+	}
+#define ADD(...)                                                              \
+	do {                                                                  \
+		w = snprintf(buf + used, len - used, __VA_ARGS__);            \
+		if (w < 0 || (size_t)w >= len - used)                          \
+			return buf;                                           \
+		used += (size_t)w;                                            \
+	} while (0)
+	if (sum->sm_mhz_min >= 0) {
+		if (sum->sm_mhz_min == sum->sm_mhz_max)
+			ADD("SM %ld MHz", sum->sm_mhz_min);
+		else
+			ADD("SM %ld-%ld MHz", sum->sm_mhz_min, sum->sm_mhz_max);
+		if (sum->first.sm_max_mhz > 0)
+			ADD(" (max %ld)", sum->first.sm_max_mhz);
+	}
+	if (sum->temp_c_max >= 0)
+		ADD("%sup to %ld C", used ? ", " : "", sum->temp_c_max);
+	if (sum->power_mw_max >= 0) {
+		ADD("%sup to %.0f W", used ? ", " : "", (double)sum->power_mw_max / 1000.0);
+		if (sum->first.power_limit_mw > 0)
+			ADD(" of %.0f W", (double)sum->first.power_limit_mw / 1000.0);
+	}
+	if (sum->processes > sum->recorded)
+		ADD("%s%d of %d processes read", used ? ", " : "", sum->recorded, sum->processes);
+#undef ADD
+	return buf;
+}
+
+json_t *gpustate_summary_to_json(const struct kg_gpu_summary *sum)
+{
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "processes", json_integer(sum->processes));
+	json_object_set_new(o, "recorded", json_integer(sum->recorded));
+	if (sum->why[0])
+		json_object_set_new(o, "why", json_string(sum->why));
+	if (sum->first.recorded)
+		json_object_set_new(o, "first", gpustate_to_json(&sum->first));
+	if (sum->sm_mhz_min >= 0) {
+		json_object_set_new(o, "sm_mhz_min", json_integer(sum->sm_mhz_min));
+		json_object_set_new(o, "sm_mhz_max", json_integer(sum->sm_mhz_max));
+	}
+	if (sum->temp_c_max >= 0)
+		json_object_set_new(o, "temp_c_max", json_integer(sum->temp_c_max));
+	if (sum->power_mw_max >= 0)
+		json_object_set_new(o, "power_mw_max", json_integer(sum->power_mw_max));
+	if (sum->clock_events >= 0)
+		json_object_set_new(o, "clock_events", json_integer(sum->clock_events));
+	json_object_set_new(o, "others_max", json_integer(sum->others_max));
+	if (sum->others_max > 0)
+		json_object_set_new(o, "other_pid", json_integer(sum->other_pid));
+	if (sum->app_clocks_changed)
+		json_object_set_new(o, "app_clocks_changed", json_true());
+	return o;
+}
+
+int gpustate_summary_from_json(const json_t *j, struct kg_gpu_summary *sum, char *err,
+			       size_t errlen)
+{
+	static const struct {
+		const char *key;
+		long long max;
+	} keys[] = {
+		{ "processes", 100000000 }, { "recorded", 100000000 }, { "sm_mhz_min", 100000 },
+		{ "sm_mhz_max", 100000 },   { "temp_c_max", 1000 },     { "power_mw_max", 100000000 },
+		{ "clock_events", LLONG_MAX }, { "others_max", 100000 }, { "other_pid", 0xffffffffll },
+	};
+	long long v[sizeof(keys) / sizeof(keys[0])];
+	const json_t *first, *changed;
+
+	gpustate_summary_init(sum);
+	if (!json_is_object(j)) {
+		snprintf(err, errlen, "gpu_state: not an object");
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		v[i] = -1;
+		if (int_field(j, keys[i].key, keys[i].max, &v[i], err, errlen) < 0)
+			return -1;
+	}
+	sum->processes = v[0] < 0 ? 0 : (int)v[0];
+	sum->recorded = v[1] < 0 ? 0 : (int)v[1];
+	if (sum->recorded > sum->processes) {
+		snprintf(err, errlen, "gpu_state.recorded: more than processes");
+		return -1;
+	}
+	sum->sm_mhz_min = (long)v[2];
+	sum->sm_mhz_max = (long)v[3];
+	sum->temp_c_max = (long)v[4];
+	sum->power_mw_max = (long)v[5];
+	sum->clock_events = v[6];
+	sum->others_max = v[7] < 0 ? 0 : (int)v[7];
+	sum->other_pid = v[8] < 0 ? 0 : (unsigned)v[8];
+	if (str_field(j, "why", sum->why, sizeof(sum->why), err, errlen))
+		return -1;
+	changed = json_object_get(j, "app_clocks_changed");
+	if (changed && !json_is_boolean(changed)) {
+		snprintf(err, errlen, "gpu_state.app_clocks_changed: not true or false");
+		return -1;
+	}
+	sum->app_clocks_changed = changed && json_is_true(changed);
+	first = json_object_get(j, "first");
+	if (first && gpustate_from_json(first, &sum->first, err, errlen) < 0)
+		return -1;
+	return 0;
+}

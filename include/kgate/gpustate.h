@@ -108,6 +108,39 @@ const char *gpustate_concerns(const struct kg_gpu_state *s, char *buf, size_t le
 const char *gpustate_clock_difference(const struct kg_gpu_state *a, const struct kg_gpu_state *b,
 				      char *buf, size_t len);
 
+/*
+ * What the states around a benchmark's processes add up to, as stored with
+ * a run per benchmark: the state before its first process, and over every
+ * state read before and after each process the range of the SM clock, the
+ * hottest temperature, the highest power draw, every clock-event reason
+ * seen and the most other compute processes seen.
+ */
+struct kg_gpu_summary {
+	int processes;             /* processes added */
+	int recorded;              /* of them, with both states read */
+	char why[160];             /* why not, when recorded is 0 */
+	struct kg_gpu_state first; /* before the first process with a state */
+	long sm_mhz_min, sm_mhz_max;
+	long temp_c_max, power_mw_max;
+	long long clock_events;    /* every bit seen; -1: never read */
+	int others_max;            /* most other compute processes in one state */
+	unsigned other_pid;        /* one of them */
+	int app_clocks_changed;    /* application clocks differed between states */
+};
+
+void gpustate_summary_init(struct kg_gpu_summary *sum);
+/* Add one process: the states before and after it (either may be unrecorded). */
+void gpustate_summary_add(struct kg_gpu_summary *sum, const struct kg_gpu_state *before,
+			  const struct kg_gpu_state *after);
+/* Like gpustate_concerns(), for a summary (adds "application clocks changed"). */
+const char *gpustate_summary_concerns(const struct kg_gpu_summary *sum, char *buf, size_t len);
+/* One line for people: "SM 1755-1980 MHz, up to 41 C, up to 320 W of 700 W". */
+const char *gpustate_summary_line(const struct kg_gpu_summary *sum, char *buf, size_t len);
+/* JSON form of a summary, and back (-1 and err on a malformed one). */
+json_t *gpustate_summary_to_json(const struct kg_gpu_summary *sum);
+int gpustate_summary_from_json(const json_t *j, struct kg_gpu_summary *sum, char *err,
+			       size_t errlen);
+
 /* JSON form (records files, the store).  to_json never returns NULL on memory. */
 json_t *gpustate_to_json(const struct kg_gpu_state *s);
 /*

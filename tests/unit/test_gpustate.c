@@ -265,6 +265,66 @@ static void test_json_round_trip(void **state)
 	json_decref(j);
 }
 
+static void test_summary(void **state)
+{
+	struct kg_gpu_summary sum, back;
+	struct kg_gpu_state a, b, none;
+	char buf[400], err[200];
+	json_t *j;
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	a.recorded = 1;
+	a.sm_mhz = 1980, a.sm_app_mhz = 1980, a.mem_app_mhz = 2619, a.sm_max_mhz = 1980;
+	a.temp_c = 35, a.power_mw = 80000, a.power_limit_mw = 700000;
+	a.clock_events = 1, a.nprocs = 0;
+	b = a;
+	b.sm_mhz = 1410, b.temp_c = 61, b.power_mw = 690000, b.clock_events = 0x4;
+	b.nprocs = 1, b.nlisted = 1, b.procs[0].pid = 99;
+	memset(&none, 0, sizeof(none));
+	snprintf(none.why, sizeof(none.why), "NVML not loaded (gone)");
+
+	gpustate_summary_init(&sum);
+	assert_string_equal(gpustate_summary_line(&sum, buf, sizeof(buf)), "not recorded");
+	gpustate_summary_add(&sum, &a, &a);
+	assert_string_equal(gpustate_summary_concerns(&sum, buf, sizeof(buf)), "");
+	assert_string_equal(gpustate_summary_line(&sum, buf, sizeof(buf)),
+			    "SM 1980 MHz (max 1980), up to 35 C, up to 80 W of 700 W");
+	gpustate_summary_add(&sum, &a, &b);
+	gpustate_summary_add(&sum, &none, &a);
+	assert_int_equal(sum.processes, 3);
+	assert_int_equal(sum.recorded, 2);
+	assert_string_equal(gpustate_summary_line(&sum, buf, sizeof(buf)),
+			    "SM 1410-1980 MHz (max 1980), up to 61 C, up to 690 W of 700 W, "
+			    "2 of 3 processes read");
+	assert_string_equal(gpustate_summary_concerns(&sum, buf, sizeof(buf)),
+			    "clocks slowed (sw_power_cap); 1 other process computing (pid 99)");
+
+	j = gpustate_summary_to_json(&sum);
+	assert_int_equal(gpustate_summary_from_json(j, &back, err, sizeof(err)), 0);
+	json_decref(j);
+	assert_int_equal(back.processes, 3);
+	assert_int_equal(back.recorded, 2);
+	assert_int_equal(back.sm_mhz_min, 1410);
+	assert_int_equal(back.others_max, 1);
+	assert_int_equal(back.other_pid, 99);
+	assert_int_equal(back.clock_events, 0x5);
+	assert_int_equal(back.first.sm_app_mhz, 1980);
+	assert_string_equal(back.why, "NVML not loaded (gone)");
+
+	b.sm_app_mhz = 1410;
+	gpustate_summary_add(&sum, &b, &b);
+	assert_non_null(strstr(gpustate_summary_concerns(&sum, buf, sizeof(buf)),
+			       "application clocks changed during the run"));
+
+	j = json_loads("{\"processes\": 1, \"recorded\": 2}", 0, NULL);
+	assert_int_equal(gpustate_summary_from_json(j, &back, err, sizeof(err)), -1);
+	json_decref(j);
+	j = json_loads("{\"first\": {\"sm_mhz\": -3}}", 0, NULL);
+	assert_int_equal(gpustate_summary_from_json(j, &back, err, sizeof(err)), -1);
+	json_decref(j);
+}
+
 static void test_json_hostile(void **state)
 {
 	static const char *bad[] = {
@@ -310,6 +370,7 @@ int main(void)
 		cmocka_unit_test(test_wait_idle),
 		cmocka_unit_test(test_clock_difference),
 		cmocka_unit_test(test_json_round_trip),
+		cmocka_unit_test(test_summary),
 		cmocka_unit_test(test_json_hostile),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
