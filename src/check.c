@@ -20,6 +20,7 @@
 #include "kgate/gate.h"
 #include "kgate/ghevent.h"
 #include "kgate/git.h"
+#include "kgate/gpustate.h"
 #include "kgate/util.h"
 #include "kgate/verdict.h"
 
@@ -612,6 +613,69 @@ void check_decide(const struct kg_thresholds *t, const struct kg_gate *g, int no
 	}
 }
 
+/* The GPU state of benchmark name in run (0), or 1 when none is stored. */
+static int gpu_summary_of(char **names, char **states, size_t n, const char *name,
+			  struct kg_gpu_summary *sum)
+{
+	char err[200];
+
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(names[i], name))
+			continue;
+		json_t *j = json_loads(states[i], 0, NULL);
+		int bad = !j || gpustate_summary_from_json(j, sum, err, sizeof(err)) < 0;
+		json_decref(j);
+		return bad || !sum->recorded;
+	}
+	return 1;
+}
+
+/*
+ * Warnings on stderr when what the GPU was doing makes the compared
+ * benchmarks' timings less comparable: throttling or another compute
+ * process on either side, or the two sides under different clocks.
+ */
+static void gpu_warnings(struct kg_store *st, const struct kg_run_info *head,
+			 const struct kg_run_info *base, size_t n_base, char *const *common,
+			 size_t n_common)
+{
+	char **hn = NULL, **hs = NULL;
+	size_t nh = 0;
+
+	if (store_run_gpu_states(st, head->id, &hn, &hs, &nh) != KG_EXIT_PASS || !nh)
+		goto out;
+	for (size_t b = 0; b < n_base; b++) {
+		char **bn = NULL, **bsv = NULL;
+		size_t nb = 0;
+
+		if (store_run_gpu_states(st, base[b].id, &bn, &bsv, &nb) != KG_EXIT_PASS)
+			continue;
+		for (size_t i = 0; i < n_common; i++) {
+			struct kg_gpu_summary h, bl;
+			char what[400];
+			int have_h = !gpu_summary_of(hn, hs, nh, common[i], &h);
+			int have_b = !gpu_summary_of(bn, bsv, nb, common[i], &bl);
+
+			if (have_h && b == 0 && *gpustate_summary_concerns(&h, what, sizeof(what)))
+				kg_warn("benchmark '%s', head run %lld: %s; its timings may not "
+					"compare", common[i], (long long)head->id, what);
+			if (have_b && *gpustate_summary_concerns(&bl, what, sizeof(what)))
+				kg_warn("benchmark '%s', baseline run %lld: %s; its timings may "
+					"not compare", common[i], (long long)base[b].id, what);
+			if (have_h && have_b &&
+			    *gpustate_clock_difference(&h.first, &bl.first, what, sizeof(what)))
+				kg_warn("benchmark '%s': head run %lld and baseline run %lld ran "
+					"under different clocks (%s)", common[i],
+					(long long)head->id, (long long)base[b].id, what);
+		}
+		store_names_free(bn, nb);
+		store_names_free(bsv, nb);
+	}
+out:
+	store_names_free(hn, nh);
+	store_names_free(hs, nh);
+}
+
 int check_runs(struct kg_store *st, const struct kg_thresholds *t,
 	       const struct kg_run_info *head, const struct kg_run_info *base,
 	       size_t n_base, const char *baseline, const struct kg_check_opts *o)
@@ -646,6 +710,7 @@ int check_runs(struct kg_store *st, const struct kg_thresholds *t,
 		store_sampleset_keep(&hs, common, n_common);
 		store_sampleset_keep(&bs, common, n_common);
 		gate_compare(t, &bs, &hs, &g);
+		gpu_warnings(st, head, base, n_base, common, n_common);
 	}
 	store_names_free(common, n_common);
 	check_decide(t, &g, no_baseline, &oc);

@@ -129,6 +129,10 @@ static const char *const migrations[] = {
 	"  run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
 	"  benchmark INTEGER NOT NULL REFERENCES benchmarks(id),"
 	"  PRIMARY KEY (run, benchmark)) WITHOUT ROWID;",
+
+	/* 4 -> 5: what the GPU was doing around each benchmark's processes
+	 * (gpustate.h's summary, as JSON); NULL for runs stored before */
+	"ALTER TABLE run_benchmarks ADD COLUMN gpu_state TEXT;",
 };
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
@@ -250,6 +254,7 @@ struct kg_store {
 	sqlite3_stmt *q[Q_COUNT];
 	struct intern_map bench, nvtx, kern, metric;
 	int64_t *run_bench;     /* benchmark ids of the open run */
+	char **run_bench_state; /* their GPU-state JSON, or NULL */
 	size_t n_run_bench, cap_run_bench;
 };
 
@@ -560,6 +565,9 @@ void store_close(struct kg_store *st)
 	intern_clear(&st->nvtx);
 	intern_clear(&st->kern);
 	intern_clear(&st->metric);
+	for (size_t i = 0; i < st->cap_run_bench; i++)
+		free(st->run_bench_state ? st->run_bench_state[i] : NULL);
+	free(st->run_bench_state);
 	free(st->run_bench);
 	if (st->db)
 		sqlite3_close(st->db);
@@ -764,16 +772,24 @@ static int64_t intern_kernel(struct kg_store *st, const struct kg_kernel_name *k
 }
 
 /* Remember that the open run ran benchmark id b (written at commit). */
-static void run_bench_note(struct kg_store *st, int64_t b)
+/* The slot of benchmark id b in the open run's list, added when new. */
+static size_t run_bench_note(struct kg_store *st, int64_t b)
 {
 	for (size_t i = st->n_run_bench; i-- > 0;)
 		if (st->run_bench[i] == b)
-			return;
+			return i;
 	if (st->n_run_bench == st->cap_run_bench) {
-		st->cap_run_bench = st->cap_run_bench ? 2 * st->cap_run_bench : 16;
-		st->run_bench = xrealloc(st->run_bench, st->cap_run_bench * sizeof *st->run_bench);
+		size_t cap = st->cap_run_bench ? 2 * st->cap_run_bench : 16;
+		st->run_bench = xrealloc(st->run_bench, cap * sizeof *st->run_bench);
+		st->run_bench_state = xrealloc(st->run_bench_state, cap * sizeof *st->run_bench_state);
+		for (size_t i = st->cap_run_bench; i < cap; i++)
+			st->run_bench_state[i] = NULL;
+		st->cap_run_bench = cap;
 	}
-	st->run_bench[st->n_run_bench++] = b;
+	st->run_bench[st->n_run_bench] = b;
+	free(st->run_bench_state[st->n_run_bench]);  /* a slot of an earlier run */
+	st->run_bench_state[st->n_run_bench] = NULL;
+	return st->n_run_bench++;
 }
 
 int store_run_benchmark_add(struct kg_store *st, const char *benchmark)
@@ -789,19 +805,38 @@ int store_run_benchmark_add(struct kg_store *st, const char *benchmark)
 	return KG_EXIT_PASS;
 }
 
+int store_run_benchmark_state(struct kg_store *st, const char *benchmark, const char *gpu_state)
+{
+	if (!st->in_run) {
+		kg_error("database '%s': no run is open", st->path);
+		return KG_EXIT_RUNTIME;
+	}
+	int64_t b = intern_simple(st, &st->bench, Q_BENCH_GET, Q_BENCH_ADD, benchmark);
+	if (!b)
+		return KG_EXIT_RUNTIME;
+	size_t i = run_bench_note(st, b);
+	free(st->run_bench_state[i]);
+	st->run_bench_state[i] = gpu_state ? xstrdup(gpu_state) : NULL;
+	return KG_EXIT_PASS;
+}
+
 /* The open run's benchmarks into run_benchmarks, inside its transaction. */
 static int run_bench_write(struct kg_store *st)
 {
 	sqlite3_stmt *s;
 	if (!st->n_run_bench)
 		return KG_EXIT_PASS;
-	if (sqlite3_prepare_v2(st->db, "INSERT OR IGNORE INTO run_benchmarks(run, benchmark) VALUES (?, ?)",
-			       -1, &s, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(st->db, "INSERT OR IGNORE INTO run_benchmarks(run, benchmark, gpu_state)"
+			       " VALUES (?, ?, ?)", -1, &s, NULL) != SQLITE_OK)
 		return db_fail(st, "prepare");
 	for (size_t i = 0; i < st->n_run_bench; i++) {
 		sqlite3_reset(s);
 		sqlite3_bind_int64(s, 1, st->run_id);
 		sqlite3_bind_int64(s, 2, st->run_bench[i]);
+		if (st->run_bench_state[i])
+			sqlite3_bind_text(s, 3, st->run_bench_state[i], -1, SQLITE_STATIC);
+		else
+			sqlite3_bind_null(s, 3);
 		if (sqlite3_step(s) != SQLITE_DONE) {
 			int rc = db_fail(st, "cannot store the run's benchmarks");
 			sqlite3_finalize(s);
@@ -1087,6 +1122,43 @@ static int names_query(struct kg_store *st, const char *sql, int64_t run, char *
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE)
 		return db_fail(st, "cannot read the run's benchmarks");
+	return KG_EXIT_PASS;
+}
+
+int store_run_gpu_states(struct kg_store *st, int64_t run, char ***names, char ***states,
+			 size_t *n)
+{
+	sqlite3_stmt *s;
+	size_t cap = 0;
+	int rc;
+
+	*names = *states = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(st->db, "SELECT b.name, r.gpu_state FROM run_benchmarks r"
+			       " JOIN benchmarks b ON b.id = r.benchmark"
+			       " WHERE r.run = ?1 AND r.gpu_state IS NOT NULL ORDER BY b.name",
+			       -1, &s, NULL) != SQLITE_OK)
+		return db_fail(st, "prepare");
+	sqlite3_bind_int64(s, 1, run);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (*n + 1 >= cap) {
+			cap = cap ? 2 * cap : 16;
+			*names = xrealloc(*names, cap * sizeof **names);
+			*states = xrealloc(*states, cap * sizeof **states);
+		}
+		(*names)[*n] = col_dup(s, 0);
+		(*states)[*n] = col_dup(s, 1);
+		(*n)++;
+		(*names)[*n] = (*states)[*n] = NULL;
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) {
+		store_names_free(*names, *n);
+		store_names_free(*states, *n);
+		*names = *states = NULL;
+		*n = 0;
+		return db_fail(st, "cannot read the run's GPU states");
+	}
 	return KG_EXIT_PASS;
 }
 

@@ -11,6 +11,9 @@
  *   NVML_DOUBLE_POWER (mW), NVML_DOUBLE_EVENTS (reason bits, strtoull base 0)
  *   NVML_DOUBLE_UNSUPPORTED=1  every device query answers "Not Supported"
  *   NVML_DOUBLE_PROCS=pid:bytes,pid:bytes   compute processes (default none)
+ *   NVML_DOUBLE_PROCS_FILE=PATH  the same list read from PATH at each call,
+ *                              none while PATH does not exist (so a test
+ *                              can end the "other process" while kgate waits)
  *
  * Loaded by kgate through KGATE_NVML_LIBRARY.
  */
@@ -181,10 +184,23 @@ int nvmlDeviceGetUtilizationRates(void *d, unsigned *v)
 int nvmlDeviceGetComputeRunningProcesses_v3(void *d, unsigned *n, struct proc *p)
 {
 	const char *s = getenv("NVML_DOUBLE_PROCS");
+	const char *path = getenv("NVML_DOUBLE_PROCS_FILE");
+	static char from_file[4096];
 	unsigned k = 0;
 
 	if (unsupported())
 		return NOT_SUPPORTED;
+	if (path && *path) {
+		FILE *f = fopen(path, "r");
+		size_t got = 0;
+
+		if (f) {
+			got = fread(from_file, 1, sizeof(from_file) - 1, f);
+			fclose(f);
+		}
+		from_file[got] = '\0';
+		s = from_file;
+	}
 	while (s && *s) {
 		char *end;
 		unsigned long pid = strtoul(s, &end, 10);
