@@ -16,6 +16,7 @@
 
 #include "kgate/check.h"
 #include "kgate/config.h"
+#include "kgate/confirm.h"
 #include "kgate/explain.h"
 #include "kgate/gate.h"
 #include "kgate/ghevent.h"
@@ -676,6 +677,28 @@ out:
 	store_names_free(hs, nh);
 }
 
+int check_gate(struct kg_store *st, const struct kg_thresholds *t,
+	       const struct kg_run_info *head, const struct kg_run_info *base, size_t n_base,
+	       struct kg_sampleset *hs, struct kg_sampleset *bs, struct kg_gate *g)
+{
+	char **common = NULL;
+	size_t n_common = 0;
+	char *not_compared = NULL;
+	int rc = check_load_samples(st, head, base, n_base, hs, bs);
+
+	memset(g, 0, sizeof(*g));
+	if (rc == KG_EXIT_PASS && n_base)
+		rc = check_partial(st, head, base, n_base, &common, &n_common, &not_compared);
+	if (rc == KG_EXIT_PASS && n_common) {
+		store_sampleset_keep(hs, common, n_common);
+		store_sampleset_keep(bs, common, n_common);
+		gate_compare(t, bs, hs, g);
+	}
+	store_names_free(common, n_common);
+	free(not_compared);
+	return rc;
+}
+
 int check_runs(struct kg_store *st, const struct kg_thresholds *t,
 	       const struct kg_run_info *head, const struct kg_run_info *base,
 	       size_t n_base, const char *baseline, const struct kg_check_opts *o)
@@ -710,6 +733,8 @@ int check_runs(struct kg_store *st, const struct kg_thresholds *t,
 		store_sampleset_keep(&hs, common, n_common);
 		store_sampleset_keep(&bs, common, n_common);
 		gate_compare(t, &bs, &hs, &g);
+		if (o->confirm)
+			confirm_apply(o->confirm, t, &g);
 		gpu_warnings(st, head, base, n_base, common, n_common);
 	}
 	store_names_free(common, n_common);

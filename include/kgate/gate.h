@@ -52,6 +52,9 @@ struct kg_gate {
 void gate_compare(const struct kg_thresholds *t, const struct kg_sampleset *base,
 		  const struct kg_sampleset *head, struct kg_gate *out);
 void gate_free(struct kg_gate *g);
+/* Count g's verdicts, set each result's fails and g's exit status under t
+ * (gate_compare does; call again after changing verdicts). */
+void gate_count(const struct kg_thresholds *t, struct kg_gate *g);
 
 /* "PASS", "FAIL", ... */
 const char *gate_verdict_name(enum kg_verdict v);
