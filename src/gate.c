@@ -102,6 +102,7 @@ static struct kg_result *result_add(struct kg_gate *g, size_t *cap, const struct
 	r->metric = s->metric;
 	r->unit = s->unit ? s->unit : "";
 	r->base = r->head = r->shift = r->lo = r->hi = r->p = r->p_adj = r->threshold = NAN;
+	r->cycle_shift = NAN;
 	return r;
 }
 

@@ -37,6 +37,8 @@ struct kg_result {
 	double bad_low;         /* better end of the interval, as a worsening (internal) */
 	int zero_base;          /* every baseline value 0, growth worse (internal) */
 	char group[64];         /* the launch configuration judged, when by configuration */
+	double cycle_shift;     /* a time's change in SM cycles (check's clock view); NAN if none */
+	const char *cycle_source; /* the cycles metric it came from, or "recorded SM clock" */
 	int fails;              /* 1 when this result makes the check fail */
 	char message[160];      /* why, in a few words */
 };

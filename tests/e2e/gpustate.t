@@ -9,7 +9,8 @@
 # nothing but says "not recorded"; check warns, naming the benchmark, when
 # a side was throttled, shared the GPU or ran under other clocks;
 # require_idle_gpu refuses while another process computes, and runs once
-# it ends.
+# it ends; the clock view gives a time change in SM cycles (from
+# sm__cycles_elapsed.max when measured, else from the recorded clocks).
 . "$(dirname "$0")/lib.sh"
 
 DOUBLE="$KGATE_BUILD/tests/libnvml-double.so"
@@ -27,10 +28,15 @@ f=$(printf '%s' "$KGATE_RECORDS" | sed "s/%p/$$/g")
 	printf '"time":1764720000,"devices":[{"id":0,"name":"Synthetic GPU","uuid":"GPU-synthetic",'
 	printf '"chip":"SYN0","sms":4,"cc":"0.0","driver":99999,"runtime":99999}],'
 	printf '"metrics":["gpu__time_duration.sum"]}\n'
+	s=${FAKE_SCALE:-100}
 	for i in 0 1 2 3 4 5 6 7; do
+		d=$(( (1000 + i) * s / 100 ))
 		printf '{"type":"kernel","ordinal":%d,"name":"_Z5saxpyifPKfPf","device":0,' $i
-		printf '"context":1,"stream":7,"corr":%d,"start":1000,"end":%d,' $((i + 1)) $((2000 + i))
-		printf '"grid":[4,1,1],"block":[256,1,1],"regs":16,"nvtx":"step"}\n'
+		printf '"context":1,"stream":7,"corr":%d,"start":1000,"end":%d,' $((i + 1)) $((1000 + d))
+		printf '"grid":[4,1,1],"block":[256,1,1],"regs":16,"nvtx":"step"'
+		[ -n "$FAKE_CYCLES" ] && printf ',"metrics":{"gpu__time_duration.sum":%d,"sm__cycles_elapsed.max":%d}' \
+			$d $((FAKE_CYCLES + i))
+		printf '}\n'
 	done
 	printf '{"type":"footer","kernels":8,"dropped":0,"errors":0}\n'
 } > "$f"
@@ -80,6 +86,23 @@ NVML_DOUBLE_APP_SM=1410 NVML_DOUBLE_SM=1410 \
 run "$KGATE" check --db "$DB" --commit c3 --baseline c1
 like "$err" "benchmark 'alpha': head run 3 and baseline run 1 ran under different clocks \(application clocks differ: SM 1410 MHz" \
 	"check warns when the sides ran under different clocks"
+
+# --- the clock view ---
+# 10% slower at a 10% lower SM clock: the same work in cycles.
+NVML_DOUBLE_SM=1800 FAKE_SCALE=110 \
+	run "$KGATE" run -c "$T/suite.yaml" --db "$DB" --commit c3b --branch main
+run "$KGATE" check --db "$DB" --commit c3b --baseline c1 --format json
+is "$rc" 1 "a 10% slower time fails"
+like "$out" "in SM cycles [+-]0\.[0-9]+% \(the clock changed, not the work\)" \
+	"the message gives the change in cycles from the recorded clocks"
+like "$out" '"cycle_source": "recorded SM clock"' "json: where the cycles came from"
+# Measured cycles win: 10% more cycles is more work, whatever the clock.
+FAKE_CYCLES=5000 run "$KGATE" run -c "$T/suite.yaml" --db "$DB" --commit m1 --branch main
+FAKE_CYCLES=5500 FAKE_SCALE=110 run "$KGATE" run -c "$T/suite.yaml" --db "$DB" --commit m2 --branch main
+run "$KGATE" check --db "$DB" --commit m2 --baseline m1 --format json
+like "$out" "in SM cycles \+9\.[0-9]+%\"" "with sm__cycles_elapsed.max: the measured cycles"
+like "$out" '"cycle_source": "sm__cycles_elapsed.max"' "json: from the counter"
+unlike "$out" "the clock changed" "more cycles: not the clock"
 
 # --- NVML absent, or failing: nothing else changes ---
 KGATE_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 \
