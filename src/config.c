@@ -547,19 +547,6 @@ static int expect_kind(struct ctx *c, const struct ynode *key, const struct ynod
 	return 0;
 }
 
-/*
- * kg_suggest, but only when the word is at most half wrong: "warning" may
- * mean "warn", "nope" does not mean "ignore".
- */
-static const char *suggest(const char *word, const char *const *cand, size_t n)
-{
-	const char *s = kg_suggest(word, cand, n);
-
-	if (s && 2 * kg_levenshtein(word, s) > strlen(word))
-		return NULL;
-	return s;
-}
-
 /* Walk a mapping through a schema table. */
 static void walk_map(struct ctx *c, const struct ynode *map, const struct field *f, size_t nf,
 		     void *obj)
@@ -579,7 +566,7 @@ static void walk_map(struct ctx *c, const struct ynode *map, const struct field 
 			if (!strcmp(key->str, f[j].name))
 				break;
 		if (j == nf) {
-			const char *s = suggest(key->str, names, nf);
+			const char *s = kg_suggest_close(key->str, names, nf);
 			if (s) {
 				problem(c, key->line, key->col, "unknown key '%s'; did you mean '%s'?",
 					key->str, s);
@@ -661,7 +648,7 @@ static int get_enum(struct ctx *c, const struct ynode *key, const struct ynode *
 	}
 	for (i = 0; i < n; i++)
 		buf_printf(&b, "%s%s", i ? (i + 1 == n ? " or " : ", ") : "", choices[i]);
-	s = suggest(val->str, choices, n);
+	s = kg_suggest_close(val->str, choices, n);
 	if (s)
 		problem(c, val->line, val->col, "'%s' must be %s, got '%s'; did you mean '%s'?",
 			key->str, b.s, val->str, s);
@@ -925,7 +912,7 @@ static int check_metric(struct ctx *c, const struct ynode *n)
 		size_t i, k = 0;
 		for (i = 0; i < nnames; i++)
 			cand[k++] = names[i];
-		sugg = suggest(base, cand, k);
+		sugg = kg_suggest_close(base, cand, k);
 		if (sugg && dot) {
 			problem(c, n->line, n->col, "unknown metric '%s'; did you mean '%s%s'?",
 				n->str, sugg, dot);
@@ -935,7 +922,7 @@ static int check_metric(struct ctx *c, const struct ynode *n)
 				cand[k++] = metricinfo_derived[i];
 			for (i = 0; i < nnames; i++)
 				cand[k++] = names[i];
-			sugg = suggest(n->str, cand, k);
+			sugg = kg_suggest_close(n->str, cand, k);
 			if (sugg)
 				problem(c, n->line, n->col, "unknown metric '%s'; did you mean '%s'?",
 					n->str, sugg);

@@ -290,3 +290,12 @@ const char *kg_suggest(const char *word, const char *const *candidates, size_t n
 	}
 	return best_d <= limit ? best : NULL;
 }
+
+const char *kg_suggest_close(const char *word, const char *const *candidates, size_t n)
+{
+	const char *s = kg_suggest(word, candidates, n);
+
+	if (s && 2 * kg_levenshtein(word, s) > strlen(word))
+		return NULL;
+	return s;
+}

@@ -69,5 +69,8 @@ long kg_getline(char **line, size_t *cap, FILE *fp, size_t max);
 size_t kg_levenshtein(const char *a, const char *b);
 /* The candidate nearest to word, or NULL when none is near enough. */
 const char *kg_suggest(const char *word, const char *const *candidates, size_t n);
+/* kg_suggest, but only when word is at most half wrong: "warning" may mean
+ * "warn", "nope" does not mean "ignore"; "--basline" means "--baseline". */
+const char *kg_suggest_close(const char *word, const char *const *candidates, size_t n);
 
 #endif
