@@ -204,7 +204,12 @@ int opt_parse(const struct kg_optspec *s, int argc, char **argv, int *argi)
 	struct option *lo = xcalloc(n + 2, sizeof *lo);
 	struct kg_buf shorts = KG_BUF_INIT;
 	size_t k = 0;
-	buf_adds(&shorts, s->in_order ? "+:h" : ":h");
+	int has_help = 0;       /* the table shows -h, --help itself */
+	for (size_t i = 0; i < n; i++)
+		has_help |= s->opts[i].name && !strcmp(s->opts[i].name, "help");
+	buf_adds(&shorts, s->in_order ? "+:" : ":");
+	if (!has_help)
+		buf_addc(&shorts, 'h');
 	for (size_t i = 0; i < n; i++) {
 		const struct kg_opt *o = &s->opts[i];
 		if (!o->name)
@@ -217,14 +222,15 @@ int opt_parse(const struct kg_optspec *s, int argc, char **argv, int *argi)
 				buf_addc(&shorts, ':');
 		}
 	}
-	lo[k] = (struct option){ "help", no_argument, NULL, 'h' };
+	if (!has_help)
+		lo[k] = (struct option){ "help", no_argument, NULL, 'h' };
 
 	/* 0, not 1: glibc then starts afresh, also the order ("+") of a parse before */
 	optind = 0;
 	opterr = 0;
 	while (rc == KG_OPT_GO && (c = getopt_long(argc, argv, shorts.s, lo, NULL)) != -1) {
 		const struct kg_opt *o = NULL;
-		if (c == 'h') {         /* an abbreviation such as --hel */
+		if (c == 'h' && !has_help) {    /* an abbreviation such as --hel */
 			opt_help(stdout, s);
 			rc = KG_EXIT_PASS;
 		} else if (c >= LONG_BASE) {
