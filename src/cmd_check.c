@@ -25,7 +25,8 @@
 
 static const char synopsis[] =
 	"usage: kgate check [--db PATH] [-t thresholds.yaml] [-c kgate.yaml]\n"
-	"                   [--commit SHA] [--baseline REF] [--all] [--no-store] [--explain]\n"
+	"                   [--commit SHA] [--baseline REF] [--all] [--no-store]\n"
+	"                   [--explain]\n"
 	"                   [--format text|markdown|json|junit|github]\n"
 	"                   [--output FORMAT=FILE]...\n"
 	"\n"

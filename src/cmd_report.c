@@ -24,8 +24,9 @@
 #include <unistd.h>
 
 static const char synopsis[] =
-	"usage: kgate report [--db PATH] [--branch NAME] [--since 30d] [--html FILE | --dir DIR]\n"
-	"                    [--charts-per-page N] [--post URL] [--link URL]\n"
+	"usage: kgate report [--db PATH] [--branch NAME] [--since 30d]\n"
+	"                    [--html FILE | --dir DIR] [--charts-per-page N]\n"
+	"                    [--post URL] [--link URL]\n"
 	"                    [--peak-gflops X --peak-gbs Y] [--alpha P] [--min-shift 1%]\n"
 	"\n"
 	"Write the trend report: a chart per benchmark, kernel and metric over\n"
