@@ -174,13 +174,7 @@ int cmd_check(int argc, char **argv)
 	rc = check_runs(st, t, head, base, n_base, label, &o);
 	free(label);
 out:
-	if (head)
-		store_runs_free(head, 1);
-	if (base)
-		store_runs_free(base, n_base);
-	free(bsha);
-	free(blabel);
-	free(note);
+	check_sides_free(head, base, n_base, bsha, blabel, note);
 	store_close(st);
 	config_free_thresholds(t);
 	return rc;

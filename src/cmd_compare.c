@@ -162,13 +162,8 @@ int cmd_compare(int argc, char **argv)
 		return KG_EXIT_USAGE;
 	}
 	if (only) {
-		int e = regcomp(&re, only, REG_EXTENDED | REG_NOSUB);
-		if (e) {
-			char msg[256];
-			regerror(e, &re, msg, sizeof(msg));
-			kg_error("--only '%s' is not a valid regular expression: %s", only, msg);
-			return KG_EXIT_USAGE;
-		}
+		if ((rc = opt_regex("only", only, &re)) != KG_EXIT_PASS)
+			return rc;
 		have_re = 1;
 	}
 	for (int k = 0; k < 2; k++)

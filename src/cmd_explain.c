@@ -596,14 +596,8 @@ int cmd_explain(int argc, char **argv)
 out:
 	store_sampleset_free(&hs);
 	store_sampleset_free(&bs);
-	if (head)
-		store_runs_free(head, 1);
-	if (base)
-		store_runs_free(base, n_base);
+	check_sides_free(head, base, n_base, bsha, blabel, note);
 	config_free_thresholds(t);
-	free(bsha);
-	free(blabel);
-	free(note);
 	free(a.pairs);
 	store_close(st);
 	return rc;

@@ -12,7 +12,6 @@
 #include "kgate/util.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,29 +42,26 @@ static char *hook_script(void)
 	const char *env = getenv("KGATE_HOOK_SCRIPT");
 	if (env && *env)
 		return realpath(env, NULL);
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n <= 0)
+	char *exe = kg_exe_dir();
+	if (!exe)
 		return NULL;
-	exe[n] = '\0';
-	char *slash = strrchr(exe, '/');
-	if (!slash)
-		return NULL;
-	*slash = '\0';
 	static const char *const rel[] = {
 		"../share/kgate/pre-push",      /* installed: PREFIX/bin/kgate */
 		"../scripts/pre-push",          /* build tree: build/kgate */
 		"../../scripts/pre-push",       /* build tree: build-san/x/kgate */
 	};
-	for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+	char *found = NULL;
+	for (size_t i = 0; i < sizeof rel / sizeof rel[0] && !found; i++) {
 		char *p = xasprintf("%s/%s", exe, rel[i]);
-		char *r = realpath(p, NULL);
+		found = realpath(p, NULL);
 		free(p);
-		if (r && access(r, X_OK) == 0)
-			return r;
-		free(r);
+		if (found && access(found, X_OK) != 0) {
+			free(found);
+			found = NULL;
+		}
 	}
-	return NULL;
+	free(exe);
+	return found;
 }
 
 static int mkdirs(const char *path)

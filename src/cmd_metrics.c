@@ -74,9 +74,8 @@ static int list_metrics(const char *chip, int json)
 		for (size_t i = 0; metricinfo_derived[i]; i++)
 			json_array_append_new(d, json_string(metricinfo_derived[i]));
 		json_t *o = json_pack("{s:s, s:o, s:o}", "chip", chip, "metrics", a, "derived", d);
-		char *s = json_dumps(o, JSON_INDENT(2));
-		puts(s);
-		free(s);
+		json_dumpf(o, stdout, JSON_INDENT(2));
+		putchar('\n');
 		json_decref(o);
 	} else {
 		for (size_t i = 0; i < n; i++)
@@ -170,9 +169,8 @@ int cmd_metrics(int argc, char **argv)
 		}
 		json_t *o = json_pack("{s:s, s:o}", "chip", chip, "metrics", arr);
 		json_object_set_new(o, "passes", passes >= 0 ? json_integer(passes) : json_null());
-		char *s = json_dumps(o, JSON_INDENT(2));
-		puts(s);
-		free(s);
+		json_dumpf(o, stdout, JSON_INDENT(2));
+		putchar('\n');
 		json_decref(o);
 	} else {
 		size_t w = 0;

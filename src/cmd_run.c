@@ -76,13 +76,8 @@ int cmd_run(int argc, char **argv)
 	if ((rc = opt_parse(&spec, argc, argv, &argi)) != KG_OPT_GO)
 		return rc;
 	if (only) {
-		int e = regcomp(&re, only, REG_EXTENDED | REG_NOSUB);
-		if (e) {
-			char msg[256];
-			regerror(e, &re, msg, sizeof(msg));
-			kg_error("--only '%s' is not a valid regular expression: %s", only, msg);
-			return KG_EXIT_USAGE;
-		}
+		if ((rc = opt_regex("only", only, &re)) != KG_EXIT_PASS)
+			return rc;
 		have_re = 1;
 	}
 	if ((rc = config_load_suite(cfg, &s)) != KG_EXIT_PASS)
@@ -167,9 +162,8 @@ int cmd_run(int argc, char **argv)
 				      "run", (json_int_t)run.id, "commit", run.commit,
 				      "branch", run.branch, "gpu", run.gpu_name, "uuid", run.gpu_uuid,
 				      "chip", run.gpu_chip, "driver", run.driver, "benchmarks", arr);
-		char *js = json_dumps(o, JSON_COMPACT);
-		puts(js);
-		free(js);
+		json_dumpf(o, stdout, JSON_COMPACT);
+		putchar('\n');
 		json_decref(o);
 	} else {
 		int w = 9;

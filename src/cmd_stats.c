@@ -281,9 +281,8 @@ static void print_json(const struct row *rows, size_t n, const struct kg_run_inf
 	json_t *o = json_pack("{s:I, s:s?, s:s?, s:s, s:s, s:s, s:o}", "run", (json_int_t)run->id,
 			      "commit", run->commit, "gpu", run->gpu_name, "report", report,
 			      "metric", metric, "unit", unit, "rows", arr);
-	char *s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
-	puts(s);
-	free(s);
+	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+	putchar('\n');
 	json_decref(o);
 }
 

@@ -1290,13 +1290,31 @@ static int size_ok(struct ctx *c, size_t len)
 	return 0;
 }
 
+/* Parse one file's text into obj through the schema f: the number of
+ * problems found (said in errs). */
+static size_t parse_file(struct ctx *c, const char *text, size_t len, const struct field *f,
+			 size_t nf, void *obj, const char *what, struct kg_buf *errs)
+{
+	struct ynode *root = NULL;
+	int fatal = 0;
+
+	if (size_ok(c, len))
+		root = tree_parse(c, text, len, &fatal);
+	else
+		fatal = 1;
+	if (!fatal && root && root->kind == Y_MAP)
+		walk_map(c, root, f, nf, obj);
+	else if (!fatal)
+		root_ok(c, root, what);
+	node_free(root);
+	return ctx_finish(c, errs);
+}
+
 static int parse_thresholds(const char *name, const char *text, size_t len, int trusted,
 			    struct kg_thresholds **out, struct kg_buf *errs)
 {
 	struct ctx c = { 0 };
 	struct kg_thresholds *t = xcalloc(1, sizeof(*t));
-	struct ynode *root = NULL;
-	int fatal = 0;
 
 	c.file = name;
 	c.trusted = trusted;
@@ -1309,16 +1327,8 @@ static int parse_thresholds(const char *name, const char *text, size_t len, int 
 	t->on_missing_kernel = KG_POLICY_FAIL;
 	t->on_inconclusive = KG_POLICY_WARN;
 	t->on_no_baseline = KG_POLICY_WARN;
-	if (size_ok(&c, len))
-		root = tree_parse(&c, text, len, &fatal);
-	else
-		fatal = 1;
-	if (!fatal && root && root->kind == Y_MAP)
-		walk_map(&c, root, thresholds_fields, NFIELDS(thresholds_fields), t);
-	else if (!fatal)
-		root_ok(&c, root, "thresholds");
-	node_free(root);
-	if (ctx_finish(&c, errs)) {
+	if (parse_file(&c, text, len, thresholds_fields, NFIELDS(thresholds_fields), t, "thresholds",
+		       errs)) {
 		config_free_thresholds(t);
 		return KG_EXIT_USAGE;
 	}
@@ -1851,8 +1861,6 @@ int config_parse_suite(const char *name, const char *text, size_t len,
 {
 	struct ctx c = { 0 };
 	struct kg_suite *s = xcalloc(1, sizeof(*s));
-	struct ynode *root = NULL;
-	int fatal = 0;
 
 	c.file = name;
 	*out = NULL;
@@ -1860,16 +1868,7 @@ int config_parse_suite(const char *name, const char *text, size_t len,
 	s->dir = path_dir(name);
 	s->collector.mode = KG_MODE_TRACE;
 	s->collector.replay = KG_REPLAY_KERNEL;
-	if (size_ok(&c, len))
-		root = tree_parse(&c, text, len, &fatal);
-	else
-		fatal = 1;
-	if (!fatal && root && root->kind == Y_MAP)
-		walk_map(&c, root, suite_fields, NFIELDS(suite_fields), s);
-	else if (!fatal)
-		root_ok(&c, root, "suite");
-	node_free(root);
-	if (ctx_finish(&c, errs)) {
+	if (parse_file(&c, text, len, suite_fields, NFIELDS(suite_fields), s, "suite", errs)) {
 		config_free_suite(s);
 		return KG_EXIT_USAGE;
 	}
@@ -1921,22 +1920,26 @@ static int read_capped(const char *path, char **text, size_t *len)
 	return 0;
 }
 
+/* After a parse of a file read by read_capped: its problems on stderr. */
+static int loaded(int rc, char *text, struct kg_buf *errs)
+{
+	if (errs->s)
+		fputs(errs->s, stderr);
+	buf_free(errs);
+	free(text);
+	return rc;
+}
+
 int config_load_suite(const char *path, struct kg_suite **out)
 {
 	struct kg_buf errs = KG_BUF_INIT;
 	char *text;
 	size_t len;
-	int rc;
 
 	*out = NULL;
 	if (read_capped(path, &text, &len) < 0)
 		return KG_EXIT_USAGE;
-	rc = config_parse_suite(path, text, len, out, &errs);
-	if (errs.s)
-		fputs(errs.s, stderr);
-	buf_free(&errs);
-	free(text);
-	return rc;
+	return loaded(config_parse_suite(path, text, len, out, &errs), text, &errs);
 }
 
 int config_load_thresholds(const char *path, struct kg_thresholds **out)
@@ -1944,15 +1947,9 @@ int config_load_thresholds(const char *path, struct kg_thresholds **out)
 	struct kg_buf errs = KG_BUF_INIT;
 	char *text;
 	size_t len;
-	int rc;
 
 	*out = NULL;
 	if (read_capped(path, &text, &len) < 0)
 		return KG_EXIT_USAGE;
-	rc = config_parse_thresholds(path, text, len, out, &errs);
-	if (errs.s)
-		fputs(errs.s, stderr);
-	buf_free(&errs);
-	free(text);
-	return rc;
+	return loaded(config_parse_thresholds(path, text, len, out, &errs), text, &errs);
 }

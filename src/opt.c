@@ -256,6 +256,18 @@ int opt_parse(const struct kg_optspec *s, int argc, char **argv, int *argi)
 	return rc;
 }
 
+int opt_regex(const char *name, const char *pattern, regex_t *re)
+{
+	int e = regcomp(re, pattern, REG_EXTENDED | REG_NOSUB);
+	if (e) {
+		char msg[256];
+		regerror(e, re, msg, sizeof(msg));
+		kg_error("--%s '%s' is not a valid regular expression: %s", name, pattern, msg);
+		return KG_EXIT_USAGE;
+	}
+	return KG_EXIT_PASS;
+}
+
 /* ---- help ---------------------------------------------------------------- */
 
 static void label(struct kg_buf *b, const struct kg_opt *o)

@@ -14,6 +14,7 @@
 #define KGATE_OPT_H
 
 #include <limits.h>   /* LONG_MAX, for KG_OPT_LONG */
+#include <regex.h>
 #include <stdio.h>
 
 struct kg_opt;
@@ -87,6 +88,10 @@ struct kg_optspec {
  * Otherwise KG_OPT_GO, with *argi the index of the first operand.
  */
 int opt_parse(const struct kg_optspec *spec, int argc, char **argv, int *argi);
+
+/* The value of option --name as a POSIX extended regular expression
+ * (REG_NOSUB): KG_EXIT_PASS, or KG_EXIT_USAGE after saying why not. */
+int opt_regex(const char *name, const char *pattern, regex_t *re);
 
 /* The whole help: synopsis, the options part, epilogue. */
 void opt_help(FILE *fp, const struct kg_optspec *spec);
