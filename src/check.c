@@ -453,6 +453,18 @@ char *check_baseline_label(const char *sha, const char *label, const char *base_
 	return xasprintf("%.12s (%s)", bc, label);
 }
 
+void check_sides_free(struct kg_run_info *head, struct kg_run_info *base, size_t n_base,
+		      char *bsha, char *blabel, char *note)
+{
+	if (head)
+		store_runs_free(head, 1);
+	if (base)
+		store_runs_free(base, n_base);
+	free(bsha);
+	free(blabel);
+	free(note);
+}
+
 int check_find_sides(struct kg_store *st, const char *commit, const char *ref, size_t limit,
 		     struct kg_run_info **head, struct kg_run_info **base, size_t *n_base,
 		     char **bsha, char **blabel, char **note)

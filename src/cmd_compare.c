@@ -17,6 +17,7 @@
 #include "kgate/ghevent.h"
 #include "kgate/git.h"
 #include "kgate/kgate.h"
+#include "kgate/opt.h"
 #include "kgate/output.h"
 #include "kgate/runner.h"
 #include "kgate/store.h"
@@ -25,7 +26,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <regex.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -35,7 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char usage_text[] =
+static const char synopsis[] =
 	"usage: kgate compare --base-dir DIR --head-dir DIR [-c kgate.yaml]\n"
 	"                     [-t thresholds.yaml] [--db PATH] [--only REGEX] [--quick]\n"
 	"                     [--seed N] [-v] [--explain] [--confirm]\n"
@@ -43,32 +43,9 @@ static const char usage_text[] =
 	"                     [--format text|markdown|json|junit|github]\n"
 	"\n"
 	"Run the suite of two checkouts (two builds) interleaved on this machine,\n"
-	"store both as runs labelled base and head, and check head against base.\n"
-	"\n"
-	"  --base-dir DIR      the baseline checkout (its build must be done)\n"
-	"  --head-dir DIR      the checkout under test\n"
-	"  -c, --config FILE   the suite, relative to each DIR unless absolute\n"
-	"                      (default kgate.yaml)\n"
-	"  -t, --thresholds F  thresholds (default: the head suite's, else built in)\n"
-	"  --db PATH           the database (default kgate.db)\n"
-	"  --only REGEX        only the benchmarks whose name matches (POSIX ERE)\n"
-	"  --quick             quick_repeat repeats instead of repeat\n"
-	"  --seed N            seed of the base/head order (default: from the clock;\n"
-	"                      printed, so that an order can be repeated)\n"
-	"  -v, --verbose       show the benchmarks' output on stderr\n"
-	"  --format F          verdict format: text (default), markdown, json, junit,\n"
-	"                      github\n"
-	"  --explain           say why each FAILed kernel regressed, from the counters\n"
-	"                      the two runs stored (as 'kgate check --explain'); kept\n"
-	"                      with the verdicts\n"
-	"  --confirm           decide each FAIL and INCONCLUSIVE again on fresh\n"
-	"                      interleaved repeats of its benchmark, in rounds, at a\n"
-	"                      level that keeps the false-alarm rate at alpha over\n"
-	"                      all rounds; the verdicts say how many rounds each took\n"
-	"  --confirm-rounds N  at most N confirmation rounds (default 3)\n"
-	"  --confirm-budget D  start no round after D (a duration: 10m) has passed\n"
-	"                      since the first; what is still open is INCONCLUSIVE\n"
-	"\n"
+	"store both as runs labelled base and head, and check head against base.\n";
+
+static const char epilogue[] =
 	"Exit status: 0 no regression; 1 regression; 2 bad usage, suite or\n"
 	"thresholds; 3 a benchmark failed (nothing stored), or a database error.\n";
 
@@ -281,34 +258,41 @@ out:
 	return rc;
 }
 
+/* --seed N */
+struct seed_opt {
+	uint64_t value;
+	int given;
+};
+
+static int parse_seed(const struct kg_opt *o, const char *arg)
+{
+	struct seed_opt *so = o->ctx;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(arg, &end, 10);
+	if (!arg[0] || *end || errno || arg[0] == '-') {
+		kg_error("--seed '%s' is not a non-negative integer", arg);
+		return KG_EXIT_USAGE;
+	}
+	so->value = v;
+	so->given = 1;
+	return KG_EXIT_PASS;
+}
+
 int cmd_compare(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "base-dir", required_argument, NULL, 'B' },
-		{ "head-dir", required_argument, NULL, 'H' },
-		{ "config", required_argument, NULL, 'c' },
-		{ "thresholds", required_argument, NULL, 't' },
-		{ "db", required_argument, NULL, 'd' },
-		{ "only", required_argument, NULL, 'o' },
-		{ "quick", no_argument, NULL, 'q' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "explain", no_argument, NULL, 'x' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "confirm", no_argument, NULL, 'C' },
-		{ "confirm-rounds", required_argument, NULL, 'R' },
-		{ "confirm-budget", required_argument, NULL, 'G' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	const char *dir[2] = { NULL, NULL }, *cfg = "kgate.yaml", *tpath = NULL;
 	const char *db = store_default_db(), *only = NULL;
 	enum kg_format format = KG_FMT_TEXT;
-	int quick = 0, verbose = 0, explain = 0, have_seed = 0, c, rc = KG_EXIT_USAGE;
-	int confirm = 0, rounds = KG_CONFIRM_ROUNDS;
+	int quick = 0, verbose = 0, explain = 0, have_seed = 0, format_i = KG_FMT_TEXT, argi;
+	int rc = KG_EXIT_USAGE;
+	int confirm = 0;
+	long rounds = KG_CONFIRM_ROUNDS;
+	const char *budget = NULL;
 	double budget_s = 0;
 	struct kg_confirm conf = { 0 };
 	uint64_t seed = 0;
+	struct seed_opt so = { 0, 0 };
 	struct kg_suite *s[2] = { NULL, NULL };
 	struct kg_thresholds *t = NULL;
 	struct kg_suiterun sr = { 0 };
@@ -321,87 +305,58 @@ int cmd_compare(int argc, char **argv)
 	regex_t re;
 	int have_re = 0;
 
-	if (cmd_wants_help(argc, argv)) {
-		fputs(usage_text, stdout);
-		return KG_EXIT_PASS;
-	}
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":c:t:vh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'B': dir[0] = optarg; break;
-		case 'H': dir[1] = optarg; break;
-		case 'c': cfg = optarg; break;
-		case 't': tpath = optarg; break;
-		case 'd': db = optarg; break;
-		case 'o': only = optarg; break;
-		case 'q': quick = 1; break;
-		case 'v': verbose = 1; break;
-		case 'x': explain = 1; break;
-		case 'C': confirm = 1; break;
-		case 'R': {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-			if (!optarg[0] || *end || v < 1 || v > 20) {
-				kg_error("--confirm-rounds '%s' is not a number from 1 to 20", optarg);
-				return KG_EXIT_USAGE;
-			}
-			rounds = (int)v;
-			confirm = 1;
-			break;
-		}
-		case 'G':
-			if (config_parse_duration(optarg, &budget_s) < 0 || budget_s <= 0) {
-				kg_error("--confirm-budget '%s' is not a duration above zero such as "
-					 "90s or 10m", optarg);
-				return KG_EXIT_USAGE;
-			}
-			confirm = 1;
-			break;
-		case 's': {
-			char *end;
-			errno = 0;
-			unsigned long long v = strtoull(optarg, &end, 10);
-			if (!optarg[0] || *end || errno || optarg[0] == '-') {
-				kg_error("--seed '%s' is not a non-negative integer", optarg);
-				return KG_EXIT_USAGE;
-			}
-			seed = v;
-			have_seed = 1;
-			break;
-		}
-		case 'f':
-			if (output_format_parse(optarg, &format) < 0) {
-				kg_error("--format '%s' is not one of: %s", optarg,
-					 output_format_choices());
-				return KG_EXIT_USAGE;
-			}
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return KG_EXIT_PASS;
-		default:
-			return cmd_option_error("compare", c, argv);
-		}
-	}
-	if (optind < argc) {
-		kg_error("unexpected argument '%s'", argv[optind]);
-		fputs(usage_text, stderr);
+	const struct kg_opt opts[] = {
+		KG_OPT_STR("base-dir", 0, "DIR", &dir[0],
+			   "the baseline checkout (its build must be done)"),
+		KG_OPT_STR("head-dir", 0, "DIR", &dir[1], "the checkout under test"),
+		KG_OPT_STR("config", 'c', "FILE", &cfg,
+			   "the suite, relative to each DIR unless absolute (default kgate.yaml)"),
+		KG_OPT_STR("thresholds", 't', "F", &tpath,
+			   "thresholds (default: the head suite's, else built in)"),
+		KG_OPT_STR("db", 0, "PATH", &db, "the database (default kgate.db)"),
+		KG_OPT_STR("only", 0, "REGEX", &only,
+			   "only the benchmarks whose name matches (POSIX ERE)"),
+		KG_OPT_FLAG("quick", 0, &quick, "quick_repeat repeats instead of repeat"),
+		KG_OPT_CALL("seed", 0, "N", parse_seed, &so,
+			    "seed of the base/head order (default: from the clock; printed, so "
+			    "that an order can be repeated)"),
+		KG_OPT_FLAG("verbose", 'v', &verbose, "show the benchmarks' output on stderr"),
+		KG_OPT_CHOICE("format", 0, "F", &format_i, output_format_names,
+			      "verdict format: text (default), markdown, json, junit, github"),
+		KG_OPT_FLAG("explain", 0, &explain,
+			    "say why each FAILed kernel regressed, from the counters the two runs "
+			    "stored (as 'kgate check --explain'); kept with the verdicts"),
+		KG_OPT_FLAG("confirm", 0, &confirm,
+			    "decide each FAIL and INCONCLUSIVE again on fresh interleaved repeats "
+			    "of its benchmark, in rounds, at a level that keeps the false-alarm rate "
+			    "at alpha over all rounds; the verdicts say how many rounds each took"),
+		KG_OPT_LONG("confirm-rounds", 0, "N", &rounds, 1, 20,
+			    "at most N confirmation rounds (default 3; implies --confirm)"),
+		KG_OPT_STR("confirm-budget", 0, "D", &budget,
+			   "start no round after D (a duration: 10m) has passed since the first; "
+			   "what is still open is INCONCLUSIVE (implies --confirm)"),
+		KG_OPT_END
+	};
+	const struct kg_optspec spec = { "compare", synopsis, epilogue, opts, 0, 0 };
+	if ((rc = opt_parse(&spec, argc, argv, &argi)) != KG_OPT_GO)
+		return rc;
+	format = (enum kg_format)format_i;
+	seed = so.value;
+	have_seed = so.given;
+	if (budget && (config_parse_duration(budget, &budget_s) < 0 || budget_s <= 0)) {
+		kg_error("--confirm-budget '%s' is not a duration above zero such as 90s or 10m",
+			 budget);
 		return KG_EXIT_USAGE;
 	}
+	if (budget || rounds != KG_CONFIRM_ROUNDS)
+		confirm = 1;
 	if (!dir[0] || !dir[1]) {
-		kg_error("give both --base-dir DIR and --head-dir DIR");
-		fputs(usage_text, stderr);
+		kg_error("give both --base-dir DIR and --head-dir DIR; see 'kgate compare --help'");
 		return KG_EXIT_USAGE;
 	}
 	if (only) {
-		int e = regcomp(&re, only, REG_EXTENDED | REG_NOSUB);
-		if (e) {
-			char msg[256];
-			regerror(e, &re, msg, sizeof(msg));
-			kg_error("--only '%s' is not a valid regular expression: %s", only, msg);
-			return KG_EXIT_USAGE;
-		}
+		if ((rc = opt_regex("only", only, &re)) != KG_EXIT_PASS)
+			return rc;
 		have_re = 1;
 	}
 	for (int k = 0; k < 2; k++)
@@ -491,7 +446,7 @@ int cmd_compare(int argc, char **argv)
 			run[k].commit);
 	}
 
-	if (confirm && (rc = confirm_rounds(st, t, run, &sr, s, pairs, np, quick, &state, rounds,
+	if (confirm && (rc = confirm_rounds(st, t, run, &sr, s, pairs, np, quick, &state, (int)rounds,
 					     budget_s, &conf)) != KG_EXIT_PASS) {
 		kg_error("the confirmation rounds did not finish; the two runs stay stored, "
 			 "no verdicts are");

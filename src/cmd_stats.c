@@ -10,19 +10,19 @@
 #include "kgate/ghevent.h"
 #include "kgate/gpustate.h"
 #include "kgate/kgate.h"
+#include "kgate/opt.h"
 #include "kgate/stats.h"
 #include "kgate/check.h"
 #include "kgate/store.h"
 #include "kgate/util.h"
 
-#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char usage_text[] =
+static const char synopsis[] =
 	"usage: kgate stats [--db PATH] [--commit SHA | --run ID]\n"
 	"                   --report kernel_sum|nvtx_sum|gpu_state [--metric NAME]\n"
 	"                   [--format text|json|csv]\n"
@@ -42,21 +42,14 @@ static const char usage_text[] =
 	"  gpu_state    one row per benchmark: what the GPU was doing around its\n"
 	"               processes, as NVML reported it (SM clock range, hottest\n"
 	"               temperature, most power drawn, and any throttling or other\n"
-	"               compute process seen); 'not recorded' and why without NVML\n"
-	"\n"
-	"  --db PATH        the database (default kgate.db), opened read-only\n"
-	"  --commit SHA     the newest run of this commit (default: git HEAD, or a\n"
-	"                   pull request's head commit in its Actions job; when\n"
-	"                   there is no repository or no run of HEAD, the newest\n"
-	"                   run in the database, with a note on stderr)\n"
-	"  --run ID         the run with this id instead\n"
-	"  --report R       kernel_sum or nvtx_sum\n"
-	"  --metric NAME    the metric summarised (default gpu__time_duration.sum)\n"
-	"  --format F       text (default: aligned columns, long names shortened\n"
-	"                   with an ellipsis), csv (RFC 4180, full names) or json\n"
-	"\n"
+	"               compute process seen); 'not recorded' and why without NVML\n";
+
+static const char epilogue[] =
 	"Exit status: 0 printed; 2 bad usage, no such run or metric;\n"
 	"3 database error (or no such database).\n";
+
+static const char *const reports[] = { "kernel_sum", "nvtx_sum", "gpu_state", NULL };
+static const char *const formats[] = { "text", "json", "csv", NULL };
 
 #define DEFAULT_METRIC "gpu__time_duration.sum"
 #define NAME_WIDTH 60
@@ -293,9 +286,8 @@ static void print_json(const struct row *rows, size_t n, const struct kg_run_inf
 	json_t *o = json_pack("{s:I, s:s?, s:s?, s:s, s:s, s:s, s:o}", "run", (json_int_t)run->id,
 			      "commit", run->commit, "gpu", run->gpu_name, "report", report,
 			      "metric", metric, "unit", unit, "rows", arr);
-	char *s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
-	puts(s);
-	free(s);
+	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+	putchar('\n');
 	json_decref(o);
 }
 
@@ -485,66 +477,35 @@ static void column_heads(const char *unit, const char *report, char **head)
 
 int cmd_stats(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "db", required_argument, NULL, 'd' },
-		{ "commit", required_argument, NULL, 'c' },
-		{ "run", required_argument, NULL, 'r' },
-		{ "report", required_argument, NULL, 'R' },
-		{ "metric", required_argument, NULL, 'm' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	const char *db = store_default_db(), *commit = NULL, *run_s = NULL, *report = NULL;
-	const char *metric = DEFAULT_METRIC, *format = "text";
+	const char *metric = DEFAULT_METRIC;
 	struct kg_store *st = NULL;
 	struct kg_run_info run = { 0 };
 	struct kg_summary_group *g = NULL;
 	struct row *rows = NULL;
 	size_t ng = 0;
-	enum fmt fmt;
-	int c, rc;
+	int fmt = FMT_TEXT, argi, rc;
+	const struct kg_opt opts[] = {
+		KG_OPT_STR("db", 0, "PATH", &db, "the database (default kgate.db), opened read-only"),
+		KG_OPT_STR("commit", 0, "SHA", &commit,
+			   "the newest run of this commit (default: git HEAD, or a pull request's "
+			   "head commit in its Actions job; when there is no repository or no run of "
+			   "HEAD, the newest run in the database, with a note on stderr)"),
+		KG_OPT_STR("run", 0, "ID", &run_s, "the run with this id instead"),
+		KG_OPT_ONEOF("report", 0, "R", &report, reports, "kernel_sum, nvtx_sum or gpu_state"),
+		KG_OPT_STR("metric", 0, "NAME", &metric,
+			   "the metric summarised (default gpu__time_duration.sum)"),
+		KG_OPT_CHOICE("format", 0, "F", &fmt, formats,
+			      "text (default: aligned columns, long names shortened with an "
+			      "ellipsis), csv (RFC 4180, full names) or json"),
+		KG_OPT_END
+	};
+	const struct kg_optspec spec = { "stats", synopsis, epilogue, opts, 0, 0 };
 
-	if (cmd_wants_help(argc, argv)) {
-		fputs(usage_text, stdout);
-		return KG_EXIT_PASS;
-	}
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'd': db = optarg; break;
-		case 'c': commit = optarg; break;
-		case 'r': run_s = optarg; break;
-		case 'R': report = optarg; break;
-		case 'm': metric = optarg; break;
-		case 'f': format = optarg; break;
-		default:
-			return cmd_option_error("stats", c, argv);
-		}
-	}
-	if (optind < argc) {
-		kg_error("unexpected argument '%s'", argv[optind]);
-		fputs(usage_text, stderr);
-		return KG_EXIT_USAGE;
-	}
+	if ((rc = opt_parse(&spec, argc, argv, &argi)) != KG_OPT_GO)
+		return rc;
 	if (!report) {
 		kg_error("give --report kernel_sum, nvtx_sum or gpu_state");
-		return KG_EXIT_USAGE;
-	}
-	if (strcmp(report, "kernel_sum") && strcmp(report, "nvtx_sum") &&
-	    strcmp(report, "gpu_state")) {
-		kg_error("--report '%s' is not one of: kernel_sum, nvtx_sum, gpu_state", report);
-		return KG_EXIT_USAGE;
-	}
-	if (!strcmp(format, "text"))
-		fmt = FMT_TEXT;
-	else if (!strcmp(format, "json"))
-		fmt = FMT_JSON;
-	else if (!strcmp(format, "csv"))
-		fmt = FMT_CSV;
-	else {
-		kg_error("--format '%s' is not one of: text, json, csv", format);
 		return KG_EXIT_USAGE;
 	}
 	if (commit && run_s) {

@@ -18,12 +18,12 @@
 #include "kgate/output.h"
 #include "kgate/util.h"
 
-static const char *const format_names[] = { "text", "markdown", "json", "junit", "github" };
+const char *const output_format_names[] = { "text", "markdown", "json", "junit", "github", NULL };
 
 int output_format_parse(const char *s, enum kg_format *out)
 {
-	for (size_t i = 0; i < sizeof format_names / sizeof *format_names; i++)
-		if (strcmp(s, format_names[i]) == 0) {
+	for (size_t i = 0; output_format_names[i]; i++)
+		if (strcmp(s, output_format_names[i]) == 0) {
 			*out = (enum kg_format)i;
 			return 0;
 		}

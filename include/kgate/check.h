@@ -102,6 +102,9 @@ int check_pick_baseline(struct kg_store *st, const struct kg_run_info *head, con
 int check_find_sides(struct kg_store *st, const char *commit, const char *ref, size_t limit,
 		     struct kg_run_info **head, struct kg_run_info **base, size_t *n_base,
 		     char **bsha, char **blabel, char **note);
+/* Frees what check_find_sides found (any of it may be NULL). */
+void check_sides_free(struct kg_run_info *head, struct kg_run_info *base, size_t n_base,
+		      char *bsha, char *blabel, char *note);
 
 /* A commit as given on the command line: itself when a run is stored
  * under exactly that text, else the full SHA git resolves it to (a short
