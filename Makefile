@@ -48,7 +48,7 @@ ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
 
 # The CLI: main.c and cmd_*.c; everything else in src/ is the library core.
 CLI_SRC  = src/main.c $(wildcard src/cmd_*.c)
-LIB_SRC  = $(filter-out $(CLI_SRC),$(wildcard src/*.c))
+LIB_SRC  = $(filter-out $(CLI_SRC),$(wildcard src/*.c)) $(wildcard src/import/*.c)
 CLI_OBJ  = $(CLI_SRC:src/%.c=$(BUILD)/obj/%.o)
 LIB_OBJ  = $(LIB_SRC:src/%.c=$(BUILD)/obj/%.o)
 
