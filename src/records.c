@@ -248,7 +248,7 @@ static void set_str(char **dst, json_t *v)
 
 /* 1 when the last non-blank line of a regular file is a footer record, 0
  * when it is not, -1 when the file cannot be read backwards (a stream). */
-static int has_footer(const char *path)
+int records_complete(const char *path)
 {
 	FILE *fp;
 	char buf[4096];
@@ -367,7 +367,6 @@ int records_read_info(const char *path, struct kg_import_info *info)
 		info->ppid = (long long)json_integer_value(v);
 	json_decref(h);
 	reader_close(&r);
-	info->complete = has_footer(path);
 	return rc;
 }
 
@@ -376,7 +375,6 @@ static int info_of(const char *path, struct kg_import_info *info)
 	memset(info, 0, sizeof(*info));
 	info->passes = 1;
 	info->pid = info->ppid = -1;
-	info->complete = -1;
 	return records_read_info(path, info);
 }
 

@@ -5,7 +5,7 @@
  * a file is of its format (sniff: the file's first bytes, its path a hint
  * only), reads what the file says of itself (read_info: the GPU fingerprint,
  * the default benchmark name, the command line measured, its place in an
- * application replay, whether it is complete), and streams its samples into
+ * application replay), whether it is whole, and streams its samples into
  * a sink (ingest).  The sink (src/import/sink.c) owns what importers share:
  * kernel names interned once with their demangled and base forms, metric
  * names classified once (metric.c), the reader thread that parses while the
@@ -43,7 +43,6 @@ struct kg_import_info {
 	char *command;           /* the command line measured, or NULL */
 	int pass, passes;        /* application replay: this pass of passes (0 and 1 without) */
 	long long pid, ppid;     /* -1 when the file does not say */
-	int complete;            /* 1 complete, 0 cut short (a process died), -1 not known */
 };
 void import_info_free(struct kg_import_info *info);
 
@@ -59,9 +58,13 @@ struct kg_importer {
 	/* How sure (KG_SNIFF_*) that a file beginning with head[0..n) is of this
 	 * format; path is a hint only. */
 	int (*sniff)(const unsigned char *head, size_t n, const char *path);
-	/* Fill *info (zeroed by the caller, pass 0, passes 1, pid -1, ppid -1,
-	 * complete -1).  0, or an exit status after printing why. */
+	/* Fill *info (zeroed by the caller, pass 0, passes 1, pid -1, ppid -1).
+	 * 0, or an exit status after printing why. */
 	int (*read_info)(const char *path, struct kg_import_info *info);
+	/* 1 when the file is whole, 0 when it was cut short (its writer died),
+	 * -1 when that cannot be told without reading it all; prints nothing.
+	 * NULL: never told. */
+	int (*complete)(const char *path);
 	/* Stream every sample of path into sink.  Runs on the sink's reader
 	 * thread.  0, or an exit status after printing why. */
 	int (*ingest)(struct kg_import_sink *sink, const char *path);

@@ -38,5 +38,6 @@ const struct kg_importer kg_import_records = {
 	.description = "records files (JSON Lines) written by kgate's collector",
 	.sniff = records_sniff,
 	.read_info = records_read_info,
+	.complete = records_complete,
 	.ingest = records_parse,
 };
