@@ -40,8 +40,9 @@ static const char usage_text[] =
 	"                    short SHA or ref is stored as the full SHA git gives\n"
 	"  --branch NAME     its branch (default: from git or GITHUB_HEAD_REF)\n"
 	"  --input-format NAME  the format of the files and directories after it:\n"
-	"                    records, ncu-csv, or auto (default: told from each\n"
-	"                    file's content); a directory then gives all its files\n"
+	"                    one of the formats below, or auto (default: told\n"
+	"                    from each file's content); a directory then gives\n"
+	"                    all its files\n"
 	"  --records FILE    a records file (--input-format records FILE)\n"
 	"  --ncu-csv FILE    an ncu CSV export (--input-format ncu-csv FILE)\n"
 	"  --benchmark NAME  benchmark name of the inputs after it (the first one\n"
@@ -55,7 +56,17 @@ static const char usage_text[] =
 	"  --format F        text (default) or json: a JSON summary on stdout\n"
 	"\n"
 	"Exit status: 0 stored; 2 bad usage or input (nothing stored);\n"
-	"3 database error (nothing stored).\n";
+	"3 database error (nothing stored).\n"
+	"\n"
+	"Formats:\n";
+
+/* The usage, then the formats of the importer table. */
+static void usage(FILE *fp)
+{
+	fputs(usage_text, fp);
+	for (size_t i = 0; kg_importers[i]; i++)
+		fprintf(fp, "  %-16s  %s\n", kg_importers[i]->name, kg_importers[i]->description);
+}
 
 /* A file or directory as the command line gives it. */
 struct arg {
@@ -306,7 +317,7 @@ int cmd_ingest(int argc, char **argv)
 	int c, rc = KG_EXIT_USAGE;
 
 	if (cmd_wants_help(argc, argv)) {
-		fputs(usage_text, stdout);
+		usage(stdout);
 		return KG_EXIT_PASS;
 	}
 	optind = 1;
@@ -357,7 +368,7 @@ int cmd_ingest(int argc, char **argv)
 			break;
 		}
 		case 'h':
-			fputs(usage_text, stdout);
+			usage(stdout);
 			rc = KG_EXIT_PASS;
 			goto out;
 		default:
@@ -376,7 +387,7 @@ int cmd_ingest(int argc, char **argv)
 	if (!nargs) {
 		kg_error("nothing to ingest: give files or directories (or --records FILE, "
 			 "--ncu-csv FILE)");
-		fputs(usage_text, stderr);
+		usage(stderr);
 		goto out;
 	}
 

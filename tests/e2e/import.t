@@ -55,7 +55,7 @@ echo "nothing" > "$T/empty/notes.txt"
 n=$(runs)
 run "$KGATE" ingest --db "$DB" --commit d2 "$T/empty"
 is "$rc" 2 "a directory without a file kgate reads exits 2"
-like "$err" "cannot ingest '.*/empty': the directory holds no file kgate reads \(records, ncu-csv\)" "and says so"
+like "$err" "cannot ingest '.*/empty': the directory holds no file kgate reads \(records, ncu-csv(, [a-z0-9-]*)*\)" "and says so"
 is "$(runs)" "$n" "nothing stored"
 
 mkdir "$T/bad"
@@ -80,9 +80,13 @@ is "$rc" 2 "--input-format records on an ncu export: the records reader refuses 
 like "$err" "ncu_saxpy_strided_details.csv:1:.*bad JSON" "it was read as records"
 run "$KGATE" ingest --db "$DB" --commit f3 --input-format records "$REC/good.jsonl" --input-format auto "$NCU"
 is "$rc" 0 "--input-format auto sniffs again for the files after it"
+run "$KGATE" ingest --help
+like "$out" "^Formats:$" "--help has a list of formats"
+like "$out" "^  records  +records files \(JSON Lines\) written by kgate's collector$" "--help names records from the importer table"
+like "$out" "^  ncu-csv  +Nsight Compute CSV exports" "--help names ncu-csv from the importer table"
 run "$KGATE" ingest --db "$DB" --commit f4 --input-format nvbench "$REC/good.jsonl"
 is "$rc" 2 "an unknown --input-format exits 2"
-like "$err" "--input-format 'nvbench' is not one of: records, ncu-csv, auto" "and names the choices"
+like "$err" "--input-format 'nvbench' is not one of: records, ncu-csv(, [a-z0-9-]*)*, auto" "and names the choices"
 run "$KGATE" ingest --db "$DB" --commit f5 --ncu-csv "$NCU" -- "$REC/good.jsonl"
 is "$rc" 0 "--ncu-csv still names a file; files after -- are sniffed"
 
