@@ -48,7 +48,7 @@ ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
 
 # The CLI: main.c and cmd_*.c; everything else in src/ is the library core.
 CLI_SRC  = src/main.c $(wildcard src/cmd_*.c)
-LIB_SRC  = $(filter-out $(CLI_SRC),$(wildcard src/*.c))
+LIB_SRC  = $(filter-out $(CLI_SRC),$(wildcard src/*.c)) $(wildcard src/import/*.c)
 CLI_OBJ  = $(CLI_SRC:src/%.c=$(BUILD)/obj/%.o)
 LIB_OBJ  = $(LIB_SRC:src/%.c=$(BUILD)/obj/%.o)
 
@@ -218,6 +218,7 @@ help:
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(COLL_OBJ:.o=.d)
 
 # ---- fuzzing: tests/fuzz/fuzz_NAME.c, one libFuzzer harness per parser ----
+# (fuzz_import.c is one harness for every importer of src/import/import.c's table)
 # The library is rebuilt with clang and coverage instrumentation in
 # build-fuzz/; each harness runs FUZZ_TIME seconds on build-fuzz/corpus/NAME,
 # seeded from the test fixtures (build-fuzz/seeds/NAME) and, when present,
@@ -241,6 +242,7 @@ fuzz_seeds_suite      = tests/fixtures/config/suite-*.yaml $(wildcard kgate.yaml
 fuzz_seeds_thresholds = tests/fixtures/config/th-*.yaml thresholds/*.yaml
 fuzz_seeds_records    = tests/fixtures/records/*.jsonl
 fuzz_seeds_ncu_csv    = tests/fixtures/h200/*.csv
+fuzz_seeds_import     = $(fuzz_seeds_records) $(fuzz_seeds_ncu_csv)
 
 .PHONY: fuzz fuzz-smoke fuzz-build fuzz-run
 fuzz-build: $(FUZZ_BIN)
@@ -267,8 +269,7 @@ fuzz-run: $(FUZZ_BIN)
 	  mkdir -p $(FUZZ_BUILD)/seeds/$$n $(FUZZ_BUILD)/corpus/$$n $(FUZZ_BUILD)/artifacts/$$n; \
 	  case $$n in \
 	  suite) seeds="$(fuzz_seeds_suite)";; thresholds) seeds="$(fuzz_seeds_thresholds)";; \
-	  records) seeds="$(fuzz_seeds_records)";; ncu_csv) seeds="$(fuzz_seeds_ncu_csv)";; \
-	  *) seeds="";; esac; \
+	  import) seeds="$(fuzz_seeds_import)";; *) seeds="";; esac; \
 	  for f in $$seeds; do cp "$$f" $(FUZZ_BUILD)/seeds/$$n/; done; \
 	  if [ -f tests/fuzz/$$n.seeds ]; then i=0; while IFS= read -r line; do \
 	    i=$$((i + 1)); printf '%s' "$$line" > $(FUZZ_BUILD)/seeds/$$n/seed$$i; \
@@ -316,7 +317,8 @@ afl-run: afl-build
 	  ncu_csv) seeds="$(fuzz_seeds_ncu_csv)"; args="$(afl_args_ncu_csv)";; \
 	  thresholds) seeds="$(fuzz_seeds_thresholds)"; args="$(afl_args_thresholds)";; esac; \
 	  for f in $$seeds; do cp "$$f" $(FUZZ_AFL_BUILD)/seeds/$$n/; done; \
-	  dict=; [ -f tests/fuzz/$$n.dict ] && dict="-x tests/fuzz/$$n.dict"; \
+	  d=$$n; case $$n in records|ncu_csv) d=import;; esac; \
+	  dict=; [ -f tests/fuzz/$$d.dict ] && dict="-x tests/fuzz/$$d.dict"; \
 	  in=$(FUZZ_AFL_BUILD)/seeds/$$n; [ -d $(FUZZ_AFL_BUILD)/out/$$n/default/queue ] && in=-; \
 	  echo "== afl $$n: $(FUZZ_AFL_TIME) s =="; \
 	  GIT_DIR=/nonexistent AFL_NO_UI=1 AFL_SKIP_CPUFREQ=1 AFL_FAST_CAL=1 \

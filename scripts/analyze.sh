@@ -13,7 +13,7 @@ cc=$1 cflags=$2 collflags=$3
 triage=tests/analyzer.triage
 log=$(mktemp "${TMPDIR:-/tmp}/kgate-analyze.XXXXXX")
 trap 'rm -f "$log"' EXIT
-for f in src/*.c; do
+for f in src/*.c src/import/*.c; do
 	# shellcheck disable=SC2086
 	$cc $cflags -fanalyzer -c -o /dev/null "$f" 2>>"$log"
 done

@@ -205,9 +205,13 @@ int opt_parse(const struct kg_optspec *s, int argc, char **argv, int *argi)
 	struct kg_buf shorts = KG_BUF_INIT;
 	size_t k = 0;
 	int has_help = 0;       /* the table shows -h, --help itself */
-	for (size_t i = 0; i < n; i++)
+	const struct kg_opt *each = NULL;   /* operands in order, to this row's fn */
+	for (size_t i = 0; i < n; i++) {
 		has_help |= s->opts[i].name && !strcmp(s->opts[i].name, "help");
-	buf_adds(&shorts, s->in_order ? "+:" : ":");
+		if (!s->opts[i].name && s->opts[i].fn)
+			each = &s->opts[i];
+	}
+	buf_adds(&shorts, each ? "-:" : s->in_order ? "+:" : ":");
 	if (!has_help)
 		buf_addc(&shorts, 'h');
 	for (size_t i = 0; i < n; i++) {
@@ -233,6 +237,8 @@ int opt_parse(const struct kg_optspec *s, int argc, char **argv, int *argi)
 		if (c == 'h' && !has_help) {    /* an abbreviation such as --hel */
 			opt_help(stdout, s);
 			rc = KG_EXIT_PASS;
+		} else if (c == 1 && each) {    /* an operand, in its place */
+			o = each;
 		} else if (c >= LONG_BASE) {
 			o = &s->opts[c - LONG_BASE];
 		} else if (c != '?' && c != ':') {
@@ -243,6 +249,8 @@ int opt_parse(const struct kg_optspec *s, int argc, char **argv, int *argi)
 		else if (rc == KG_OPT_GO)
 			rc = say_bad(s, c, argv);
 	}
+	for (; each && rc == KG_OPT_GO && optind < argc; optind++)   /* after "--" */
+		rc = take(each, argv[optind]);
 	if (rc == KG_OPT_GO && optind < argc && !s->operands && !s->in_order) {
 		struct kg_buf b = KG_BUF_INIT;
 		say_see(&b, s);

@@ -18,14 +18,13 @@
  */
 #include "kgate/suiterun.h"
 #include "kgate/collector.h"
+#include "kgate/import.h"
 #include "kgate/kgate.h"
-#include "kgate/records.h"
 #include "kgate/runner.h"
 #include "kgate/util.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,9 +101,12 @@ int suiterun_load_suite(const char *dir, const char *cfg, struct kg_suite **s)
 
 void suiterun_recset_free(struct kg_recset *rs)
 {
-	for (size_t i = 0; i < rs->n; i++)
+	for (size_t i = 0; i < rs->n; i++) {
 		free(rs->path[i]);
+		store_run_info_free(&rs->fp[i]);
+	}
 	free(rs->path);
+	free(rs->fp);
 	free(rs->repeat);
 	free(rs->gpu);
 	free(rs->gpu_uuid);
@@ -153,58 +155,6 @@ static char **find_files(const char *dir, const char *prefix, size_t *n)
 	if (out && *n > 1)
 		qsort(out, *n, sizeof(*out), cmp_str);
 	return out;
-}
-
-/* 1 when the last non-blank line of path is a footer record. */
-static int has_footer(const char *path)
-{
-	FILE *fp = fopen(path, "rb");
-	char buf[4096];
-	int ok = 0;
-
-	if (!fp)
-		return 0;
-	if (fseek(fp, 0, SEEK_END) == 0) {
-		long size = ftell(fp);
-		long off = size > (long)sizeof(buf) - 1 ? size - (long)sizeof(buf) + 1 : 0;
-		if (size > 0 && fseek(fp, off, SEEK_SET) == 0) {
-			size_t n = fread(buf, 1, sizeof(buf) - 1, fp);
-			buf[n] = '\0';
-			while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
-				buf[--n] = '\0';
-			char *line = strrchr(buf, '\n');
-			line = line ? line + 1 : buf;
-			json_t *j = json_loads(line, 0, NULL);
-			const char *type = json_string_value(json_object_get(j, "type"));
-			ok = type && !strcmp(type, "footer");
-			json_decref(j);
-		}
-	}
-	fclose(fp);
-	return ok;
-}
-
-/* The header's "passes" (application replay), 1 when absent. */
-static int header_passes(const char *path)
-{
-	FILE *fp = fopen(path, "rb");
-	char *line = NULL;
-	size_t cap = 0;
-	int passes = 1;
-
-	if (!fp)
-		return 1;
-	if (getline(&line, &cap, fp) > 0) {
-		json_t *j = json_loads(line, 0, NULL);
-		json_t *p = json_object_get(j, "passes");
-		if (json_is_integer(p) && json_integer_value(p) > 1)
-			passes = json_integer_value(p) > MAX_PASSES ? MAX_PASSES
-								    : (int)json_integer_value(p);
-		json_decref(j);
-	}
-	free(line);
-	fclose(fp);
-	return passes;
 }
 
 static void print_tail(const char *err_tail)
@@ -317,6 +267,7 @@ int suiterun_once(struct kg_suiterun *sr, const struct kg_suite *s,
 	char *safe = file_safe(b->name);
 	char *at = where(tag, repeat);
 	int passes = 1, rc = KG_EXIT_PASS;
+	const struct kg_importer *rec = import_find("records");
 
 	sr->step++;
 	if (sr->progress)
@@ -363,6 +314,7 @@ int suiterun_once(struct kg_suiterun *sr, const struct kg_suite *s,
 			na = gpustate_read_all(sr->nvml, after, KG_GPUSTATE_MAX_DEVICES);
 		size_t nf = 0;
 		char **files = NULL;
+		struct kg_run_info *fps = NULL;   /* each file's GPU fingerprint */
 		if (r != KG_EXIT_PASS) {
 			kg_error("benchmark '%s' cannot be started (%s%s): %s", b->name, at, pass_s,
 				 res.spawn_error);
@@ -393,33 +345,46 @@ int suiterun_once(struct kg_suiterun *sr, const struct kg_suite *s,
 				print_tail(res.err_tail);
 				rc = KG_EXIT_RUNTIME;
 			}
+			fps = xcalloc(nf ? nf : 1, sizeof(*fps));
 			for (size_t i = 0; i < nf && rc == KG_EXIT_PASS; i++) {
 				struct stat sb;
+				struct kg_import_info info;
 				if (lstat(files[i], &sb) != 0 || !S_ISREG(sb.st_mode)) {
 					/* a FIFO would block every read of it for ever */
 					kg_error("benchmark '%s' left '%s' in place of a records file "
 						 "(%s%s): not a regular file", b->name, files[i], at,
 						 pass_s);
 					rc = KG_EXIT_RUNTIME;
-				} else if (!has_footer(files[i])) {
+					break;
+				}
+				/* The records files are the benchmark's output, not the
+				 * user's input: one that cannot be read is the benchmark's
+				 * failure (exit 3), as a missing footer is. */
+				memset(&info, 0, sizeof(info));
+				if (rec->complete(files[i]) != 1) {
 					kg_error("benchmark '%s' wrote a records file without its "
 						 "footer (%s%s): '%s': a process of it died before it "
 						 "finished", b->name, at, pass_s, files[i]);
 					print_tail(res.err_tail);
 					rc = KG_EXIT_RUNTIME;
+				} else if (import_read_info(rec, files[i], &info) != KG_EXIT_PASS) {
+					rc = KG_EXIT_RUNTIME;
+				} else {
+					if (pass == 0 && app_replay && info.passes > passes)
+						passes = info.passes > MAX_PASSES ? MAX_PASSES : info.passes;
+					fps[i] = info.run;
+					memset(&info.run, 0, sizeof(info.run));
 				}
+				import_info_free(&info);
 			}
-			if (rc == KG_EXIT_PASS && pass == 0 && app_replay)
-				for (size_t i = 0; i < nf; i++) {
-					int p = header_passes(files[i]);
-					passes = p > passes ? p : passes;
-				}
 		}
 		if (rc == KG_EXIT_PASS && repeat >= 0) {
 			acc->path = xrealloc(acc->path, (acc->n + nf) * sizeof(*acc->path));
 			acc->repeat = xrealloc(acc->repeat, (acc->n + nf) * sizeof(*acc->repeat));
+			acc->fp = xrealloc(acc->fp, (acc->n + nf) * sizeof(*acc->fp));
 			for (size_t i = 0; i < nf; i++) {
 				acc->path[acc->n] = files[i];
+				acc->fp[acc->n] = fps[i];
 				acc->repeat[acc->n++] = repeat;
 			}
 			acc->wall_s += res.wall_s;
@@ -429,9 +394,12 @@ int suiterun_once(struct kg_suiterun *sr, const struct kg_suite *s,
 			for (size_t i = 0; i < nf; i++) {
 				unlink(files[i]);
 				free(files[i]);
+				if (fps)
+					store_run_info_free(&fps[i]);
 			}
 		}
 		free(files);
+		free(fps);
 		runner_result_free(&res);
 		runner_env_free(env, nenv);
 		free(pass_s);
@@ -443,56 +411,19 @@ int suiterun_once(struct kg_suiterun *sr, const struct kg_suite *s,
 	return rc;
 }
 
-void suiterun_context(struct kg_run_info *run)
-{
-	const char *ci = getenv("GITHUB_RUN_ID"), *srv = getenv("GITHUB_SERVER_URL"),
-		   *repo = getenv("GITHUB_REPOSITORY");
-	char host[256];
-
-	if (ci && srv && repo && !run->ci_url)
-		run->ci_url = xasprintf("%s/%s/actions/runs/%s", srv, repo, ci);
-	if (!run->host && gethostname(host, sizeof(host)) == 0) {
-		host[sizeof(host) - 1] = '\0';
-		run->host = xstrdup(host);
-	}
-	if (!run->time)
-		run->time = (int64_t)time(NULL);
-	if (!run->source)
-		run->source = xstrdup("records");
-}
-
-static int same(const char *a, const char *b)
-{
-	return !a || !b || !strcmp(a, b);
-}
-
-/* The GPU fingerprint from every file's header; all must agree. */
+/* The GPU fingerprint from every file's header (read when it was found);
+ * all must agree. */
 static int fingerprint(struct kg_run_info *run, const struct kg_recset *sets, size_t n)
 {
 	const char *first = NULL;
 
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < sets[i].n; j++) {
-			struct kg_run_info one = { 0 };
-			const char *path = sets[i].path[j];
-			int r = records_read_header(path, &one);
-			if (r != KG_EXIT_PASS) {
-				store_run_info_free(&one);
-				return r;
-			}
-			if (!same(run->gpu_name, one.gpu_name)) {
-				kg_error("%s: recorded on %s, but %s was recorded on %s; one run is "
-					 "one GPU model", path, one.gpu_name, first, run->gpu_name);
-				store_run_info_free(&one);
+			int rc = import_fingerprint(run, &sets[i].fp[j], sets[i].path[j], first);
+			if (rc != KG_EXIT_PASS)
 				return KG_EXIT_RUNTIME;
-			}
 			if (!first)
-				first = path;
-#define TAKE(f) if (!run->f && one.f) { run->f = one.f; one.f = NULL; }
-			TAKE(gpu_name) TAKE(gpu_uuid) TAKE(gpu_chip) TAKE(driver) TAKE(cuda)
-			TAKE(collector)
-#undef TAKE
-			store_run_info_free(&one);
+				first = sets[i].path[j];
 		}
 	return KG_EXIT_PASS;
 }
@@ -555,15 +486,13 @@ int suiterun_store(struct kg_store *st, struct kg_run_info *run, const char *con
 	size_t samples = 0;
 	int rc;
 
-	/* The records files are the benchmarks' output, not the user's input:
-	 * one that cannot be read is the benchmark's failure (exit 3), as a
-	 * missing footer is. */
+	/* the time of storing, not of the first file's header */
+	import_context(run);
 	if ((rc = fingerprint(run, sets, n)) != KG_EXIT_PASS)
-		return rc == KG_EXIT_USAGE ? KG_EXIT_RUNTIME : rc;
+		return rc;
 	if (!run->gpu_name)
 		kg_warn("the records files name no GPU (the collector saw none?): this run will "
 			"not match runs of a named GPU");
-	suiterun_context(run);
 	if ((rc = store_run_begin(st, run)) != KG_EXIT_PASS)
 		return rc;
 	for (size_t i = 0; i < n && rc == KG_EXIT_PASS; i++) {
@@ -578,8 +507,9 @@ int suiterun_store(struct kg_store *st, struct kg_run_info *run, const char *con
 			sum[i].processes = sets[i].processes;
 		}
 		for (size_t j = 0; j < sets[i].n && rc == KG_EXIT_PASS; j++) {
-			struct kg_records_stats rs;
-			rc = records_ingest(st, sets[i].path[j], names[i], sets[i].repeat[j], &rs);
+			struct kg_import_stats rs;
+			rc = import_ingest(import_find("records"), st, sets[i].path[j], names[i],
+					   sets[i].repeat[j], &rs);
 			if (rc == KG_EXIT_USAGE)
 				rc = KG_EXIT_RUNTIME;
 			samples += rs.samples;

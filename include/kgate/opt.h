@@ -58,6 +58,11 @@ struct kg_opt {
 	{ .name = (NAME), .letter = (LETTER), .arg = (ARG), .help = (HELP), .fn = (FN), .ctx = (CTX) }
 /* a row of the help for operands, not an option */
 #define KG_OPT_OPERAND(ARG, HELP) { .arg = (ARG), .help = (HELP) }
+/* Operands taken in order among the options, each by FN (so an option can
+ * apply to the operands after it, as ingest's --input-format does); those
+ * after "--" too.  At most one such row in a table. */
+#define KG_OPT_OPERANDS_CALL(ARG, FN, CTX, HELP) \
+	{ .arg = (ARG), .help = (HELP), .fn = (FN), .ctx = (CTX) }
 #define KG_OPT_END { .name = NULL }
 
 /* The choices of a --format that is text or json. */

@@ -32,6 +32,7 @@ struct kg_suiterun {
 struct kg_recset {
 	char **path;
 	int *repeat;
+	struct kg_run_info *fp; /* each file's GPU fingerprint, from its header */
 	size_t n;
 	double wall_s;          /* summed over the measured processes */
 	int processes;          /* measured process runs */
@@ -67,9 +68,6 @@ int suiterun_once(struct kg_suiterun *sr, const struct kg_suite *s,
 		  struct kg_recset *acc);
 void suiterun_recset_free(struct kg_recset *rs);
 
-/* Fill the run's commit-independent context: host, CI URL, time. */
-void suiterun_context(struct kg_run_info *run);
-
 struct kg_bench_summary {
 	const char *name;
 	size_t launches, samples, kernels;
@@ -80,7 +78,7 @@ struct kg_bench_summary {
 /*
  * Store the records of every benchmark (sets[i] belongs to benchmarks
  * names[i]) as one run: the GPU fingerprint from the headers (all must name
- * one GPU model), store_run_begin, records_ingest of every file,
+ * one GPU model), store_run_begin, the records importer (import.h) on every file,
  * store_run_commit; any error aborts, leaving nothing.  sum[i] is filled
  * when sum is not NULL.  0, KG_EXIT_USAGE (bad records) or KG_EXIT_RUNTIME.
  */

@@ -266,7 +266,7 @@ static void test_long_line(void **state)
 }
 
 /* end - start over the whole int64 range: the duration is exact, not an
- * overflow (found by tests/fuzz/fuzz_records.c). */
+ * overflow (found by the records fuzz harness, now tests/fuzz/fuzz_import.c). */
 static void test_duration_range(void **state)
 {
 	struct kg_store *st = fresh_store("range.db");
