@@ -29,7 +29,7 @@
 
 #include "cmd.h"
 #include "kgate/check.h"
-#include "kgate/collector.h"
+#include "kgate/records_format.h"
 #include "kgate/config.h"
 #include "kgate/explain.h"
 #include "kgate/gate.h"

@@ -11,7 +11,7 @@
  * the benchmark and the repeat and quotes the last lines of its stderr.
  */
 #include "kgate/suiterun.h"
-#include "kgate/collector.h"
+#include "kgate/records_format.h"
 #include "kgate/kgate.h"
 #include "kgate/records.h"
 #include "kgate/runner.h"

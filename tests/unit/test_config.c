@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kgate/collector.h"
+#include "kgate/records_format.h"
 #include "kgate/config.h"
 #include "kgate/metric.h"
 #include "kgate/kgate.h"
