@@ -1,5 +1,6 @@
 #!/bin/sh
-# analyze.sh: gcc's static analyzer (-fanalyzer) over kgate's sources.
+# analyze.sh: gcc's static analyzer (-fanalyzer) over kgate's sources and
+# the collector's test doubles (tests/collector/*.c).
 #
 #   sh scripts/analyze.sh CC "CFLAGS for src/*.c" "CFLAGS for src/collector/*.c"
 #
@@ -17,7 +18,7 @@ for f in src/*.c; do
 	# shellcheck disable=SC2086
 	$cc $cflags -fanalyzer -c -o /dev/null "$f" 2>>"$log"
 done
-for f in src/collector/*.c; do
+for f in src/collector/*.c tests/collector/*.c; do
 	# shellcheck disable=SC2086
 	$cc $collflags -fanalyzer -c -o /dev/null "$f" 2>>"$log"
 done
