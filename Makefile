@@ -14,7 +14,7 @@
 #                        then the whole binary under AFL++, FUZZ_AFL_TIME=60 s each (build-afl/)
 #   make fuzz-smoke      the same, a few seconds each
 #   make valgrind        make test's tests with kgate and the unit tests under memcheck
-#   make analyze         gcc -fanalyzer over src/ and tests/collector/, failing on untriaged warnings
+#   make analyze         gcc -fanalyzer over src/ and the tests' programs, failing on untriaged warnings
 
 CC      ?= cc
 CUDA    ?= /usr/local/cuda
@@ -75,6 +75,8 @@ COLLECTOR = $(if $(COLL_SRC),$(BUILD)/libkgate-collector.so)
 CTEST_DIR = $(BUILD)/tests/collector
 CTEST_BIN = $(if $(COLL_SRC),$(CTEST_DIR)/libcupti.so.13 $(CTEST_DIR)/fake_app \
 	$(CTEST_DIR)/query_driver $(CTEST_DIR)/inject_driver $(CTEST_DIR)/nvtx_only)
+# Other programs the end-to-end tests run (tests/progs/), with the CLI's flags.
+PTEST_BIN = $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(wildcard tests/progs/*.c))
 CTEST_CFLAGS = $(filter-out -fvisibility=hidden -fPIC,$(COLL_CFLAGS)) -MF $@.d
 
 .PHONY: all test run-tests valgrind run-valgrind analyze unit e2e bench faults benchmarks demo test-gpu install clean help test-progs
@@ -111,7 +113,12 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libkgate.a
 	$(if $(Q),@echo "  TEST    $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libkgate.a -lcmocka $(LDLIBS)
 
-test-progs: $(CTEST_BIN)
+test-progs: $(CTEST_BIN) $(PTEST_BIN)
+
+$(BUILD)/tests/progs/%: tests/progs/%.c
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -MF $@.d $(ALL_LDFLAGS) -o $@ $<
 
 # The stand-in libcupti is not instrumented: it is loaded into programs that
 # are not either (a sanitizer runtime must come first in a process).
@@ -132,7 +139,7 @@ $(CTEST_DIR)/%: tests/collector/%.c
 	$(if $(Q),@echo "  CC      $<")
 	$(Q)$(CC) $(CTEST_CFLAGS) -o $@ $< -ldl
 
--include $(CTEST_BIN:%=%.d)
+-include $(CTEST_BIN:%=%.d) $(PTEST_BIN:%=%.d)
 
 # Every test (cmocka unit tests print TAP; e2e tests are shell TAP scripts)
 # runs through one prove, which prints the summary line.
@@ -142,7 +149,7 @@ test: deps
 # After a failure, the end-to-end tests' log of what failed (with the
 # command's stderr) is printed last, where a CI log shows it.
 TEST_LOG = $(abspath $(BUILD))/test-failures.log
-run-tests: all $(UNIT_BIN) $(CTEST_BIN)
+run-tests: all $(UNIT_BIN) $(CTEST_BIN) $(PTEST_BIN)
 	$(Q)rm -f "$(TEST_LOG)"; CMOCKA_MESSAGE_OUTPUT=TAP KGATE="$(abspath $(KGATE))" \
 	  KGATE_COLLECTOR="$(abspath $(COLLECTOR))" KGATE_BUILD="$(abspath $(BUILD))" \
 	  KGATE_SRC="$(CURDIR)" KGATE_TEST_LOG="$(TEST_LOG)" \
@@ -185,7 +192,7 @@ valgrind: deps
 	$(Q)$(MAKE) --no-print-directory run-valgrind
 
 VG_TEST_LOG = $(abspath $(BUILD))/valgrind-failures.log
-run-valgrind: all $(UNIT_BIN) $(CTEST_BIN) $(VG_KGATE) $(VG_UNIT)
+run-valgrind: all $(UNIT_BIN) $(CTEST_BIN) $(PTEST_BIN) $(VG_KGATE) $(VG_UNIT)
 	$(Q)rm -rf "$(VG_TEST_LOG)" "$(VG_LOGS)"; mkdir -p "$(VG_LOGS)"; st=0; \
 	  CMOCKA_MESSAGE_OUTPUT=TAP KGATE="$(abspath $(VG_KGATE))" \
 	  KGATE_COLLECTOR="$(abspath $(COLLECTOR))" KGATE_BUILD="$(abspath $(BUILD))" \
