@@ -10,6 +10,7 @@
  * file, or when a records file lacks its footer; the failure message names
  * the benchmark and the repeat and quotes the last lines of its stderr.
  */
+#include "kgate/escape.h"
 #include "kgate/suiterun.h"
 #include "kgate/records_format.h"
 #include "kgate/kgate.h"
@@ -209,7 +210,7 @@ static void print_tail(const char *err_tail)
 	while (*p) {
 		const char *nl = strchr(p, '\n');
 		size_t l = nl ? (size_t)(nl - p) : strlen(p);
-		char *line = xstrndup(p, l), *safe = kg_text_safe(line);
+		char *line = xstrndup(p, l), *safe = escape_text_dup(line);
 		fprintf(stderr, "    %s\n", safe);
 		free(safe);
 		free(line);
