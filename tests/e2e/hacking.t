@@ -3,8 +3,9 @@
 # the manner of man.t: every path HACKING.md names exists (a pattern such as
 # src/cmd_<name>.c must match a file), it has a section for each kind of
 # change, every src/*.c and src/*/*.c file is named in README.md's source
-# layout, every path the layout names exists, and every command of
-# 'kgate --help' has its file, src/cmd_<name>.c, named there.
+# layout, every path the layout names exists, every *.md file the sources
+# and docs name exists, and every command of 'kgate --help' has its file,
+# src/cmd_<name>.c, named there.
 . "$(dirname "$0")/lib.sh"
 
 S=$KGATE_SRC
@@ -70,6 +71,14 @@ for p in $lnamed; do
 	exists "$p" || missing="$missing $p"
 done
 is "$missing" "" "every path README.md's source layout names exists"
+
+# --- no document named in the sources or the docs is missing -----------------
+# (gate.h once sent its reader to a DESIGN.md the repository does not have)
+missing=""
+for m in $(cd "$S" && grep -ohE '[A-Za-z0-9_-]+\.md\b' README.md docs/*.md src/*.c src/*/*.c include/kgate/*.h man/kgate.1 2>/dev/null | sort -u); do
+	[ -n "$(cd "$S" && find . -name "$m" -not -path './build*' -print -quit)" ] || missing="$missing $m"
+done
+is "$missing" "" "every *.md file the sources and docs name exists"
 
 # --- every command has its file, named in the layout -------------------------
 cmds=$("$KGATE" --help | awk '/^commands:/ { on = 1; next } on && NF == 0 { exit } on { print $1 }')
