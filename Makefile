@@ -75,8 +75,10 @@ COLLECTOR = $(if $(COLL_SRC),$(BUILD)/libkgate-collector.so)
 CTEST_DIR = $(BUILD)/tests/collector
 CTEST_BIN = $(if $(COLL_SRC),$(CTEST_DIR)/libcupti.so.13 $(CTEST_DIR)/fake_app \
 	$(CTEST_DIR)/query_driver $(CTEST_DIR)/inject_driver $(CTEST_DIR)/nvtx_only)
-# Other programs the end-to-end tests run (tests/progs/), with the CLI's flags.
+# Other programs the end-to-end tests run (tests/progs/), with the CLI's
+# flags but no sanitizer (one is installed setuid).
 PTEST_BIN = $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(wildcard tests/progs/*.c))
+PTEST_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Iinclude -MMD -MP -MF $@.d
 CTEST_CFLAGS = $(filter-out -fvisibility=hidden -fPIC,$(COLL_CFLAGS)) -MF $@.d
 
 .PHONY: all test run-tests valgrind run-valgrind analyze unit e2e bench faults benchmarks demo test-gpu install clean help test-progs
@@ -118,7 +120,7 @@ test-progs: $(CTEST_BIN) $(PTEST_BIN)
 $(BUILD)/tests/progs/%: tests/progs/%.c
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  CC      $<")
-	$(Q)$(CC) $(ALL_CFLAGS) -MF $@.d $(ALL_LDFLAGS) -o $@ $<
+	$(Q)$(CC) $(PTEST_CFLAGS) $(LDFLAGS) -o $@ $<
 
 # The stand-in libcupti is not instrumented: it is loaded into programs that
 # are not either (a sanitizer runtime must come first in a process).
