@@ -7,40 +7,27 @@
 #include "kgate/ghevent.h"
 #include "kgate/git.h"
 #include "kgate/kgate.h"
+#include "kgate/opt.h"
 #include "kgate/ncu_csv.h"
 #include "kgate/records.h"
 #include "kgate/store.h"
 #include "kgate/util.h"
 
-#include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static const char usage_text[] =
+static const char synopsis[] =
 	"usage: kgate ingest [--db PATH] [--commit SHA] [--branch NAME]\n"
 	"                    (--records FILE | --ncu-csv FILE)... [--benchmark NAME]\n"
 	"                    [--repeat N] [--label L] [--format text|json]\n"
 	"\n"
 	"Store records files (written by the collector) and Nsight Compute CSV\n"
-	"exports (ncu --csv, details or raw page) as one run of the database.\n"
-	"\n"
-	"  --db PATH         the database (default kgate.db)\n"
-	"  --commit SHA      the commit measured (default: git rev-parse HEAD); a\n"
-	"                    short SHA or ref is stored as the full SHA git gives\n"
-	"  --branch NAME     its branch (default: from git or GITHUB_HEAD_REF)\n"
-	"  --records FILE    a records file; may be given several times\n"
-	"  --ncu-csv FILE    an ncu CSV export; may be given several times\n"
-	"  --benchmark NAME  benchmark name of the inputs after it (the first one\n"
-	"                    also names those before it; default: the records\n"
-	"                    file's argv[0] basename, or ncu's process name)\n"
-	"  --repeat N        repeat number of the first file of each benchmark\n"
-	"                    (default 0; later files of one benchmark count up)\n"
-	"  --label L         a label for the run (compare uses base/head)\n"
-	"  --format F        text (default) or json: a JSON summary on stdout\n"
-	"\n"
+	"exports (ncu --csv, details or raw page) as one run of the database.\n";
+
+static const char epilogue[] =
 	"Exit status: 0 stored; 2 bad usage or input (nothing stored);\n"
 	"3 database error (nothing stored).\n";
 
@@ -178,82 +165,78 @@ static int same(const char *a, const char *b)
 	return strcmp(a, b) == 0;
 }
 
+/* What the options collect: the inputs, each with the --benchmark before it. */
+struct ingest_opts {
+	struct input *in;
+	size_t nin;
+	const char *benchmark;
+};
+
+/* --records FILE, --ncu-csv FILE */
+static int add_input(const struct kg_opt *o, const char *arg)
+{
+	struct ingest_opts *io = o->ctx;
+
+	io->in = xrealloc(io->in, (io->nin + 1) * sizeof(*io->in));
+	io->in[io->nin++] = (struct input){ arg, !strcmp(o->name, "ncu-csv"), io->benchmark, NULL, 0 };
+	return KG_EXIT_PASS;
+}
+
+/* --benchmark NAME: the first one also names the inputs before it */
+static int set_benchmark(const struct kg_opt *o, const char *arg)
+{
+	struct ingest_opts *io = o->ctx;
+
+	if (!io->benchmark)
+		for (size_t i = 0; i < io->nin; i++)
+			io->in[i].bench_opt = arg;
+	io->benchmark = arg;
+	return KG_EXIT_PASS;
+}
+
 int cmd_ingest(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "db", required_argument, NULL, 'd' },
-		{ "commit", required_argument, NULL, 'c' },
-		{ "branch", required_argument, NULL, 'b' },
-		{ "records", required_argument, NULL, 'r' },
-		{ "ncu-csv", required_argument, NULL, 'n' },
-		{ "benchmark", required_argument, NULL, 'B' },
-		{ "repeat", required_argument, NULL, 'R' },
-		{ "label", required_argument, NULL, 'l' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	const char *db = "kgate.db", *commit = NULL, *branch = NULL, *benchmark = NULL;
+	const char *db = store_default_db(), *commit = NULL, *branch = NULL, *benchmark = NULL;
 	const char *label = NULL, *format = "text";
+	struct ingest_opts io = { NULL, 0, benchmark };
 	struct input *in = NULL;
 	size_t nin = 0;
 	long repeat0 = 0;
-	int c, rc = KG_EXIT_USAGE;
+	int argi, rc;
+	const struct kg_opt opts[] = {
+		KG_OPT_STR("db", 0, "PATH", &db, "the database (default kgate.db)"),
+		KG_OPT_STR("commit", 0, "SHA", &commit,
+			   "the commit measured (default: git rev-parse HEAD); a short SHA or ref is "
+			   "stored as the full SHA git gives"),
+		KG_OPT_STR("branch", 0, "NAME", &branch,
+			   "its branch (default: from git or GITHUB_HEAD_REF)"),
+		KG_OPT_CALL("records", 0, "FILE", add_input, &io,
+			    "a records file; may be given several times"),
+		KG_OPT_CALL("ncu-csv", 0, "FILE", add_input, &io,
+			    "an ncu CSV export; may be given several times"),
+		KG_OPT_CALL("benchmark", 0, "NAME", set_benchmark, &io,
+			    "benchmark name of the inputs after it (the first one also names those "
+			    "before it; default: the records file's argv[0] basename, or ncu's "
+			    "process name)"),
+		KG_OPT_LONG("repeat", 0, "N", &repeat0, 0, 1000000,
+			    "repeat number of the first file of each benchmark (default 0; later "
+			    "files of one benchmark count up)"),
+		KG_OPT_STR("label", 0, "L", &label, "a label for the run (compare uses base/head)"),
+		KG_OPT_ONEOF("format", 0, "F", &format, kg_opt_text_json,
+			     "text (default) or json: a JSON summary on stdout"),
+		KG_OPT_END
+	};
+	const struct kg_optspec spec = { "ingest", synopsis, epilogue, opts, 0, 0 };
 
-	if (cmd_wants_help(argc, argv)) {
-		fputs(usage_text, stdout);
-		return KG_EXIT_PASS;
-	}
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'd': db = optarg; break;
-		case 'c': commit = optarg; break;
-		case 'b': branch = optarg; break;
-		case 'B':
-			if (!benchmark)
-				for (size_t i = 0; i < nin; i++)
-					in[i].bench_opt = optarg;
-			benchmark = optarg;
-			break;
-		case 'l': label = optarg; break;
-		case 'f': format = optarg; break;
-		case 'r':
-		case 'n':
-			in = xrealloc(in, (nin + 1) * sizeof(*in));
-			in[nin++] = (struct input){ optarg, c == 'n', benchmark, NULL, 0 };
-			break;
-		case 'R': {
-			char *end;
-			repeat0 = strtol(optarg, &end, 10);
-			if (*end || end == optarg || repeat0 < 0 || repeat0 > 1000000) {
-				kg_error("--repeat '%s' is not a non-negative integer", optarg);
-				goto out;
-			}
-			break;
-		}
-		case 'h':
-			fputs(usage_text, stdout);
-			rc = KG_EXIT_PASS;
-			goto out;
-		default:
-			rc = cmd_option_error("ingest", c, argv);
-			goto out;
-		}
-	}
-	if (optind < argc) {
-		kg_error("unexpected argument '%s'", argv[optind]);
-		fputs(usage_text, stderr);
+	rc = opt_parse(&spec, argc, argv, &argi);
+	in = io.in;
+	nin = io.nin;
+	if (rc != KG_OPT_GO)
 		goto out;
-	}
-	if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0) {
-		kg_error("--format '%s' is not one of: text, json", format);
-		goto out;
-	}
+	rc = KG_EXIT_USAGE;
 	if (!nin) {
-		kg_error("nothing to ingest: give --records FILE or --ncu-csv FILE");
-		fputs(usage_text, stderr);
+		kg_error("nothing to ingest: give --records FILE or --ncu-csv FILE; see 'kgate ingest "
+			 "--help'");
 		goto out;
 	}
 

@@ -16,12 +16,12 @@
 #include "kgate/output.h"
 #include "kgate/util.h"
 
-static const char *const format_names[] = { "text", "markdown", "json", "junit", "github" };
+const char *const output_format_names[] = { "text", "markdown", "json", "junit", "github", NULL };
 
 int output_format_parse(const char *s, enum kg_format *out)
 {
-	for (size_t i = 0; i < sizeof format_names / sizeof *format_names; i++)
-		if (strcmp(s, format_names[i]) == 0) {
+	for (size_t i = 0; output_format_names[i]; i++)
+		if (strcmp(s, output_format_names[i]) == 0) {
 			*out = (enum kg_format)i;
 			return 0;
 		}
@@ -482,6 +482,10 @@ static json_t *json_result(const struct kg_check_info *info, const struct kg_res
 	json_object_set_new(o, "n_base", json_integer((json_int_t)r->n_base));
 	json_object_set_new(o, "n_head", json_integer((json_int_t)r->n_head));
 	json_object_set_new(o, "message", jstr(r->message));
+	if (!isnan(r->cycle_shift)) {
+		json_object_set_new(o, "cycle_shift", jnum(r->cycle_shift));
+		json_object_set_new(o, "cycle_source", jstr(r->cycle_source));
+	}
 	const struct kg_explanation *x = why_of(info, r, NULL);
 	if (x)
 		json_object_set_new(o, "why", jstr(x->why));

@@ -6,6 +6,7 @@
 #include "kgate/util.h"
 #include "kgate/kgate.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,4 +225,28 @@ const char *kg_suggest(const char *word, const char *const *candidates, size_t n
 		}
 	}
 	return best_d <= limit ? best : NULL;
+}
+
+const char *kg_suggest_close(const char *word, const char *const *candidates, size_t n)
+{
+	const char *s = kg_suggest(word, candidates, n);
+
+	if (s && 2 * kg_levenshtein(word, s) > strlen(word))
+		return NULL;
+	return s;
+}
+
+char *kg_exe_dir(void)
+{
+	char buf[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	char *slash = strrchr(buf, '/');
+	if (!slash)
+		return NULL;
+	*slash = '\0';
+	return xstrdup(buf[0] ? buf : "/");
 }

@@ -37,6 +37,8 @@ struct kg_check_info {
 	const struct kg_outcome *outcome;
 };
 
+/* The names of enum kg_format in its order, NULL-terminated. */
+extern const char *const output_format_names[];
 int output_format_parse(const char *s, enum kg_format *out); /* 0 ok, -1 unknown */
 const char *output_format_choices(void);                     /* "text, markdown, ..." */
 void output_render(enum kg_format f, const struct kg_check_info *info, const struct kg_gate *g,

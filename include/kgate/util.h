@@ -18,6 +18,9 @@
 #define KG_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
 #define KG_PRINTF(a, b)
+/* The directory of the running kgate binary (/proc/self/exe), malloc'd, or NULL. */
+char *kg_exe_dir(void);
+
 #endif
 
 void *xmalloc(size_t n);
@@ -62,5 +65,11 @@ long kg_getline(char **line, size_t *cap, FILE *fp, size_t max);
 size_t kg_levenshtein(const char *a, const char *b);
 /* The candidate nearest to word, or NULL when none is near enough. */
 const char *kg_suggest(const char *word, const char *const *candidates, size_t n);
+/* kg_suggest, but only when word is at most half wrong: "warning" may mean
+ * "warn", "nope" does not mean "ignore"; "--basline" means "--baseline". */
+const char *kg_suggest_close(const char *word, const char *const *candidates, size_t n);
+
+/* The directory of the running kgate binary (/proc/self/exe), malloc'd, or NULL. */
+char *kg_exe_dir(void);
 
 #endif

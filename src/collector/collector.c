@@ -87,6 +87,16 @@ static void coll_put_locked(const char *s, size_t n)
 			strerror(errno));
 }
 
+/* Under coll_mu: close the record w, write it as one line, free it. */
+static void coll_put_record_locked(struct jw *w)
+{
+	jw_obj_close(w);
+	jw_raw(w, "\n", 1);
+	if (!w->oom)
+		coll_put_locked(w->buf, w->len);
+	jw_free(w);
+}
+
 void coll_error(const char *code, int cupti, const char *fmt, ...)
 {
 	char msg[1024];
@@ -423,11 +433,7 @@ static void coll_header_locked(void)
 			jw_vstr(&w, derived[i]);
 	}
 	jw_arr_close(&w);
-	jw_obj_close(&w);
-	jw_raw(&w, "\n", 1);
-	if (!w.oom)
-		coll_put_locked(w.buf, w.len);
-	jw_free(&w);
+	coll_put_record_locked(&w);
 	for (size_t i = 0; i < coll_n_early; i++) {
 		coll_put_locked(coll_early[i], strlen(coll_early[i]));
 		free(coll_early[i]);
@@ -530,11 +536,7 @@ static void coll_footer(void)
 	jw_kint(&w, "dropped", (int64_t)coll_dropped);
 	jw_kint(&w, "errors", (int64_t)coll_errors);
 	launch_footer_fields(&w);
-	jw_obj_close(&w);
-	jw_raw(&w, "\n", 1);
-	if (!w.oom)
-		coll_put_locked(w.buf, w.len);
-	jw_free(&w);
+	coll_put_record_locked(&w);
 	if (coll_out) {
 		if (fclose(coll_out) != 0)
 			fprintf(stderr, "kgate-collector: cannot write the records file: %s\n",
