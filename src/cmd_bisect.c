@@ -17,6 +17,7 @@
  * is ended and "git bisect reset" takes HEAD back.
  */
 #include "cmd.h"
+#include "kgate/escape.h"
 #include "kgate/check.h"
 #include "kgate/config.h"
 #include "kgate/gate.h"
@@ -583,21 +584,15 @@ static void print_result(const struct bisect_args *a, const char *first, const c
 		printf("{\"first_bad\":\"%s\",\"kernel\":", first);
 		/* names and subjects may hold anything: escape as JSON */
 		const char *strs[] = { kernel, a->metric, against, subject, j->where };
+		struct kg_buf jb = KG_BUF_INIT;
 		for (size_t i = 0; i < 5; i++) {
 			static const char *const keys[] = { NULL, "metric", "against", "subject", "where" };
 			if (i)
-				printf(",\"%s\":", keys[i]);
-			putchar('"');
-			for (const unsigned char *p = (const unsigned char *)strs[i]; *p; p++) {
-				if (*p == '"' || *p == '\\')
-					printf("\\%c", *p);
-				else if (*p < 0x20 || *p == 0x7f)
-					printf("\\u%04x", *p);
-				else
-					putchar(*p);
-			}
-			putchar('"');
+				buf_printf(&jb, ",\"%s\":", keys[i]);
+			escape_json(&jb, strs[i]);
 		}
+		fwrite(jb.s, 1, jb.len, stdout);
+		buf_free(&jb);
 		printf(",\"base\":%.17g,\"head\":%.17g,\"shift\":%.17g,\"verdict\":\"%s\",\"runs_measured\":%lld}\n",
 		       isfinite(j->base) ? j->base : 0, isfinite(j->head) ? j->head : 0,
 		       isfinite(j->shift) ? j->shift : 0, gate_verdict_name(j->verdict),

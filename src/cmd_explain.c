@@ -26,8 +26,9 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "kgate/escape.h"
 #include "kgate/check.h"
-#include "kgate/collector.h"
+#include "kgate/records_format.h"
 #include "kgate/config.h"
 #include "kgate/explain.h"
 #include "kgate/gate.h"
@@ -539,7 +540,7 @@ int cmd_explain(int argc, char **argv)
 			free(d);
 		} else if (md) {
 			buf_adds(&out, "**");
-			output_escape_markdown(&out, x[i].why);
+			escape_markdown(&out, x[i].why);
 			buf_adds(&out, "**\n\n");
 			explain_render(&x[i], KG_EXPLAIN_MARKDOWN, &out);
 			buf_adds(&out, "\n");
@@ -547,7 +548,7 @@ int cmd_explain(int argc, char **argv)
 			/* names and the sentence come from files: no control character */
 			char *line = xasprintf("%s%s%s%s: %s", it[i].bench, *it[i].nvtx ? " [" : "",
 					       it[i].nvtx, *it[i].nvtx ? "]" : "", x[i].why);
-			buf_add_safe(&out, line);
+			escape_text(&out, line);
 			buf_addc(&out, '\n');
 			free(line);
 			explain_render(&x[i], KG_EXPLAIN_TEXT, &out);
@@ -572,7 +573,7 @@ int cmd_explain(int argc, char **argv)
 	free(got[1]);
 	if (rc == KG_EXIT_PASS && a.format == KG_FMT_JSON) {
 		json_t *o = json_pack("{s:o, s:b}", "explanations", arr, "diagnostics_missing", need_advice);
-		char *js = json_dumps(o, JSON_INDENT(2));
+		char *js = escape_json_dumped(json_dumps(o, JSON_INDENT(2)));
 		buf_adds(&out, js);
 		buf_adds(&out, "\n");
 		free(js);

@@ -7,6 +7,7 @@
  * The queries are the store's (store_summary_values).
  */
 #include "cmd.h"
+#include "kgate/escape.h"
 #include "kgate/ghevent.h"
 #include "kgate/gpustate.h"
 #include "kgate/kgate.h"
@@ -127,27 +128,29 @@ static size_t u8_width(const char *s)
 	return w;
 }
 
-/* s cut to at most width code points, the last one an ellipsis if cut;
- * control characters (a hostile name's newline) shown as '?'; the header
- * line goes through kg_text_safe(). */
+/* s as terminal text (escape_text: control characters are spaces, bad
+ * bytes U+FFFD), cut to at most width code points, the last one an
+ * ellipsis if cut. */
 static char *u8_fit(const char *s, size_t width)
 {
 	struct kg_buf b = KG_BUF_INIT;
-	size_t w = 0, total = u8_width(s);
+	char *t = escape_text_dup(s);
+	size_t w = 0, total = u8_width(t);
 	const char *p;
 
-	for (p = s; *p; p++) {
+	for (p = t; *p; p++) {
 		if (((unsigned char)*p & 0xC0) != 0x80) {
 			if (total > width && w == width - 1)
 				break;
 			w++;
 		}
-		buf_addc(&b, (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p);
+		buf_addc(&b, *p);
 	}
 	if (*p)
 		buf_adds(&b, "\xE2\x80\xA6"); /* U+2026 HORIZONTAL ELLIPSIS */
 	if (!b.s)
 		buf_adds(&b, "");
+	free(t);
 	return buf_detach(&b);
 }
 
@@ -224,22 +227,6 @@ static void print_text(const struct row *rows, size_t n, const char *const *head
 	free(cell);
 }
 
-/* One CSV field, RFC 4180: quoted when it holds a comma, quote, CR or LF. */
-static void csv_field(struct kg_buf *b, const char *s)
-{
-	if (!strpbrk(s, ",\"\r\n")) {
-		buf_adds(b, s);
-		return;
-	}
-	buf_addc(b, '"');
-	for (; *s; s++) {
-		if (*s == '"')
-			buf_addc(b, '"');
-		buf_addc(b, *s);
-	}
-	buf_addc(b, '"');
-}
-
 static void print_csv(const struct row *rows, size_t n, const char *const *head)
 {
 	struct kg_buf b = KG_BUF_INIT;
@@ -248,7 +235,7 @@ static void print_csv(const struct row *rows, size_t n, const char *const *head)
 	for (int c = 0; c < NCOLS; c++) {
 		if (c)
 			buf_addc(&b, ',');
-		csv_field(&b, head[c]);
+		escape_csv(&b, head[c]);
 	}
 	buf_adds(&b, "\r\n");
 	for (size_t i = 0; i < n; i++) {
@@ -260,9 +247,9 @@ static void print_csv(const struct row *rows, size_t n, const char *const *head)
 			buf_adds(&b, num);
 			buf_addc(&b, ',');
 		}
-		csv_field(&b, r->benchmark);
+		escape_csv(&b, r->benchmark);
 		buf_addc(&b, ',');
-		csv_field(&b, r->name);
+		escape_csv(&b, r->name);
 		buf_adds(&b, "\r\n");
 	}
 	fwrite(b.s, 1, b.len, stdout);
@@ -276,18 +263,30 @@ static void print_json(const struct row *rows, size_t n, const struct kg_run_inf
 
 	for (size_t i = 0; i < n; i++) {
 		const struct row *r = &rows[i];
+		/* jansson refuses a string that is not UTF-8: repaired first */
+		char *bench = escape_utf8_dup(r->benchmark), *name = escape_utf8_dup(r->name);
 		json_array_append_new(arr, json_pack("{s:s, s:s, s:f, s:f, s:I, s:f, s:f, s:f, s:f, s:f}",
-						     "benchmark", r->benchmark, "name", r->name,
+						     "benchmark", bench, "name", name,
 						     "pct", r->pct, "total", r->total,
 						     "instances", (json_int_t)r->n, "avg", r->avg,
 						     "med", r->med, "min", r->min, "max", r->max,
 						     "stddev", r->sd));
+		free(bench);
+		free(name);
 	}
+	char *commit = run->commit ? escape_utf8_dup(run->commit) : NULL;
+	char *gpu = run->gpu_name ? escape_utf8_dup(run->gpu_name) : NULL;
+	char *m = escape_utf8_dup(metric), *u = escape_utf8_dup(unit);
 	json_t *o = json_pack("{s:I, s:s?, s:s?, s:s, s:s, s:s, s:o}", "run", (json_int_t)run->id,
-			      "commit", run->commit, "gpu", run->gpu_name, "report", report,
-			      "metric", metric, "unit", unit, "rows", arr);
-	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
-	putchar('\n');
+			      "commit", commit, "gpu", gpu, "report", report,
+			      "metric", m, "unit", u, "rows", arr);
+	char *s = escape_json_dumped(json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(17)));
+	puts(s);
+	free(s);
+	free(commit);
+	free(gpu);
+	free(m);
+	free(u);
 	json_decref(o);
 }
 
@@ -306,7 +305,7 @@ static int print_gpu_state(struct kg_store *st, const struct kg_run_info *run, e
 		return rc;
 	}
 	if (fmt == FMT_TEXT) {
-		char *sha = kg_text_safe(run->commit);
+		char *sha = escape_text_dup(run->commit);
 		printf("run %lld, commit %.12s: the GPU's state around each benchmark's processes\n\n",
 		       (long long)run->id, sha);
 		free(sha);
@@ -331,18 +330,18 @@ static int print_gpu_state(struct kg_store *st, const struct kg_run_info *run, e
 		gpustate_summary_line(&sum, line, sizeof(line));
 		gpustate_summary_concerns(&sum, worry, sizeof(worry));
 		if (fmt == FMT_TEXT) {
-			char *b = kg_text_safe(names[i]), *l = kg_text_safe(line);
-			char *w = kg_text_safe(worry);
+			char *b = escape_text_dup(names[i]), *l = escape_text_dup(line);
+			char *w = escape_text_dup(worry);
 			printf("%s: %s%s%s\n", b, l, *w ? "\n    seen: " : "", w);
 			free(b);
 			free(l);
 			free(w);
 		} else if (fmt == FMT_CSV) {
-			csv_field(&csv, names[i]);
+			escape_csv(&csv, names[i]);
 			buf_printf(&csv, ",%d,%d,", sum.processes, sum.recorded);
-			csv_field(&csv, line);
+			escape_csv(&csv, line);
 			buf_addc(&csv, ',');
-			csv_field(&csv, worry);
+			escape_csv(&csv, worry);
 			buf_printf(&csv, "\r\n");
 		} else {
 			json_object_set_new(j, "benchmark", json_string(names[i]));
@@ -355,12 +354,15 @@ static int print_gpu_state(struct kg_store *st, const struct kg_run_info *run, e
 	if (fmt == FMT_CSV) {
 		fwrite(csv.s ? csv.s : "", 1, csv.len, stdout);
 	} else if (fmt == FMT_JSON) {
+		char *commit = run->commit ? escape_utf8_dup(run->commit) : NULL;
+		char *gpu = run->gpu_name ? escape_utf8_dup(run->gpu_name) : NULL;
 		json_t *o = json_pack("{s:I, s:s?, s:s?, s:s, s:O}", "run", (json_int_t)run->id,
-				      "commit", run->commit, "gpu", run->gpu_name, "report",
-				      "gpu_state", "rows", arr);
-		char *text = json_dumps(o, JSON_INDENT(2));
+				      "commit", commit, "gpu", gpu, "report", "gpu_state", "rows", arr);
+		char *text = escape_json_dumped(json_dumps(o, JSON_INDENT(2)));
 		puts(text);
 		free(text);
+		free(commit);
+		free(gpu);
 		json_decref(o);
 	}
 	buf_free(&csv);
@@ -581,8 +583,8 @@ int cmd_stats(int argc, char **argv)
 	column_heads(g[0].unit, report, head);
 	switch (fmt) {
 	case FMT_TEXT: {
-		char *sha = kg_text_safe(run.commit), *gpu = kg_text_safe(run.gpu_name);
-		char *m = kg_text_safe(metric);
+		char *sha = escape_text_dup(run.commit), *gpu = escape_text_dup(run.gpu_name);
+		char *m = escape_text_dup(metric);
 		printf("run %lld, commit %.12s%s%s: %s by %s\n\n", (long long)run.id, sha,
 		       run.gpu_name ? ", " : "", run.gpu_name ? gpu : "", m,
 		       strcmp(report, "nvtx_sum") ? "kernel" : "NVTX range");

@@ -30,7 +30,7 @@
  * rewritten.
  */
 #include "kgate/metricinfo.h"
-#include "kgate/collector.h"
+#include "kgate/records_format.h"
 #include "kgate/util.h"
 
 #include <ctype.h>

@@ -17,7 +17,7 @@
  */
 #include "kgate/runner.h"
 #include "kgate/kgate.h"
-#include "kgate/collector.h"
+#include "kgate/records_format.h"
 #include "kgate/util.h"
 
 #include <dirent.h>

@@ -16,9 +16,10 @@
  * summary of the device its records name.  With require_idle_gpu, a process
  * starts only once no other process computes on a GPU (waiting idle_wait).
  */
+#include "kgate/escape.h"
 #include "kgate/suiterun.h"
-#include "kgate/collector.h"
 #include "kgate/import.h"
+#include "kgate/records_format.h"
 #include "kgate/kgate.h"
 #include "kgate/runner.h"
 #include "kgate/util.h"
@@ -169,7 +170,7 @@ static void print_tail(const char *err_tail)
 	while (*p) {
 		const char *nl = strchr(p, '\n');
 		size_t l = nl ? (size_t)(nl - p) : strlen(p);
-		char *line = xstrndup(p, l), *safe = kg_text_safe(line);
+		char *line = xstrndup(p, l), *safe = escape_text_dup(line);
 		fprintf(stderr, "    %s\n", safe);
 		free(safe);
 		free(line);

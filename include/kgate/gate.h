@@ -1,7 +1,7 @@
 /*
  * gate.h: the comparison of a head sample set against a baseline.
  *
- * gate.c owns the decision rules of DESIGN.md "The gate": for each
+ * gate.c owns the decision rules of docs/ARCHITECTURE.md, "The gate": for each
  * (benchmark, NVTX path, kernel) identity and each metric a rule applies
  * to, noisy metrics get a Hodges-Lehmann shift on log values with its
  * distribution-free interval and a one-sided exact Mann-Whitney U test

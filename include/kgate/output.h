@@ -46,8 +46,5 @@ void output_render(enum kg_format f, const struct kg_check_info *info, const str
 /* The same, written to fp as it is made (the JSON never held whole). */
 void output_write(enum kg_format f, const struct kg_check_info *info, const struct kg_gate *g,
 		  int color, FILE *fp);
-/* Escapers, shared with the report and the PR comment. */
-void output_escape_markdown(struct kg_buf *b, const char *s);
-void output_escape_xml(struct kg_buf *b, const char *s);
 
 #endif

@@ -3,7 +3,9 @@
  *
  * Allocation failure is fatal (xmalloc and friends print and exit 3).
  * kg_error() prints "kgate: <message>" on stderr; kg_warn() prints
- * "kgate: warning: <message>".  struct kg_buf is a growable string.
+ * "kgate: warning: <message>" (both in msg.c, the message escaped as
+ * terminal text).  struct kg_buf is a growable string.  Escaping for every
+ * other reader is kgate/escape.h's.
  */
 #ifndef KGATE_UTIL_H
 #define KGATE_UTIL_H
@@ -48,15 +50,6 @@ void buf_addc(struct kg_buf *b, char c);
 void buf_printf(struct kg_buf *b, const char *fmt, ...) KG_PRINTF(2, 3);
 void buf_vprintf(struct kg_buf *b, const char *fmt, va_list ap);
 void buf_reset(struct kg_buf *b);
-/*
- * The one escaping of plain text kgate prints (messages, text tables and
- * headers): s with every control character replaced by a space: C0 (LF, CR,
- * TAB, ESC, ...), DEL, and C1 (U+0080 to U+009F, whose 0x9B is a CSI), so
- * that a name read from a file can neither move the cursor nor start a new
- * line (a CI runner reads a line beginning "::" as a workflow command).
- */
-void buf_add_safe(struct kg_buf *b, const char *s);
-char *kg_text_safe(const char *s);   /* the same, malloc'd */
 char *buf_detach(struct kg_buf *b);
 void buf_free(struct kg_buf *b);
 

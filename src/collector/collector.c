@@ -3,7 +3,7 @@
  *
  * The CUDA driver calls InitializeInjection() during cuInit when
  * CUDA_INJECTION64_PATH names this library.  This module reads the KGATE_*
- * environment (include/kgate/collector.h), owns the records file (header,
+ * environment (include/kgate/records_format.h), owns the records file (header,
  * error records, footer, the lock every writer takes), subscribes to CUPTI
  * once and dispatches the callbacks to nvtx.c, launch.c and profiler.c, and
  * finishes everything at exit.  Whatever fails, the host program goes on:
@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kgate/collector.h"
+#include "kgate/records_format.h"
 #include "launch.h"
 #include "metrics.h"
 #include "nvtx.h"

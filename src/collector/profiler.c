@@ -62,7 +62,7 @@
 #include <cupti_target.h>
 
 #include "coll.h"
-#include "kgate/collector.h"
+#include "kgate/records_format.h"
 #include "launch.h"
 #include "metrics.h"
 
