@@ -309,6 +309,45 @@ static void test_holm_large(void **state)
 	}
 }
 
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* stats_sort against qsort: random values with and without repeats, sorted,
+ * reversed, all equal and organ-pipe inputs, across the insertion-sort
+ * cut-off; stats_median_sorted against stats_median. */
+static void test_sort(void **state)
+{
+	(void)state;
+	static const size_t sizes[] = {0, 1, 2, 3, 17, 24, 25, 26, 100, 1000, 4099};
+	uint64_t seed = 12345;
+	double *a = malloc(4099 * sizeof *a), *b = malloc(4099 * sizeof *b);
+	for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+		size_t n = sizes[si];
+		for (int kind = 0; kind < 6; kind++) {
+			for (size_t i = 0; i < n; i++) {
+				seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+				double r = (double)(seed >> 11) / 9007199254740992.0;
+				a[i] = kind == 0 ? r - 0.5 : kind == 1 ? floor(r * 5) : kind == 2 ? (double)i
+				       : kind == 3 ? -(double)i : kind == 4 ? 7.0
+				       : (double)(i < n / 2 ? i : n - i);
+				b[i] = a[i];
+			}
+			double med = stats_median(a, n);
+			stats_sort(a, n);
+			qsort(b, n, sizeof *b, cmp_d);
+			for (size_t i = 0; i < n; i++)
+				assert_true(a[i] == b[i]);
+			double ms = stats_median_sorted(a, n);
+			assert_true(n ? ms == med : isnan(ms) && isnan(med));
+		}
+	}
+	free(a);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest t[] = {
@@ -323,6 +362,7 @@ int main(void)
 		cmocka_unit_test(test_enum_vs_dp),
 		cmocka_unit_test(test_holm_large),
 		cmocka_unit_test(test_percentile_select),
+		cmocka_unit_test(test_sort),
 	};
 	return cmocka_run_group_tests(t, NULL, NULL);
 }
