@@ -34,6 +34,8 @@
  * enumeration, in count vectors: each well under a millisecond. */
 #define EXACT_BUDGET 300000.0
 #define ENUM_BUDGET 30000.0
+/* Pairwise differences few enough to select among directly. */
+#define DIFF_DIRECT 4096
 /* Cached distributions kept at once. */
 #define CACHE_SLOTS 64
 
@@ -864,8 +866,8 @@ static double diff_select(const double *x, size_t n, const double *y, size_t m, 
 			pre[i + 1] = pre[i] + (R[i] - L[i]);
 		}
 		C = pre[n];
-		if (C <= n + m + 64) {
-			double *c = xcalloc(C + 1, sizeof *c);
+		if (C <= n + m + 64 || C <= DIFF_DIRECT) {
+			double *c = xmalloc((C + 1) * sizeof *c);
 			size_t q = 0;
 			for (size_t i = 0; i < n; i++)
 				for (size_t j = L[i]; j < R[i]; j++)
@@ -886,10 +888,15 @@ static double diff_select(const double *x, size_t n, const double *y, size_t m, 
 			break;
 		}
 		for (int q = 0; q < SAMPLE; q++) {
-			size_t r = (size_t)(rng_next(&seed) % C), lo = 0, hi = n;
-			while (hi - lo > 1) { /* the row: pre[lo] <= r < pre[lo + 1] */
-				size_t mid = (lo + hi) / 2;
-				if (pre[mid] <= r) lo = mid; else hi = mid;
+			/* a candidate at random (C < 2^32: n, m <= 2,000 a side) */
+			size_t r = (size_t)(((rng_next(&seed) >> 32) * (uint64_t)C) >> 32), lo, hi;
+			if (C == n * m) { /* every row whole */
+				lo = r / m;
+			} else {
+				for (lo = 0, hi = n; hi - lo > 1;) { /* pre[lo] <= r < pre[lo + 1] */
+					size_t mid = (lo + hi) / 2;
+					if (pre[mid] <= r) lo = mid; else hi = mid;
+				}
 			}
 			smp[q] = y[L[lo] + (r - pre[lo])] - x[lo];
 		}
@@ -948,6 +955,18 @@ static size_t tie_groups(const double *x, size_t n, const double *y, size_t m, s
 	return ng;
 }
 
+/* The r-th smallest (0-based) of d[0..nm), which select_kth() left
+ * partitioned around rank mid (value med): the two sides are disjoint, so
+ * a selection in one leaves the other as it was. */
+static double diff_pick(double *d, size_t nm, size_t mid, double med, size_t r)
+{
+	if (r < mid)
+		return select_kth(d, mid, r);
+	if (r == mid)
+		return med;
+	return select_kth(d + mid + 1, nm - mid - 1, r - mid - 1);
+}
+
 int stats_shift_test(const double *x0, size_t n, const double *y0, size_t m, double conf,
 		     struct stats_shift *out)
 {
@@ -965,7 +984,25 @@ int stats_shift_test(const double *x0, size_t n, const double *y0, size_t m, dou
 	double st[2] = {d->s0, 0};
 	out->exact = d->exact != 0;
 	out->p = dist_upper(d, u2, st);
-	out->shift = hl_sorted(x, n, y, m);
+	size_t nm = n * m, mid = (nm - 1) / 2;
+	double *dd = NULL, dmed = NAN; /* all the differences, when few: selected in place */
+	if (nm <= DIFF_DIRECT) {
+		dd = xmalloc(nm * sizeof *dd);
+		for (size_t i = 0, q = 0; i < n; i++)
+			for (size_t j = 0; j < m; j++)
+				dd[q++] = y[j] - x[i];
+		double a = dmed = select_kth(dd, nm, mid);
+		if (nm % 2) {
+			out->shift = a;
+		} else {
+			double b = dd[nm / 2];
+			for (size_t i = nm / 2 + 1; i < nm; i++)
+				b = dd[i] < b ? dd[i] : b;
+			out->shift = (a + b) / 2;
+		}
+	} else {
+		out->shift = hl_sorted(x, n, y, m);
+	}
 	double a2 = (1.0 - conf) / 2.0;
 	dist_crit(d, a2);
 	long c_hi = d->c_hi, c_lo = d->c_lo;
@@ -986,21 +1023,29 @@ int stats_shift_test(const double *x0, size_t n, const double *y0, size_t m, dou
 	free(g);
 	int rc = -1;
 	if (c_hi >= 0 && c_lo >= 0) {
-		double nm = (double)n * (double)m;
-		size_t jl = (size_t)floor(nm - (double)c_hi / 2) + 1;
-		size_t jh = (size_t)ceil(nm - (double)c_lo / 2);
+		double dnm = (double)n * (double)m;
+		size_t jl = (size_t)floor(dnm - (double)c_hi / 2) + 1;
+		size_t jh = (size_t)ceil(dnm - (double)c_lo / 2);
 		if (jl < 1) jl = 1;
 		if (jh < 1) jh = 1;
-		if (jl > n * m) jl = n * m;
-		if (jh > n * m) jh = n * m;
-		out->lo = diff_select(x, n, y, m, jl, NULL);
-		out->hi = diff_select(x, n, y, m, jh, NULL);
+		if (jl > nm) jl = nm;
+		if (jh > nm) jh = nm;
+		if (dd) {
+			/* dd is partitioned around its median (rank mid):
+			 * each end is selected on its side */
+			out->lo = diff_pick(dd, nm, mid, dmed, jl - 1);
+			out->hi = diff_pick(dd, nm, mid, dmed, jh - 1);
+		} else {
+			out->lo = diff_select(x, n, y, m, jl, NULL);
+			out->hi = diff_select(x, n, y, m, jh, NULL);
+		}
 		if (clamp_lo && out->lo > 0)
 			out->lo = 0;
 		if (clamp_hi && out->hi < 0)
 			out->hi = 0;
 		rc = 0;
 	}
+	free(dd);
 	free(x);
 	free(y);
 	return rc;
