@@ -142,35 +142,43 @@ static double *sorted_copy(const double *x, size_t n)
 	return s;
 }
 
-/* The k-th smallest (0-based) of s[0..n), which it reorders (quickselect,
- * median-of-three pivots). */
+/* The k-th smallest (0-based) of s[0..n), which it reorders so that what
+ * is before k is at most s[k] and what is after at least.  Quickselect with
+ * branch-free partitions (the comparisons of a selection are unpredictable,
+ * and the partition's cost was their mispredictions): a pass splits the
+ * range at the pivot (the median of three spread positions) into "less"
+ * and "not less", and when k is in the second, a pass over it splits off
+ * the values equal to the pivot, which ends the search on ties. */
 static double select_kth(double *s, size_t n, size_t k)
 {
-	size_t lo = 0, hi = n - 1;
-	while (hi > lo + 16) {
-		size_t mid = lo + (hi - lo) / 2;
-		double a = s[lo], b = s[mid], c = s[hi];
+	size_t lo = 0, hi = n;
+	while (hi - lo > 16) {
+		size_t len = hi - lo;
+		double a = s[lo + len / 4], b = s[lo + len / 2], c = s[lo + 3 * len / 4];
 		double pv = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
-		size_t i = lo, j = hi;
-		while (i <= j) {
-			while (s[i] < pv) i++;
-			while (s[j] > pv) j--;
-			if (i <= j) {
-				double t = s[i]; s[i] = s[j]; s[j] = t;
-				i++;
-				if (j == 0)
-					break;
-				j--;
-			}
+		size_t w = lo;
+		for (size_t i = lo; i < hi; i++) {
+			double v = s[i];
+			s[i] = s[w];
+			s[w] = v;
+			w += v < pv;
 		}
-		if (k <= j)
-			hi = j;
-		else if (k >= i)
-			lo = i;
-		else
-			return s[k];
+		if (k < w) {
+			hi = w;
+			continue;
+		}
+		size_t e = w;
+		for (size_t i = w; i < hi; i++) {
+			double v = s[i];
+			s[i] = s[e];
+			s[e] = v;
+			e += v <= pv;
+		}
+		if (k < e)
+			return pv; /* s[w..e) hold the pivot's value */
+		lo = e;
 	}
-	for (size_t i = lo + 1; i <= hi; i++) { /* insertion sort of the rest */
+	for (size_t i = lo + 1; i < hi; i++) { /* insertion sort of the rest */
 		double v = s[i];
 		size_t j = i;
 		while (j > lo && s[j - 1] > v) {
