@@ -784,12 +784,14 @@ static double crit_saddle(struct nulldist *d, double a2, int upper, double bad, 
  * form (Vandermonde: C(elements left, y's left) ways) and one wholly outside
  * adds nothing.  Only branches across the tail's edge are opened, up to
  * TAIL_NODES of them; beyond that the saddlepoint stands.  Used for the p of
- * a comparison with at most TAIL_GROUPS distinct values whose saddlepoint p
- * is at most twice the interval's tail level (a verdict may hang on it;
- * above that none does, the saddlepoint being off by well under a factor
- * 2); the interval's critical values stay the saddlepoint's. */
+ * a comparison of at most TAIL_SIZE values with at most TAIL_GROUPS distinct
+ * ones whose saddlepoint p is at most twice the interval's tail level (a
+ * verdict may hang on it); the interval's critical values stay the
+ * saddlepoint's.  (With more values the saddlepoint is closer, and the
+ * search's branches too many to finish.) */
 #define TAIL_GROUPS 24
 #define TAIL_NODES 10000
+#define TAIL_SIZE 400           /* n + m: beyond, the search is cut off */
 
 struct tail {
 	const struct nulldist *d;
@@ -1124,10 +1126,12 @@ int stats_shift_test(const double *x0, size_t n, const double *y0, size_t m, dou
 	double a2 = (1.0 - conf) / 2.0;
 	out->exact = d->exact != 0;
 	out->p = dist_upper(d, u2, st);
-	if (!d->exact && d->ng <= TAIL_GROUPS && out->p <= 2 * a2) {
+	if (!d->exact && d->ng <= TAIL_GROUPS && n + m <= TAIL_SIZE && out->p <= 2 * a2 &&
+	    out->p >= a2 * 1e-7) {
 		/* heavy ties, and a p that a verdict may hang on: exact where the
-		 * search is cheap (above 2 a2 none does: the saddlepoint is off
-		 * by less than a factor 2 there) */
+		 * search is cheap.  None hangs on a p above 2 a2 nor under a2
+		 * 1e-7 (under any Holm threshold of up to a million comparisons),
+		 * the saddlepoint being off by less than a factor 2. */
 		struct tail b;
 		tail_init(&b, d);
 		double pe = tail_p(&b, 1, u2);
