@@ -102,6 +102,14 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libkgate.a
 	$(if $(Q),@echo "  TEST    $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libkgate.a -lcmocka $(LDLIBS)
 
+# A stand-in for NVML (synthetic values from the environment), so that the
+# GPU-state reads are tested on machines without a driver.
+NVML_DOUBLE = $(BUILD)/tests/libnvml-double.so
+$(NVML_DOUBLE): tests/nvml/nvml_double.c
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  LINK    $@")
+	$(Q)$(CC) -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -fPIC -shared -o $@ $<
+
 # Every test (cmocka unit tests print TAP; e2e tests are shell TAP scripts)
 # runs through one prove, which prints the summary line.
 test: deps
@@ -110,7 +118,7 @@ test: deps
 # After a failure, the end-to-end tests' log of what failed (with the
 # command's stderr) is printed last, where a CI log shows it.
 TEST_LOG = $(abspath $(BUILD))/test-failures.log
-run-tests: all $(UNIT_BIN)
+run-tests: all $(UNIT_BIN) $(NVML_DOUBLE)
 	$(Q)rm -f "$(TEST_LOG)"; CMOCKA_MESSAGE_OUTPUT=TAP KGATE="$(abspath $(KGATE))" \
 	  KGATE_COLLECTOR="$(abspath $(COLLECTOR))" KGATE_BUILD="$(abspath $(BUILD))" \
 	  KGATE_SRC="$(CURDIR)" KGATE_TEST_LOG="$(TEST_LOG)" \
@@ -153,7 +161,7 @@ valgrind: deps
 	$(Q)$(MAKE) --no-print-directory run-valgrind
 
 VG_TEST_LOG = $(abspath $(BUILD))/valgrind-failures.log
-run-valgrind: all $(UNIT_BIN) $(VG_KGATE) $(VG_UNIT)
+run-valgrind: all $(UNIT_BIN) $(NVML_DOUBLE) $(VG_KGATE) $(VG_UNIT)
 	$(Q)rm -rf "$(VG_TEST_LOG)" "$(VG_LOGS)"; mkdir -p "$(VG_LOGS)"; st=0; \
 	  CMOCKA_MESSAGE_OUTPUT=TAP KGATE="$(abspath $(VG_KGATE))" \
 	  KGATE_COLLECTOR="$(abspath $(COLLECTOR))" KGATE_BUILD="$(abspath $(BUILD))" \

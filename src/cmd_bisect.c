@@ -859,7 +859,7 @@ int cmd_bisect(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct bisect_args a = {
-		.metric = "gpu__time_duration.sum", .cfg = "kgate.yaml", .db = "kgate.db",
+		.metric = "gpu__time_duration.sum", .cfg = "kgate.yaml", .db = store_default_db(),
 		.format = "text",
 	};
 	struct kg_thresholds *t = NULL;

@@ -92,7 +92,7 @@ int cmd_comment(int argc, char **argv)
 		{ "print", no_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *db = "kgate.db", *repo = getenv("GITHUB_REPOSITORY"), *pr_s = NULL;
+	const char *db = store_default_db(), *repo = getenv("GITHUB_REPOSITORY"), *pr_s = NULL;
 	const char *commit = NULL, *body_file = NULL;
 	int status = 0, strict = 0, print = 0, ch;
 	optind = 1;

@@ -4,11 +4,16 @@
  * interleaved (each repeat of each benchmark: base and head in a seeded
  * random order, so that drift of the machine hits both sides alike), both
  * are stored as runs labelled "base" and "head", and check_runs() gates
- * head against base.
+ * head against base.  With --confirm, what that comparison flags (FAIL or
+ * INCONCLUSIVE) is decided again on confirmation rounds of just those
+ * benchmarks (confirm.h), kept in a database in memory: only the verdicts
+ * reach the database, not the extra runs.
  */
 #include "cmd.h"
 #include "kgate/check.h"
 #include "kgate/config.h"
+#include "kgate/confirm.h"
+#include "kgate/gate.h"
 #include "kgate/ghevent.h"
 #include "kgate/git.h"
 #include "kgate/kgate.h"
@@ -33,7 +38,8 @@
 static const char usage_text[] =
 	"usage: kgate compare --base-dir DIR --head-dir DIR [-c kgate.yaml]\n"
 	"                     [-t thresholds.yaml] [--db PATH] [--only REGEX] [--quick]\n"
-	"                     [--seed N] [-v] [--explain]\n"
+	"                     [--seed N] [-v] [--explain] [--confirm]\n"
+	"                     [--confirm-rounds N] [--confirm-budget DURATION]\n"
 	"                     [--format text|markdown|json|junit|github]\n"
 	"\n"
 	"Run the suite of two checkouts (two builds) interleaved on this machine,\n"
@@ -55,6 +61,13 @@ static const char usage_text[] =
 	"  --explain           say why each FAILed kernel regressed, from the counters\n"
 	"                      the two runs stored (as 'kgate check --explain'); kept\n"
 	"                      with the verdicts\n"
+	"  --confirm           decide each FAIL and INCONCLUSIVE again on fresh\n"
+	"                      interleaved repeats of its benchmark, in rounds, at a\n"
+	"                      level that keeps the false-alarm rate at alpha over\n"
+	"                      all rounds; the verdicts say how many rounds each took\n"
+	"  --confirm-rounds N  at most N confirmation rounds (default 3)\n"
+	"  --confirm-budget D  start no round after D (a duration: 10m) has passed\n"
+	"                      since the first; what is still open is INCONCLUSIVE\n"
 	"\n"
 	"Exit status: 0 no regression; 1 regression; 2 bad usage, suite or\n"
 	"thresholds; 3 a benchmark failed (nothing stored), or a database error.\n";
@@ -99,7 +112,174 @@ static char *side_commit(const char *dir, int head_side, char **branch)
 /* One benchmark, both sides: b[0] base, b[1] head; either may be NULL. */
 struct pair {
 	const struct kg_benchmark *b[2];
+	size_t slot[2];            /* its recset on each side */
 };
+
+static const char *const label[2] = { "base", "head" };
+
+static int name_in(char *const *names, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(names[i], name))
+			return 1;
+	return 0;
+}
+
+/*
+ * Run pairs (only the benchmarks named in keep, when keep is not NULL):
+ * for each, its warmups and then its repeats, each round's base and head
+ * in a random order, into sets[side][pair's slot].
+ */
+static int run_interleaved(struct kg_suiterun *sr, struct kg_suite *const s[2],
+			   const struct pair *pairs, size_t np, char *const *keep, size_t nkeep,
+			   int quick, uint64_t *state, struct kg_recset *const sets[2])
+{
+	int rc = KG_EXIT_PASS;
+
+	for (size_t i = 0; i < np && rc == KG_EXIT_PASS; i++) {
+		const struct kg_benchmark *const *b = pairs[i].b;
+		int warm[2], reps[2], most;
+		if (keep && !name_in(keep, nkeep, (b[1] ? b[1] : b[0])->name))
+			continue;
+		for (int k = 0; k < 2; k++) {
+			warm[k] = b[k] ? b[k]->warmup : 0;
+			reps[k] = b[k] ? (quick ? b[k]->quick_repeat : b[k]->repeat) : 0;
+		}
+		/* Warmups first (-1, -2, ...), then repeats; each round in random order. */
+		for (int w = 0; w < (warm[0] > warm[1] ? warm[0] : warm[1]); w++)
+			for (int j = 0, first = (int)(next_rand(state) & 1); j < 2 && !rc; j++) {
+				int k = j ? !first : first;
+				if (w < warm[k])
+					rc = suiterun_once(sr, s[k], b[k], label[k], -w - 1,
+							   &sets[k][pairs[i].slot[k]]);
+			}
+		most = reps[0] > reps[1] ? reps[0] : reps[1];
+		for (int r = 0; r < most && rc == KG_EXIT_PASS; r++)
+			for (int j = 0, first = (int)(next_rand(state) & 1); j < 2 && !rc; j++) {
+				int k = j ? !first : first;
+				if (r < reps[k])
+					rc = suiterun_once(sr, s[k], b[k], label[k], r,
+							   &sets[k][pairs[i].slot[k]]);
+			}
+	}
+	return rc;
+}
+
+static double now_mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * compare --confirm: screen with the gate of the stored runs, then rounds
+ * of the flagged benchmarks into a database in memory, a look after each
+ * (confirm.h).  Fills *c; KG_EXIT_PASS, or an error from a benchmark or
+ * the store (said).
+ */
+static int confirm_rounds(struct kg_store *st, const struct kg_thresholds *t,
+			  const struct kg_run_info run[2], struct kg_suiterun *sr,
+			  struct kg_suite *const s[2], const struct pair *pairs, size_t np,
+			  int quick, uint64_t *state, int rounds, double budget_s,
+			  struct kg_confirm *c)
+{
+	struct kg_sampleset hs = { 0 }, bs = { 0 };
+	struct kg_gate g;
+	struct kg_recset *sets[2] = { xcalloc(np ? np : 1, sizeof(**sets)),
+				      xcalloc(np ? np : 1, sizeof(**sets)) };
+	const char **names[2] = { xcalloc(np ? np : 1, sizeof(**names)),
+				  xcalloc(np ? np : 1, sizeof(**names)) };
+	struct kg_store *mem = NULL;
+	double t0 = now_mono();
+	int rc = check_gate(st, t, &run[1], &run[0], 1, &hs, &bs, &g);
+
+	memset(c, 0, sizeof(*c));
+	if (rc == KG_EXIT_PASS)
+		confirm_flag(c, &g, rounds);
+	gate_free(&g);
+	store_sampleset_free(&hs);
+	store_sampleset_free(&bs);
+	if (rc != KG_EXIT_PASS || !c->n)
+		goto out;
+	for (size_t i = 0; i < np; i++)
+		for (int k = 0; k < 2; k++)
+			if (pairs[i].b[k])
+				names[k][pairs[i].slot[k]] = pairs[i].b[k]->name;
+	if ((rc = store_open(":memory:", 0, &mem)) != KG_EXIT_PASS)
+		goto out;
+	for (int k = 1; k <= c->planned; k++) {
+		size_t nopen = 0;
+		char **open = confirm_open_benchmarks(c, &nopen);
+		if (!nopen) {
+			store_names_free(open, nopen);
+			break;
+		}
+		if (k > 1 && budget_s > 0 && now_mono() - t0 >= budget_s) {
+			kg_note("confirm: the budget of %.0f s is spent after %d round%s; %zu "
+				"comparison%s still open", budget_s, k - 1, k == 2 ? "" : "s",
+				nopen, nopen == 1 ? "" : "s");
+			store_names_free(open, nopen);
+			break;
+		}
+		kg_note("confirm: round %d of %d: %zu benchmark%s, at alpha %.4g", k, c->planned,
+			nopen, nopen == 1 ? "" : "s", confirm_alpha(t->alpha, k, c->planned));
+		for (size_t i = 0; i < np; i++)
+			for (int sd = 0; sd < 2; sd++)
+				if (pairs[i].b[sd] && name_in(open, nopen, pairs[i].b[sd]->name))
+					sr->steps += pairs[i].b[sd]->warmup +
+						     (quick ? pairs[i].b[sd]->quick_repeat
+							    : pairs[i].b[sd]->repeat);
+		rc = run_interleaved(sr, s, pairs, np, open, nopen, quick, state, sets);
+		/* The rounds so far, as one pair of runs in the memory database. */
+		struct kg_run_info look[2] = { { 0 }, { 0 } };
+		const char **ln[2] = { xcalloc(np ? np : 1, sizeof(**ln)),
+				       xcalloc(np ? np : 1, sizeof(**ln)) };
+		struct kg_recset *ls[2] = { xcalloc(np ? np : 1, sizeof(**ls)),
+					    xcalloc(np ? np : 1, sizeof(**ls)) };
+		size_t nl[2] = { 0, 0 };
+		for (size_t i = 0; i < np; i++)
+			for (int sd = 0; sd < 2; sd++) {
+				const struct kg_recset *rs = pairs[i].b[sd] ? &sets[sd][pairs[i].slot[sd]] : NULL;
+				if (rs && rs->n) {
+					ln[sd][nl[sd]] = names[sd][pairs[i].slot[sd]];
+					ls[sd][nl[sd]++] = *rs;   /* shared paths: not freed here */
+				}
+			}
+		for (int sd = 0; sd < 2 && rc == KG_EXIT_PASS; sd++) {
+			look[sd].commit = xstrdup(run[sd].commit);
+			look[sd].label = xasprintf("%s confirm %d", label[sd], k);
+			rc = suiterun_store(mem, &look[sd], ln[sd], ls[sd], nl[sd], NULL);
+		}
+		if (rc == KG_EXIT_PASS) {
+			struct kg_thresholds tk = *t;
+			tk.alpha = confirm_alpha(t->alpha, k, c->planned);
+			rc = check_gate(mem, &tk, &look[1], &look[0], 1, &hs, &bs, &g);
+			if (rc == KG_EXIT_PASS)
+				confirm_look(c, &g, k);
+			gate_free(&g);
+			store_sampleset_free(&hs);
+			store_sampleset_free(&bs);
+		}
+		for (int sd = 0; sd < 2; sd++) {
+			store_run_info_free(&look[sd]);
+			free(ln[sd]);
+			free(ls[sd]);
+		}
+		store_names_free(open, nopen);
+		if (rc != KG_EXIT_PASS)
+			break;
+	}
+out:
+	store_close(mem);
+	for (int k = 0; k < 2; k++) {
+		for (size_t i = 0; i < np; i++)
+			suiterun_recset_free(&sets[k][i]);
+		free(sets[k]);
+		free(names[k]);
+	}
+	return rc;
+}
 
 int cmd_compare(int argc, char **argv)
 {
@@ -115,14 +295,19 @@ int cmd_compare(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "explain", no_argument, NULL, 'x' },
 		{ "format", required_argument, NULL, 'f' },
+		{ "confirm", no_argument, NULL, 'C' },
+		{ "confirm-rounds", required_argument, NULL, 'R' },
+		{ "confirm-budget", required_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *dir[2] = { NULL, NULL }, *cfg = "kgate.yaml", *tpath = NULL;
-	const char *db = "kgate.db", *only = NULL;
-	static const char *const label[2] = { "base", "head" };
+	const char *db = store_default_db(), *only = NULL;
 	enum kg_format format = KG_FMT_TEXT;
 	int quick = 0, verbose = 0, explain = 0, have_seed = 0, c, rc = KG_EXIT_USAGE;
+	int confirm = 0, rounds = KG_CONFIRM_ROUNDS;
+	double budget_s = 0;
+	struct kg_confirm conf = { 0 };
 	uint64_t seed = 0;
 	struct kg_suite *s[2] = { NULL, NULL };
 	struct kg_thresholds *t = NULL;
@@ -153,6 +338,26 @@ int cmd_compare(int argc, char **argv)
 		case 'q': quick = 1; break;
 		case 'v': verbose = 1; break;
 		case 'x': explain = 1; break;
+		case 'C': confirm = 1; break;
+		case 'R': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (!optarg[0] || *end || v < 1 || v > 20) {
+				kg_error("--confirm-rounds '%s' is not a number from 1 to 20", optarg);
+				return KG_EXIT_USAGE;
+			}
+			rounds = (int)v;
+			confirm = 1;
+			break;
+		}
+		case 'G':
+			if (config_parse_duration(optarg, &budget_s) < 0 || budget_s <= 0) {
+				kg_error("--confirm-budget '%s' is not a duration above zero such as "
+					 "90s or 10m", optarg);
+				return KG_EXIT_USAGE;
+			}
+			confirm = 1;
+			break;
 		case 's': {
 			char *end;
 			errno = 0;
@@ -216,12 +421,12 @@ int cmd_compare(int argc, char **argv)
 	for (size_t i = 0; i < s[1]->n_benchmarks; i++) {
 		const struct kg_benchmark *h = &s[1]->benchmarks[i];
 		if (!have_re || !regexec(&re, h->name, 0, NULL, 0))
-			pairs[np++] = (struct pair){ { config_find_benchmark(s[0], h->name), h } };
+			pairs[np++] = (struct pair){ .b = { config_find_benchmark(s[0], h->name), h } };
 	}
 	for (size_t i = 0; i < s[0]->n_benchmarks; i++) {
 		const struct kg_benchmark *b = &s[0]->benchmarks[i];
 		if ((!have_re || !regexec(&re, b->name, 0, NULL, 0)) && !config_find_benchmark(s[1], b->name))
-			pairs[np++] = (struct pair){ { b, NULL } };
+			pairs[np++] = (struct pair){ .b = { b, NULL } };
 	}
 	if (!np) {
 		kg_error("--only '%s' matches no benchmark of either suite", only);
@@ -254,35 +459,13 @@ int cmd_compare(int argc, char **argv)
 		names[k] = xcalloc(np, sizeof(*names[k]));
 	}
 	size_t nset[2] = { 0, 0 };
-	for (size_t i = 0; i < np && rc == KG_EXIT_PASS; i++) {
-		const struct kg_benchmark *const *b = pairs[i].b;
-		size_t slot[2];
-		int warm[2], reps[2], most = 0;
-		for (int k = 0; k < 2; k++) {
-			warm[k] = b[k] ? b[k]->warmup : 0;
-			reps[k] = b[k] ? (quick ? b[k]->quick_repeat : b[k]->repeat) : 0;
-			if (b[k]) {
-				slot[k] = nset[k]++;
-				names[k][slot[k]] = b[k]->name;
+	for (size_t i = 0; i < np; i++)
+		for (int k = 0; k < 2; k++)
+			if (pairs[i].b[k]) {
+				pairs[i].slot[k] = nset[k]++;
+				names[k][pairs[i].slot[k]] = pairs[i].b[k]->name;
 			}
-		}
-		/* Warmups first (-1, -2, ...), then repeats; each round in random order. */
-		for (int w = 0; w < (warm[0] > warm[1] ? warm[0] : warm[1]); w++)
-			for (int j = 0, first = (int)(next_rand(&state) & 1); j < 2 && !rc; j++) {
-				int k = j ? !first : first;
-				if (w < warm[k])
-					rc = suiterun_once(&sr, s[k], b[k], label[k], -w - 1,
-							   &sets[k][slot[k]]);
-			}
-		most = reps[0] > reps[1] ? reps[0] : reps[1];
-		for (int r = 0; r < most && rc == KG_EXIT_PASS; r++)
-			for (int j = 0, first = (int)(next_rand(&state) & 1); j < 2 && !rc; j++) {
-				int k = j ? !first : first;
-				if (r < reps[k])
-					rc = suiterun_once(&sr, s[k], b[k], label[k], r,
-							   &sets[k][slot[k]]);
-			}
-	}
+	rc = run_interleaved(&sr, s, pairs, np, NULL, 0, quick, &state, sets);
 	if (rc != KG_EXIT_PASS) {
 		kg_error("nothing stored in '%s'", db);
 		goto out;
@@ -308,6 +491,14 @@ int cmd_compare(int argc, char **argv)
 			run[k].commit);
 	}
 
+	if (confirm && (rc = confirm_rounds(st, t, run, &sr, s, pairs, np, quick, &state, rounds,
+					     budget_s, &conf)) != KG_EXIT_PASS) {
+		kg_error("the confirmation rounds did not finish; the two runs stay stored, "
+			 "no verdicts are");
+		goto out;
+	}
+	if (confirm && !conf.n)
+		kg_note("confirm: nothing to confirm (no FAIL or INCONCLUSIVE)");
 	char *bl = xasprintf("compare base %.12s", run[0].commit);
 	struct kg_check_opts o = {
 		.format = format,
@@ -316,10 +507,12 @@ int cmd_compare(int argc, char **argv)
 		.store_verdicts = 1,
 		.summary = 1,
 		.explain = explain,
+		.confirm = conf.n ? &conf : NULL,
 	};
 	rc = check_runs(st, t, &run[1], &run[0], 1, bl, &o);
 	free(bl);
 out:
+	confirm_free(&conf);
 	store_close(st);
 	for (int k = 0; k < 2; k++) {
 		store_run_info_free(&run[k]);

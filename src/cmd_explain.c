@@ -467,7 +467,7 @@ out:
 
 int cmd_explain(int argc, char **argv)
 {
-	struct ex_args a = { .db = "kgate.db", .format = KG_FMT_TEXT, .launches = 3 };
+	struct ex_args a = { .db = store_default_db(), .format = KG_FMT_TEXT, .launches = 3 };
 	struct kg_store *st = NULL;
 	struct kg_run_info *head = NULL, *base = NULL;
 	size_t n_base = 0;
@@ -482,14 +482,14 @@ int cmd_explain(int argc, char **argv)
 	}
 	if ((rc = parse(argc, argv, &a)) != KG_EXIT_PASS)
 		goto out;
-	if (access(a.db, F_OK) != 0) {
+	if (!store_exists(a.db)) {
 		kg_error("cannot open '%s': no such database", a.db);
 		rc = KG_EXIT_USAGE;
 		goto out;
 	}
 	if ((rc = store_open(a.db, a.no_store ? KG_STORE_READONLY : 0, &st)) != KG_EXIT_PASS) {
 		/* A read-only database can still be explained from. */
-		if (a.no_store || access(a.db, W_OK) == 0 ||
+		if (a.no_store || store_writable(a.db) ||
 		    store_open(a.db, KG_STORE_READONLY, &st) != KG_EXIT_PASS)
 			goto out;
 		kg_warn("'%s' is read-only: the explanations will not be stored", a.db);

@@ -193,7 +193,7 @@ int cmd_ingest(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *db = "kgate.db", *commit = NULL, *branch = NULL, *benchmark = NULL;
+	const char *db = store_default_db(), *commit = NULL, *branch = NULL, *benchmark = NULL;
 	const char *label = NULL, *format = "text";
 	struct input *in = NULL;
 	size_t nin = 0;

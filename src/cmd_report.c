@@ -164,7 +164,7 @@ int cmd_report(int argc, char **argv)
 	};
 	struct report_opts o;
 	report_opts_defaults(&o);
-	const char *db = "kgate.db", *html_path = NULL, *dir = NULL, *post = NULL;
+	const char *db = store_default_db(), *html_path = NULL, *dir = NULL, *post = NULL;
 	size_t per_page = 200;
 	int ch;
 	optind = 1;

@@ -62,7 +62,7 @@ int cmd_run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *cfg = "kgate.yaml", *db = "kgate.db", *commit = NULL, *branch = NULL;
+	const char *cfg = "kgate.yaml", *db = store_default_db(), *commit = NULL, *branch = NULL;
 	const char *only = NULL, *label = NULL, *format = "text";
 	int quick = 0, verbose = 0, c, rc = KG_EXIT_USAGE;
 	struct kg_suite *s = NULL;

@@ -4,10 +4,11 @@
  * nvtx_sum (one row per benchmark and NVTX path, over the kernels launched
  * inside the range).  Owns the choice of run, the statistics of each row and
  * the three output formats (aligned text, RFC 4180 CSV, JSON via jansson).
- * The SQL is in store.c (store_summary_values).
+ * The queries are the store's (store_summary_values).
  */
 #include "cmd.h"
 #include "kgate/ghevent.h"
+#include "kgate/gpustate.h"
 #include "kgate/kgate.h"
 #include "kgate/stats.h"
 #include "kgate/check.h"
@@ -23,7 +24,7 @@
 
 static const char usage_text[] =
 	"usage: kgate stats [--db PATH] [--commit SHA | --run ID]\n"
-	"                   --report kernel_sum|nvtx_sum [--metric NAME]\n"
+	"                   --report kernel_sum|nvtx_sum|gpu_state [--metric NAME]\n"
 	"                   [--format text|json|csv]\n"
 	"\n"
 	"Summary tables of one stored run, in the style of nsys stats, sorted by\n"
@@ -38,6 +39,10 @@ static const char usage_text[] =
 	"               (the instances are kernel launches, not range instances;\n"
 	"               kgate does not store the time of a range itself); kernels\n"
 	"               launched outside any range are the row '(none)'\n"
+	"  gpu_state    one row per benchmark: what the GPU was doing around its\n"
+	"               processes, as NVML reported it (SM clock range, hottest\n"
+	"               temperature, most power drawn, and any throttling or other\n"
+	"               compute process seen); 'not recorded' and why without NVML\n"
 	"\n"
 	"  --db PATH        the database (default kgate.db), opened read-only\n"
 	"  --commit SHA     the newest run of this commit (default: git HEAD, or a\n"
@@ -294,6 +299,89 @@ static void print_json(const struct row *rows, size_t n, const struct kg_run_inf
 	json_decref(o);
 }
 
+/* ---- gpu_state: what the GPU was doing ---------------------------------- */
+
+static int print_gpu_state(struct kg_store *st, const struct kg_run_info *run, enum fmt fmt)
+{
+	char **names = NULL, **states = NULL;
+	size_t n = 0;
+	int rc = store_run_gpu_states(st, run->id, &names, &states, &n);
+	json_t *arr = json_array();
+	struct kg_buf csv = KG_BUF_INIT;
+
+	if (rc != KG_EXIT_PASS) {
+		json_decref(arr);
+		return rc;
+	}
+	if (fmt == FMT_TEXT) {
+		char *sha = kg_text_safe(run->commit);
+		printf("run %lld, commit %.12s: the GPU's state around each benchmark's processes\n\n",
+		       (long long)run->id, sha);
+		free(sha);
+		if (!n)
+			printf("(not recorded: the run was stored before kgate recorded GPU state, "
+			       "or was ingested from files)\n");
+	} else if (fmt == FMT_CSV) {
+		buf_printf(&csv, "benchmark,processes,recorded,state,concerns\r\n");
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct kg_gpu_summary sum;
+		char err[200], line[400], worry[400];
+		json_error_t je;
+		json_t *j = json_loads(states[i], 0, &je);
+
+		if (!j || gpustate_summary_from_json(j, &sum, err, sizeof(err)) < 0) {
+			kg_warn("run %lld, benchmark '%s': unreadable GPU state (%s)",
+				(long long)run->id, names[i], j ? err : je.text);
+			json_decref(j);
+			continue;
+		}
+		gpustate_summary_line(&sum, line, sizeof(line));
+		gpustate_summary_concerns(&sum, worry, sizeof(worry));
+		if (fmt == FMT_TEXT) {
+			char *b = kg_text_safe(names[i]), *l = kg_text_safe(line);
+			char *w = kg_text_safe(worry);
+			printf("%s: %s%s%s\n", b, l, *w ? "\n    seen: " : "", w);
+			free(b);
+			free(l);
+			free(w);
+		} else if (fmt == FMT_CSV) {
+			csv_field(&csv, names[i]);
+			buf_printf(&csv, ",%d,%d,", sum.processes, sum.recorded);
+			csv_field(&csv, line);
+			buf_addc(&csv, ',');
+			csv_field(&csv, worry);
+			buf_printf(&csv, "\r\n");
+		} else {
+			json_object_set_new(j, "benchmark", json_string(names[i]));
+			json_object_set_new(j, "summary", json_string(line));
+			json_object_set_new(j, "concerns", json_string(worry));
+			json_array_append(arr, j);
+		}
+		json_decref(j);
+	}
+	if (fmt == FMT_CSV) {
+		fwrite(csv.s ? csv.s : "", 1, csv.len, stdout);
+	} else if (fmt == FMT_JSON) {
+		json_t *o = json_pack("{s:I, s:s?, s:s?, s:s, s:O}", "run", (json_int_t)run->id,
+				      "commit", run->commit, "gpu", run->gpu_name, "report",
+				      "gpu_state", "rows", arr);
+		char *text = json_dumps(o, JSON_INDENT(2));
+		puts(text);
+		free(text);
+		json_decref(o);
+	}
+	buf_free(&csv);
+	json_decref(arr);
+	store_names_free(names, n);
+	store_names_free(states, n);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		kg_error("cannot write the table to stdout");
+		return KG_EXIT_RUNTIME;
+	}
+	return KG_EXIT_PASS;
+}
+
 /* ---- choosing the run --------------------------------------------------- */
 
 static int newest_run(struct kg_store *st, const char *commit, struct kg_run_info *out,
@@ -407,7 +495,7 @@ int cmd_stats(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *db = "kgate.db", *commit = NULL, *run_s = NULL, *report = NULL;
+	const char *db = store_default_db(), *commit = NULL, *run_s = NULL, *report = NULL;
 	const char *metric = DEFAULT_METRIC, *format = "text";
 	struct kg_store *st = NULL;
 	struct kg_run_info run = { 0 };
@@ -441,11 +529,12 @@ int cmd_stats(int argc, char **argv)
 		return KG_EXIT_USAGE;
 	}
 	if (!report) {
-		kg_error("give --report kernel_sum or --report nvtx_sum");
+		kg_error("give --report kernel_sum, nvtx_sum or gpu_state");
 		return KG_EXIT_USAGE;
 	}
-	if (strcmp(report, "kernel_sum") && strcmp(report, "nvtx_sum")) {
-		kg_error("--report '%s' is not one of: kernel_sum, nvtx_sum", report);
+	if (strcmp(report, "kernel_sum") && strcmp(report, "nvtx_sum") &&
+	    strcmp(report, "gpu_state")) {
+		kg_error("--report '%s' is not one of: kernel_sum, nvtx_sum, gpu_state", report);
 		return KG_EXIT_USAGE;
 	}
 	if (!strcmp(format, "text"))
@@ -471,6 +560,10 @@ int cmd_stats(int argc, char **argv)
 		goto out;
 	if ((rc = pick_run(st, db, commit, run_s, &run)) != KG_EXIT_PASS)
 		goto out;
+	if (!strcmp(report, "gpu_state")) {
+		rc = print_gpu_state(st, &run, fmt);
+		goto out;
+	}
 	rc = store_summary_values(st, run.id, metric,
 				  strcmp(report, "nvtx_sum") ? KG_SUMMARY_KERNEL : KG_SUMMARY_NVTX,
 				  &g, &ng);

@@ -1814,8 +1814,36 @@ static void su_benchmarks(struct ctx *c, const struct ynode *k, const struct yno
 	free(refs);
 }
 
+static void su_require_idle_gpu(struct ctx *c, const struct ynode *k, const struct ynode *v,
+			       void *o)
+{
+	struct kg_suite *s = o;
+
+	if (!strcmp(v->str, "true"))
+		s->require_idle_gpu = 1;
+	else if (!strcmp(v->str, "false"))
+		s->require_idle_gpu = 0;
+	else
+		problem(c, v->line, v->col, "'require_idle_gpu' must be true or false, got '%s'",
+			v->str);
+}
+
+static void su_idle_wait(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
+{
+	struct kg_suite *s = o;
+	double d;
+
+	if (config_parse_duration(v->str, &d) == 0 && d >= 0)
+		s->idle_wait_s = d;
+	else
+		problem(c, v->line, v->col,
+			"'idle_wait' must be a duration such as 0s, 30s or 5m, got '%s'", v->str);
+}
+
 static const struct field suite_fields[] = {
 	{ "version", Y_SCALAR, 1, su_version },
+	{ "require_idle_gpu", Y_SCALAR, 0, su_require_idle_gpu },
+	{ "idle_wait", Y_SCALAR, 0, su_idle_wait },
 	{ "thresholds", Y_SCALAR, 0, su_thresholds },
 	{ "collector", Y_MAP, 0, su_collector },
 	{ "benchmarks", Y_SEQ, 1, su_benchmarks },
@@ -1873,6 +1901,7 @@ int config_parse_suite(const char *name, const char *text, size_t len,
 	s->dir = path_dir(name);
 	s->collector.mode = KG_MODE_TRACE;
 	s->collector.replay = KG_REPLAY_KERNEL;
+	s->idle_wait_s = 300;
 	if (size_ok(&c, len))
 		root = tree_parse(&c, text, len, &fatal);
 	else

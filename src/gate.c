@@ -105,6 +105,7 @@ static struct kg_result *result_add(struct kg_gate *g, size_t *cap, const struct
 	r->metric = s->metric;
 	r->unit = s->unit ? s->unit : "";
 	r->base = r->head = r->shift = r->lo = r->hi = r->p = r->p_adj = r->threshold = NAN;
+	r->cycle_shift = NAN;
 	return r;
 }
 
@@ -623,24 +624,38 @@ void gate_compare(const struct kg_thresholds *t, const struct kg_sampleset *base
 		}
 	}
 	decide_noisy(t, out);
-	for (size_t k = 0; k < out->n; k++) {
-		struct kg_result *r = &out->r[k];
+	gate_count(t, out);
+	if (out->n)
+		qsort(out->r, out->n, sizeof *out->r, result_cmp);
+}
+
+void gate_count(const struct kg_thresholds *t, struct kg_gate *g)
+{
+	g->n_fail = g->n_pass = g->n_inconclusive = g->n_new = g->n_missing = 0;
+	g->exit_status = KG_EXIT_PASS;
+	for (size_t k = 0; k < g->n; k++) {
+		struct kg_result *r = &g->r[k];
+		r->fails = 0;
 		switch (r->verdict) {
-		case KG_VERDICT_FAIL: r->fails = 1; out->n_fail++; break;
-		case KG_VERDICT_PASS: out->n_pass++; break;
+		case KG_VERDICT_FAIL: r->fails = 1; g->n_fail++; break;
+		case KG_VERDICT_PASS: g->n_pass++; break;
 		case KG_VERDICT_INCONCLUSIVE:
 			r->fails = t->on_inconclusive == KG_POLICY_FAIL;
-			out->n_inconclusive++;
+			g->n_inconclusive++;
 			break;
-		case KG_VERDICT_NEW: out->n_new++; break;
-		case KG_VERDICT_MISSING: out->n_missing++; break;
+		case KG_VERDICT_NEW:
+			r->fails = t->on_new_kernel == KG_POLICY_FAIL;
+			g->n_new++;
+			break;
+		case KG_VERDICT_MISSING:
+			r->fails = t->on_missing_kernel == KG_POLICY_FAIL;
+			g->n_missing++;
+			break;
 		case KG_VERDICT_SKIP: case KG_VERDICT_NO_BASELINE: break;
 		}
 		if (r->fails)
-			out->exit_status = KG_EXIT_REGRESSION;
+			g->exit_status = KG_EXIT_REGRESSION;
 	}
-	if (out->n)
-		qsort(out->r, out->n, sizeof *out->r, result_cmp);
 }
 
 void gate_free(struct kg_gate *g)

@@ -37,7 +37,9 @@ static void usage(FILE *fp)
 	for (const struct kg_cmd *c = kg_commands; c->name; c++)
 		fprintf(fp, "   %-9s %s\n", c->name, c->summary);
 	fprintf(fp, "\n'kgate <command> --help' describes a command; 'man kgate' has it all.\n"
-		    "exit status: 0 pass, 1 regression, 2 usage or input error, 3 runtime failure\n");
+		    "exit status: 0 pass, 1 regression, 2 usage or input error, 3 runtime failure\n"
+		    "environment: KGATE_DB names the database where --db is not given (default\n"
+		    "   kgate.db; a path or sqlite:PATH)\n");
 }
 
 static const struct kg_cmd *find_cmd(const char *name)

@@ -611,6 +611,10 @@ static json_t *json_result(const struct kg_check_info *info, const struct kg_res
 	json_object_set_new(o, "n_base", json_integer((json_int_t)r->n_base));
 	json_object_set_new(o, "n_head", json_integer((json_int_t)r->n_head));
 	json_object_set_new(o, "message", jstr(r->message));
+	if (!isnan(r->cycle_shift)) {
+		json_object_set_new(o, "cycle_shift", jnum(r->cycle_shift));
+		json_object_set_new(o, "cycle_source", jstr(r->cycle_source));
+	}
 	const struct kg_explanation *x = why_of(info, r, NULL);
 	if (x)
 		json_object_set_new(o, "why", jstr(x->why));

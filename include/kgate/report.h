@@ -5,8 +5,8 @@
  * of charts in a directory) with its short summary
  * (Slack-compatible JSON).
  *
- * report.c reads the database through store_db() with its own read-only
- * SELECTs (docs/schema.md describes the tables).  Every name that reaches
+ * report.c reads the database through the store's functions (stored
+ * checks, the name tables, the samples streamed run by run).  Every name that reaches
  * the HTML is escaped; the page loads nothing from the network and holds no
  * script.
  */

@@ -23,6 +23,7 @@
 #include "kgate/store.h"
 #include "kgate/util.h"
 #include "kgate/verdict.h"
+#include "../../src/store_backend.h"
 
 static char dir[256];
 
@@ -79,6 +80,29 @@ static int user_version(const char *path)
 	sqlite3_finalize(s);
 	sqlite3_close(db);
 	return v;
+}
+
+static int64_t one_int(const char *path, const char *sql)
+{
+	sqlite3 *db;
+	sqlite3_stmt *s;
+	int64_t v = -1;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	return v;
+}
+
+/* Run sql on the file at path, through a connection of the test's own. */
+static void exec_on(const char *path, const char *sql)
+{
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
 }
 
 static void add_run(struct kg_store *st, const char *commit, int nsamples, double base)
@@ -233,13 +257,7 @@ static void test_abort_leaves_nothing(void **state)
 	assert_int_equal(store_run_count(st), 1);
 	/* the interned names of the aborted run are gone too; a new run works */
 	add_run(st, "c3", 1, 1);
-	sqlite3_stmt *s;
-	assert_int_equal(sqlite3_prepare_v2(store_db(st),
-					    "SELECT count(*) FROM benchmarks WHERE name = 'newbench'",
-					    -1, &s, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-	assert_int_equal(sqlite3_column_int(s, 0), 0);
-	sqlite3_finalize(s);
+	assert_int_equal(one_int(p, "SELECT count(*) FROM benchmarks WHERE name = 'newbench'"), 0);
 	store_close(st);
 	free(p);
 }
@@ -273,20 +291,6 @@ static void test_migrate_v1(void **state)
 	assert_int_equal(store_verdicts_put(st, 1, "main", &oc, &row, 1, NULL, 0), KG_EXIT_PASS);
 	store_close(st);
 	free(p);
-}
-
-static int64_t one_int(const char *path, const char *sql)
-{
-	sqlite3 *db;
-	sqlite3_stmt *s;
-	int64_t v = -1;
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		v = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
-	sqlite3_close(db);
-	return v;
 }
 
 /* Schema 3 -> 4: every check stored before gets a checks row with the
@@ -349,7 +353,7 @@ static void test_run_benchmarks(void **state)
 	assert_string_equal(names[2], "zeta");
 	store_names_free(names, n);
 	/* a run stored before schema 4 (no rows): the benchmarks of its samples */
-	sqlite3_exec(store_db(st), "DELETE FROM run_benchmarks", NULL, NULL, NULL);
+	exec_on(p, "DELETE FROM run_benchmarks");
 	assert_int_equal(store_run_benchmarks(st, run.id, &names, &n), KG_EXIT_PASS);
 	assert_int_equal(n, 2);
 	assert_string_equal(names[0], "alpha");
@@ -520,17 +524,9 @@ static void test_two_writers(void **state)
 	}
 	assert_int_equal(store_open(p, KG_STORE_READONLY, &st), KG_EXIT_PASS);
 	assert_int_equal(store_run_count(st), 40);
-	sqlite3_stmt *s;
-	assert_int_equal(sqlite3_prepare_v2(store_db(st),
-					    "SELECT count(*), count(DISTINCT run) FROM samples"
-					    " UNION ALL SELECT count(*), 0 FROM kernels",
-					    -1, &s, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-	assert_int_equal(sqlite3_column_int(s, 0), 40 * 500);
-	assert_int_equal(sqlite3_column_int(s, 1), 40);
-	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-	assert_int_equal(sqlite3_column_int(s, 0), 7);   /* names interned once */
-	sqlite3_finalize(s);
+	assert_int_equal(one_int(p, "SELECT count(*) FROM samples"), 40 * 500);
+	assert_int_equal(one_int(p, "SELECT count(DISTINCT run) FROM samples"), 40);
+	assert_int_equal(one_int(p, "SELECT count(*) FROM kernels"), 7);   /* names interned once */
 	store_close(st);
 	unsetenv("KGATE_BUSY_TIMEOUT_MS");
 	free(p);
@@ -556,17 +552,61 @@ static void test_kernel_names_meet(void **state)
 	assert_int_equal(store_sample_add(st, "b", "", &kn, "m", "", 0, 0, 0, 1), 0);
 	assert_int_equal(store_sample_add(st, "b", "", &kc, "m", "", 0, 1, 0, 1), 0);
 	assert_int_equal(store_run_commit(st), 0);
-	sqlite3_stmt *s;
-	assert_int_equal(sqlite3_prepare_v2(store_db(st), "SELECT count(*), max(mangled) FROM kernels",
-					    -1, &s, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-	assert_int_equal(sqlite3_column_int(s, 0), 1);
-	assert_string_equal((const char *)sqlite3_column_text(s, 1), "_Z5saxpyifPKfPf");
-	sqlite3_finalize(s);
+	struct kg_sampleset set;
+	assert_int_equal(store_load_samples(st, &run.id, 1, &set), KG_EXIT_PASS);
+	assert_int_equal(set.n, 1);      /* one kernel, of the true mangled name */
+	assert_string_equal(set.s[0].kernel, "_Z5saxpyifPKfPf");
+	assert_int_equal(set.s[0].n, 2);
+	store_sampleset_free(&set);
 	store_close(st);
 	free(ncu);
 	free(col);
 	free(base);
+	free(p);
+}
+
+/* A database's name as messages show it: any password hidden. */
+static void test_target_shown(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "kgate.db", "kgate.db" },
+		{ "/tmp/a:b@c.db", "/tmp/a:b@c.db" },
+		{ "postgresql://kg:pw@host:5432/db", "postgresql://kg:***@host:5432/db" },
+		{ "postgres://kg@host/db", "postgres://kg@host/db" },
+		{ "postgresql://host/db", "postgresql://host/db" },
+		{ "postgresql://kg:p%40w@host/db?sslmode=require", "postgresql://kg:***@host/db?sslmode=require" },
+		{ "postgresql://host/db?password=pw&user=kg", "postgresql://host/db?password=***&user=kg" },
+		{ "postgresql://host/db?user=kg&PASSWORD=pw", "postgresql://host/db?user=kg&PASSWORD=***" },
+		{ "postgresql://a:b@h/d?password=c&password=d#x", "postgresql://a:***@h/d?password=***&password=***#x" },
+		{ "postgresql://kg:@host/db", "postgresql://kg:***@host/db" },
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *got = store_target_shown(cases[i][0]);
+		assert_string_equal(got, cases[i][1]);
+		free(got);
+	}
+}
+
+/* Scheme prefixes are SQLite paths; other URLs are refused, not made files. */
+static void test_db_schemes(void **state)
+{
+	char *p = path_of("scheme.db"), *u = xasprintf("sqlite:%s", p);
+	struct kg_store *st;
+	(void)state;
+	unlink(p);
+	assert_int_equal(store_exists(u), 0);
+	assert_int_equal(store_open(u, 0, &st), KG_EXIT_PASS);
+	add_run(st, "s1", 1, 1);
+	store_close(st);
+	assert_int_equal(store_exists(u), 1);
+	assert_int_equal(store_exists(p), 1);
+	assert_int_equal(one_int(p, "SELECT count(*) FROM runs"), 1);
+	assert_int_equal(store_open("postgresql://kg:pw@localhost/kgate", 0, &st), KG_EXIT_RUNTIME);
+	assert_null(st);
+	assert_int_equal(store_open("nosuch://x", KG_STORE_READONLY, &st), KG_EXIT_RUNTIME);
+	assert_null(st);
+	free(u);
 	free(p);
 }
 
@@ -614,6 +654,8 @@ int main(void)
 		cmocka_unit_test(test_readonly),
 		cmocka_unit_test(test_two_writers),
 		cmocka_unit_test(test_kernel_names_meet),
+		cmocka_unit_test(test_target_shown),
+		cmocka_unit_test(test_db_schemes),
 		cmocka_unit_test(test_demangle),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
