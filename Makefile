@@ -14,7 +14,7 @@
 #                        then the whole binary under AFL++, FUZZ_AFL_TIME=60 s each (build-afl/)
 #   make fuzz-smoke      the same, a few seconds each
 #   make valgrind        make test's tests with kgate and the unit tests under memcheck
-#   make analyze         gcc -fanalyzer over src/, failing on untriaged warnings
+#   make analyze         gcc -fanalyzer over src/ and the tests' programs, failing on untriaged warnings
 
 CC      ?= cc
 CUDA    ?= /usr/local/cuda
@@ -48,7 +48,7 @@ ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
 
 # The CLI: main.c and cmd_*.c; everything else in src/ is the library core.
 CLI_SRC  = src/main.c $(wildcard src/cmd_*.c)
-LIB_SRC  = $(filter-out $(CLI_SRC),$(wildcard src/*.c))
+LIB_SRC  = $(filter-out $(CLI_SRC),$(wildcard src/*.c)) $(wildcard src/import/*.c)
 CLI_OBJ  = $(CLI_SRC:src/%.c=$(BUILD)/obj/%.o)
 LIB_OBJ  = $(LIB_SRC:src/%.c=$(BUILD)/obj/%.o)
 
@@ -68,7 +68,20 @@ E2E      = $(wildcard tests/e2e/*.t)
 KGATE    = $(BUILD)/kgate
 COLLECTOR = $(if $(COLL_SRC),$(BUILD)/libkgate-collector.so)
 
-.PHONY: all test run-tests valgrind run-valgrind analyze unit e2e bench faults benchmarks demo test-gpu install clean help
+# The collector's test doubles (tests/collector/): a stand-in libcupti.so.13
+# and the programs that drive the collector without a GPU; collector.t runs
+# them from $(BUILD)/tests/collector/.  Built with the collector's flags
+# (CUDA's and the shim's headers), so only where the collector is built.
+CTEST_DIR = $(BUILD)/tests/collector
+CTEST_BIN = $(if $(COLL_SRC),$(CTEST_DIR)/libcupti.so.13 $(CTEST_DIR)/fake_app \
+	$(CTEST_DIR)/query_driver $(CTEST_DIR)/inject_driver $(CTEST_DIR)/nvtx_only)
+# Other programs the end-to-end tests run (tests/progs/), with the CLI's
+# flags but no sanitizer (one is installed setuid).
+PTEST_BIN = $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(wildcard tests/progs/*.c))
+PTEST_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Iinclude -MMD -MP -MF $@.d
+CTEST_CFLAGS = $(filter-out -fvisibility=hidden -fPIC,$(COLL_CFLAGS)) -MF $@.d
+
+.PHONY: all test run-tests valgrind run-valgrind analyze unit e2e bench faults benchmarks demo test-gpu install clean help test-progs
 all: $(KGATE) $(COLLECTOR)
 
 # config.c assembles thresholds/default.yaml into the binary (.incbin).
@@ -102,6 +115,42 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libkgate.a
 	$(if $(Q),@echo "  TEST    $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libkgate.a -lcmocka $(LDLIBS)
 
+# A stand-in for NVML (synthetic values from the environment), so that the
+# GPU-state reads are tested on machines without a driver.
+NVML_DOUBLE = $(BUILD)/tests/libnvml-double.so
+$(NVML_DOUBLE): tests/nvml/nvml_double.c
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  LINK    $@")
+	$(Q)$(CC) -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -fPIC -shared -o $@ $<
+
+test-progs: $(CTEST_BIN) $(PTEST_BIN) $(NVML_DOUBLE)
+
+$(BUILD)/tests/progs/%: tests/progs/%.c
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(PTEST_CFLAGS) $(LDFLAGS) -o $@ $<
+
+# The stand-in libcupti is not instrumented: it is loaded into programs that
+# are not either (a sanitizer runtime must come first in a process).
+$(CTEST_DIR)/libcupti.so.13: tests/collector/fake_cupti.c
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(CTEST_CFLAGS) -fPIC -shared -Wl,-soname,libcupti.so.13 -o $@ $<
+
+# fake_app links libstdc++ so that the collector finds __cxa_demangle.
+$(CTEST_DIR)/fake_app: tests/collector/fake_app.c
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(CTEST_CFLAGS) -o $@ $< -ldl -lpthread \
+	  -Wl,--no-as-needed -lstdc++
+
+$(CTEST_DIR)/%: tests/collector/%.c
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(CTEST_CFLAGS) -o $@ $< -ldl
+
+-include $(CTEST_BIN:%=%.d) $(PTEST_BIN:%=%.d)
+
 # Every test (cmocka unit tests print TAP; e2e tests are shell TAP scripts)
 # runs through one prove, which prints the summary line.
 test: deps
@@ -110,7 +159,7 @@ test: deps
 # After a failure, the end-to-end tests' log of what failed (with the
 # command's stderr) is printed last, where a CI log shows it.
 TEST_LOG = $(abspath $(BUILD))/test-failures.log
-run-tests: all $(UNIT_BIN)
+run-tests: all $(UNIT_BIN) $(CTEST_BIN) $(PTEST_BIN) $(NVML_DOUBLE)
 	$(Q)rm -f "$(TEST_LOG)"; CMOCKA_MESSAGE_OUTPUT=TAP KGATE="$(abspath $(KGATE))" \
 	  KGATE_COLLECTOR="$(abspath $(COLLECTOR))" KGATE_BUILD="$(abspath $(BUILD))" \
 	  KGATE_SRC="$(CURDIR)" KGATE_TEST_LOG="$(TEST_LOG)" \
@@ -153,7 +202,7 @@ valgrind: deps
 	$(Q)$(MAKE) --no-print-directory run-valgrind
 
 VG_TEST_LOG = $(abspath $(BUILD))/valgrind-failures.log
-run-valgrind: all $(UNIT_BIN) $(VG_KGATE) $(VG_UNIT)
+run-valgrind: all $(UNIT_BIN) $(CTEST_BIN) $(PTEST_BIN) $(NVML_DOUBLE) $(VG_KGATE) $(VG_UNIT)
 	$(Q)rm -rf "$(VG_TEST_LOG)" "$(VG_LOGS)"; mkdir -p "$(VG_LOGS)"; st=0; \
 	  CMOCKA_MESSAGE_OUTPUT=TAP KGATE="$(abspath $(VG_KGATE))" \
 	  KGATE_COLLECTOR="$(abspath $(COLLECTOR))" KGATE_BUILD="$(abspath $(BUILD))" \
@@ -210,6 +259,7 @@ help:
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(COLL_OBJ:.o=.d)
 
 # ---- fuzzing: tests/fuzz/fuzz_NAME.c, one libFuzzer harness per parser ----
+# (fuzz_import.c is one harness for every importer of src/import/import.c's table)
 # The library is rebuilt with clang and coverage instrumentation in
 # build-fuzz/; each harness runs FUZZ_TIME seconds on build-fuzz/corpus/NAME,
 # seeded from the test fixtures (build-fuzz/seeds/NAME) and, when present,
@@ -233,6 +283,7 @@ fuzz_seeds_suite      = tests/fixtures/config/suite-*.yaml $(wildcard kgate.yaml
 fuzz_seeds_thresholds = tests/fixtures/config/th-*.yaml thresholds/*.yaml
 fuzz_seeds_records    = tests/fixtures/records/*.jsonl
 fuzz_seeds_ncu_csv    = tests/fixtures/h200/*.csv
+fuzz_seeds_import     = $(fuzz_seeds_records) $(fuzz_seeds_ncu_csv)
 
 .PHONY: fuzz fuzz-smoke fuzz-build fuzz-run
 fuzz-build: $(FUZZ_BIN)
@@ -259,8 +310,7 @@ fuzz-run: $(FUZZ_BIN)
 	  mkdir -p $(FUZZ_BUILD)/seeds/$$n $(FUZZ_BUILD)/corpus/$$n $(FUZZ_BUILD)/artifacts/$$n; \
 	  case $$n in \
 	  suite) seeds="$(fuzz_seeds_suite)";; thresholds) seeds="$(fuzz_seeds_thresholds)";; \
-	  records) seeds="$(fuzz_seeds_records)";; ncu_csv) seeds="$(fuzz_seeds_ncu_csv)";; \
-	  *) seeds="";; esac; \
+	  import) seeds="$(fuzz_seeds_import)";; *) seeds="";; esac; \
 	  for f in $$seeds; do cp "$$f" $(FUZZ_BUILD)/seeds/$$n/; done; \
 	  if [ -f tests/fuzz/$$n.seeds ]; then i=0; while IFS= read -r line; do \
 	    i=$$((i + 1)); printf '%s' "$$line" > $(FUZZ_BUILD)/seeds/$$n/seed$$i; \
@@ -308,7 +358,8 @@ afl-run: afl-build
 	  ncu_csv) seeds="$(fuzz_seeds_ncu_csv)"; args="$(afl_args_ncu_csv)";; \
 	  thresholds) seeds="$(fuzz_seeds_thresholds)"; args="$(afl_args_thresholds)";; esac; \
 	  for f in $$seeds; do cp "$$f" $(FUZZ_AFL_BUILD)/seeds/$$n/; done; \
-	  dict=; [ -f tests/fuzz/$$n.dict ] && dict="-x tests/fuzz/$$n.dict"; \
+	  d=$$n; case $$n in records|ncu_csv) d=import;; esac; \
+	  dict=; [ -f tests/fuzz/$$d.dict ] && dict="-x tests/fuzz/$$d.dict"; \
 	  in=$(FUZZ_AFL_BUILD)/seeds/$$n; [ -d $(FUZZ_AFL_BUILD)/out/$$n/default/queue ] && in=-; \
 	  echo "== afl $$n: $(FUZZ_AFL_TIME) s =="; \
 	  GIT_DIR=/nonexistent AFL_NO_UI=1 AFL_SKIP_CPUFREQ=1 AFL_FAST_CAL=1 \

@@ -1,54 +1,67 @@
 /*
- * cmd_ingest.c: "kgate ingest": store records files and Nsight Compute CSV
- * exports as one run, in one transaction.  Every input is validated while
- * it is stored; any error aborts the transaction, so nothing is stored.
+ * cmd_ingest.c: "kgate ingest": store files of any format an importer reads
+ * (import.h: records files, Nsight Compute CSV exports) as one run, in one
+ * transaction.  Each file's format is sniffed unless named; a directory
+ * stands for the files in it that an importer claims.  Every input is
+ * validated while it is stored; any error aborts the transaction, so
+ * nothing is stored.
  */
 #include "cmd.h"
 #include "kgate/ghevent.h"
 #include "kgate/git.h"
+#include "kgate/import.h"
 #include "kgate/kgate.h"
-#include "kgate/ncu_csv.h"
-#include "kgate/records.h"
+#include "kgate/opt.h"
 #include "kgate/store.h"
 #include "kgate/util.h"
 
-#include <getopt.h>
+#include <dirent.h>
+#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-static const char usage_text[] =
+static const char synopsis[] =
 	"usage: kgate ingest [--db PATH] [--commit SHA] [--branch NAME]\n"
-	"                    (--records FILE | --ncu-csv FILE)... [--benchmark NAME]\n"
+	"                    [--input-format NAME] [--benchmark NAME] (FILE | DIR)...\n"
+	"                    [--records FILE] [--ncu-csv FILE]\n"
 	"                    [--repeat N] [--label L] [--format text|json]\n"
 	"\n"
 	"Store records files (written by the collector) and Nsight Compute CSV\n"
 	"exports (ncu --csv, details or raw page) as one run of the database.\n"
-	"\n"
-	"  --db PATH         the database (default kgate.db)\n"
-	"  --commit SHA      the commit measured (default: git rev-parse HEAD); a\n"
-	"                    short SHA or ref is stored as the full SHA git gives\n"
-	"  --branch NAME     its branch (default: from git or GITHUB_HEAD_REF)\n"
-	"  --records FILE    a records file; may be given several times\n"
-	"  --ncu-csv FILE    an ncu CSV export; may be given several times\n"
-	"  --benchmark NAME  benchmark name of the inputs after it (the first one\n"
-	"                    also names those before it; default: the records\n"
-	"                    file's argv[0] basename, or ncu's process name)\n"
-	"  --repeat N        repeat number of the first file of each benchmark\n"
-	"                    (default 0; later files of one benchmark count up)\n"
-	"  --label L         a label for the run (compare uses base/head)\n"
-	"  --format F        text (default) or json: a JSON summary on stdout\n"
-	"\n"
-	"Exit status: 0 stored; 2 bad usage or input (nothing stored);\n"
-	"3 database error (nothing stored).\n";
+	"Each file's format is told from its content (--input-format names it);\n"
+	"a directory stands for the regular files directly in it that kgate\n"
+	"reads (not its subdirectories), in name order.\n";
 
-struct input {
+/* The epilogue: exit statuses, then the formats of the importer table. */
+static char *epilogue(void)
+{
+	struct kg_buf b = KG_BUF_INIT;
+
+	buf_adds(&b, "Exit status: 0 stored; 2 bad usage or input (nothing stored);\n"
+		     "3 database error (nothing stored).\n\nFormats:\n");
+	for (size_t i = 0; kg_importers[i]; i++)
+		buf_printf(&b, "  %-16s  %s\n", kg_importers[i]->name, kg_importers[i]->description);
+	return buf_detach(&b);
+}
+
+/* A file or directory as the command line gives it. */
+struct arg {
 	const char *path;
-	int ncu;
+	const char *format;     /* the --input-format in force, NULL: sniff */
 	const char *bench_opt;  /* the --benchmark given before it, if any */
+};
+
+/* One file to store. */
+struct input {
+	char *path;
+	const struct kg_importer *im;
+	const char *bench_opt;
 	char *benchmark;
+	struct kg_import_info info;
 	int repeat;
 };
 
@@ -109,13 +122,8 @@ static int assign_repeats(struct input *in, size_t nin, int repeat0)
 	size_t *f = xmalloc(nin * sizeof *f);
 	int rc = 0;
 
-	for (size_t i = 0; i < nin; i++) {
-		long long pid;
-		id[i] = (struct replay_id){ 0, 1, -1, 0 };
-		if (!in[i].ncu)
-			records_header_replay(in[i].path, &id[i].pass, &id[i].passes, &pid,
-					      &id[i].ppid);
-	}
+	for (size_t i = 0; i < nin; i++)
+		id[i] = (struct replay_id){ in[i].info.pass, in[i].info.passes, in[i].info.ppid, 0 };
 	for (size_t i = 0; i < nin && !rc; i++) {
 		size_t nf = 0, j;
 		int replay = 0;
@@ -171,127 +179,243 @@ static int assign_repeats(struct input *in, size_t nin, int repeat0)
 	return rc;
 }
 
-static int same(const char *a, const char *b)
+static int cmp_str(const void *a, const void *b)
 {
-	if (!a || !b)
-		return 1;
-	return strcmp(a, b) == 0;
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void input_add(struct input **in, size_t *nin, const char *path,
+		      const struct kg_importer *im, const char *bench_opt)
+{
+	*in = xrealloc(*in, (*nin + 1) * sizeof(**in));
+	memset(&(*in)[*nin], 0, sizeof(**in));
+	(*in)[*nin].path = xstrdup(path);
+	(*in)[*nin].im = im;
+	(*in)[*nin].bench_opt = bench_opt;
+	(*nin)++;
+}
+
+/* The regular files directly in dir that an importer takes, in name order
+ * (hidden files left out).  0, or KG_EXIT_USAGE said. */
+static int add_dir(struct input **in, size_t *nin, const struct arg *a)
+{
+	DIR *d = opendir(a->path);
+	struct dirent *e;
+	char **names = NULL;
+	size_t n = 0, added = 0;
+	int rc = KG_EXIT_PASS;
+
+	if (!d) {
+		kg_error("cannot open '%s': %s", a->path, strerror(errno));
+		return KG_EXIT_USAGE;
+	}
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char *p = xasprintf("%s/%s", a->path, e->d_name);
+		struct stat sb;
+		if (stat(p, &sb) == 0 && S_ISREG(sb.st_mode)) {
+			names = xrealloc(names, (n + 1) * sizeof(*names));
+			names[n++] = p;
+		} else {
+			free(p);
+		}
+	}
+	closedir(d);
+	if (n > 1)
+		qsort(names, n, sizeof(*names), cmp_str);
+	for (size_t i = 0; i < n; i++) {
+		int skipped = 0;
+		const struct kg_importer *im = rc ? NULL : import_choose(names[i], a->format, &skipped);
+		if (im) {
+			input_add(in, nin, names[i], im, a->bench_opt);
+			added++;
+		} else if (!rc && !skipped) {
+			rc = KG_EXIT_USAGE;
+		}
+		free(names[i]);
+	}
+	free(names);
+	if (!rc && !added) {
+		char *fmts = import_names();
+		kg_error("cannot ingest '%s': the directory holds no file kgate reads (%s)", a->path,
+			 fmts);
+		free(fmts);
+		rc = KG_EXIT_USAGE;
+	}
+	return rc;
+}
+
+/* Warn when a benchmark named from its files (not by --benchmark) would
+ * merge files of different command lines ("python a.py", "python b.py"). */
+static void warn_merges(const struct input *in, size_t nin)
+{
+	for (size_t i = 0; i < nin; i++) {
+		if (in[i].bench_opt || !in[i].info.command)
+			continue;
+		size_t j;
+		for (j = 0; j < i && strcmp(in[j].benchmark, in[i].benchmark); j++)
+			;
+		if (j < i)
+			continue;       /* this benchmark was done with its first file */
+		for (j = i + 1; j < nin; j++)
+			if (!in[j].bench_opt && in[j].info.command &&
+			    !strcmp(in[j].benchmark, in[i].benchmark) &&
+			    strcmp(in[j].info.command, in[i].info.command) != 0) {
+				kg_warn("benchmark '%s' merges the records of different command "
+					"lines: '%s' (%s) and '%s' (%s); give --benchmark NAME "
+					"before each to keep them apart", in[i].benchmark,
+					in[i].info.command, in[i].path, in[j].info.command,
+					in[j].path);
+				break;
+			}
+	}
+}
+
+/* What the options collect: the inputs in order, and what applies to them. */
+struct ingest_args {
+	struct arg *args;
+	size_t nargs;
+	const char *benchmark;     /* the --benchmark in force */
+	const char *input_format;  /* the --input-format in force, NULL: sniff */
+};
+
+static void arg_add(struct ingest_args *ia, const char *path, const char *format)
+{
+	ia->args = xrealloc(ia->args, (ia->nargs + 1) * sizeof(*ia->args));
+	ia->args[ia->nargs++] = (struct arg){ path, format, ia->benchmark };
+}
+
+/* FILE, --records FILE, --ncu-csv FILE */
+static int take_input(const struct kg_opt *o, const char *arg)
+{
+	struct ingest_args *ia = o->ctx;
+
+	arg_add(ia, arg, !o->name ? ia->input_format
+			 : !strcmp(o->name, "records") ? "records" : "ncu-csv");
+	return KG_EXIT_PASS;
+}
+
+/* --benchmark NAME: for the inputs after it; the first also names those before. */
+static int take_benchmark(const struct kg_opt *o, const char *arg)
+{
+	struct ingest_args *ia = o->ctx;
+
+	if (!ia->benchmark)
+		for (size_t i = 0; i < ia->nargs; i++)
+			ia->args[i].bench_opt = arg;
+	ia->benchmark = arg;
+	return KG_EXIT_PASS;
+}
+
+/* --input-format NAME | auto */
+static int take_format(const struct kg_opt *o, const char *arg)
+{
+	struct ingest_args *ia = o->ctx;
+
+	if (!strcmp(arg, "auto")) {
+		ia->input_format = NULL;
+	} else if (!import_find(arg)) {
+		char *fmts = import_names();
+		kg_error("--input-format '%s' is not one of: %s, auto", arg, fmts);
+		free(fmts);
+		return KG_EXIT_USAGE;
+	} else {
+		ia->input_format = arg;
+	}
+	return KG_EXIT_PASS;
 }
 
 int cmd_ingest(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "db", required_argument, NULL, 'd' },
-		{ "commit", required_argument, NULL, 'c' },
-		{ "branch", required_argument, NULL, 'b' },
-		{ "records", required_argument, NULL, 'r' },
-		{ "ncu-csv", required_argument, NULL, 'n' },
-		{ "benchmark", required_argument, NULL, 'B' },
-		{ "repeat", required_argument, NULL, 'R' },
-		{ "label", required_argument, NULL, 'l' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	const char *db = store_default_db(), *commit = NULL, *branch = NULL, *benchmark = NULL;
+	const char *db = store_default_db(), *commit = NULL, *branch = NULL;
 	const char *label = NULL, *format = "text";
+	struct ingest_args ia = { NULL, 0, NULL, NULL };
+	struct arg *args = NULL;
 	struct input *in = NULL;
-	size_t nin = 0;
+	size_t nargs = 0, nin = 0;
 	long repeat0 = 0;
-	int c, rc = KG_EXIT_USAGE;
+	int argi, rc;
+	const struct kg_opt opts[] = {
+		KG_OPT_STR("db", 0, "PATH", &db, "the database (default kgate.db)"),
+		KG_OPT_STR("commit", 0, "SHA", &commit,
+			   "the commit measured (default: git rev-parse HEAD); a short SHA or ref is "
+			   "stored as the full SHA git gives"),
+		KG_OPT_STR("branch", 0, "NAME", &branch,
+			   "its branch (default: from git or GITHUB_HEAD_REF)"),
+		KG_OPT_CALL("input-format", 0, "NAME", take_format, &ia,
+			    "the format of the files and directories after it: one of the formats "
+			    "below, or auto (default: told from each file's content); a directory "
+			    "then gives all its files"),
+		KG_OPT_CALL("records", 0, "FILE", take_input, &ia,
+			    "a records file (--input-format records FILE)"),
+		KG_OPT_CALL("ncu-csv", 0, "FILE", take_input, &ia,
+			    "an ncu CSV export (--input-format ncu-csv FILE)"),
+		KG_OPT_CALL("benchmark", 0, "NAME", take_benchmark, &ia,
+			    "benchmark name of the inputs after it (the first one also names those "
+			    "before it; default: from each file, the records file's argv[0] basename "
+			    "or ncu's process name; a warning says when that name would merge files "
+			    "of different command lines)"),
+		KG_OPT_LONG("repeat", 0, "N", &repeat0, 0, 1000000,
+			    "repeat number of the first file of each benchmark (default 0; later "
+			    "files of one benchmark count up)"),
+		KG_OPT_STR("label", 0, "L", &label, "a label for the run (compare uses base/head)"),
+		KG_OPT_ONEOF("format", 0, "F", &format, kg_opt_text_json,
+			     "text (default) or json: a JSON summary on stdout"),
+		KG_OPT_OPERANDS_CALL("FILE | DIR", take_input, &ia,
+				     "files and directories to store, in order among the options"),
+		KG_OPT_END
+	};
+	char *epi = epilogue();
+	const struct kg_optspec spec = { "ingest", synopsis, epi, opts, 1, 0 };
 
-	if (cmd_wants_help(argc, argv)) {
-		fputs(usage_text, stdout);
-		return KG_EXIT_PASS;
+	rc = opt_parse(&spec, argc, argv, &argi);
+	args = ia.args;
+	nargs = ia.nargs;
+	if (rc != KG_OPT_GO)
+		goto out;
+	rc = KG_EXIT_USAGE;
+	if (!nargs) {
+		kg_error("nothing to ingest: give files or directories (or --records FILE, "
+			 "--ncu-csv FILE); see 'kgate ingest --help'");
+		goto out;
 	}
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'd': db = optarg; break;
-		case 'c': commit = optarg; break;
-		case 'b': branch = optarg; break;
-		case 'B':
-			if (!benchmark)
-				for (size_t i = 0; i < nin; i++)
-					in[i].bench_opt = optarg;
-			benchmark = optarg;
-			break;
-		case 'l': label = optarg; break;
-		case 'f': format = optarg; break;
-		case 'r':
-		case 'n':
-			in = xrealloc(in, (nin + 1) * sizeof(*in));
-			in[nin++] = (struct input){ optarg, c == 'n', benchmark, NULL, 0 };
-			break;
-		case 'R': {
-			char *end;
-			repeat0 = strtol(optarg, &end, 10);
-			if (*end || end == optarg || repeat0 < 0 || repeat0 > 1000000) {
-				kg_error("--repeat '%s' is not a non-negative integer", optarg);
+
+	/* Each file's importer: named, or told from its content. */
+	for (size_t i = 0; i < nargs; i++) {
+		struct stat sb;
+		const struct kg_importer *im;
+		if (stat(args[i].path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+			if (add_dir(&in, &nin, &args[i]) != KG_EXIT_PASS)
 				goto out;
-			}
-			break;
-		}
-		case 'h':
-			fputs(usage_text, stdout);
-			rc = KG_EXIT_PASS;
-			goto out;
-		default:
-			rc = cmd_option_error("ingest", c, argv);
+		} else if ((im = import_choose(args[i].path, args[i].format, NULL))) {
+			input_add(&in, &nin, args[i].path, im, args[i].bench_opt);
+		} else {
 			goto out;
 		}
-	}
-	if (optind < argc) {
-		kg_error("unexpected argument '%s'", argv[optind]);
-		fputs(usage_text, stderr);
-		goto out;
-	}
-	if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0) {
-		kg_error("--format '%s' is not one of: text, json", format);
-		goto out;
-	}
-	if (!nin) {
-		kg_error("nothing to ingest: give --records FILE or --ncu-csv FILE");
-		fputs(usage_text, stderr);
-		goto out;
 	}
 
 	/* The run's fingerprint, from every input's header; all must agree. */
 	struct kg_run_info run = { 0 };
 	for (size_t i = 0; i < nin; i++) {
-		struct kg_run_info one = { 0 };
-		int r = in[i].ncu ? ncu_csv_read_header(in[i].path, &one)
-				  : records_read_header(in[i].path, &one);
+		int r = import_read_info(in[i].im, in[i].path, &in[i].info);
+		if (r == KG_EXIT_PASS)
+			r = import_fingerprint(&run, &in[i].info.run, in[i].path, in[0].path);
 		if (r != KG_EXIT_PASS) {
-			store_run_info_free(&one);
 			store_run_info_free(&run);
 			rc = r;
 			goto out;
 		}
-		if (!same(run.gpu_name, one.gpu_name)) {
-			kg_error("%s: recorded on %s, but %s was recorded on %s; one run is one GPU "
-				 "model", in[i].path, one.gpu_name, in[0].path, run.gpu_name);
-			store_run_info_free(&one);
-			store_run_info_free(&run);
-			goto out;
-		}
-#define TAKE(f) if (!run.f && one.f) { run.f = one.f; one.f = NULL; }
-		TAKE(gpu_name) TAKE(gpu_uuid) TAKE(gpu_chip) TAKE(driver) TAKE(cuda)
-		TAKE(collector) TAKE(source)
-#undef TAKE
-		if (!run.time)
-			run.time = one.time;
-		store_run_info_free(&one);
-		in[i].benchmark = in[i].bench_opt ? xstrdup(in[i].bench_opt)
-			: in[i].ncu ? ncu_csv_process_name(in[i].path)
-				    : records_benchmark_name(in[i].path);
+		in[i].benchmark = in[i].bench_opt ? xstrdup(in[i].bench_opt) : in[i].info.benchmark;
+		if (!in[i].bench_opt)
+			in[i].info.benchmark = NULL;
 		if (!in[i].benchmark) {
 			kg_error("%s: no benchmark name in the file; give --benchmark NAME", in[i].path);
 			store_run_info_free(&run);
 			goto out;
 		}
 	}
+	warn_merges(in, nin);
 	if (!run.gpu_name)
 		kg_warn("the inputs do not name the GPU (ncu's details page does not; its raw page, "
 			"--page raw, does): this run will not match runs of a named GPU");
@@ -315,24 +439,21 @@ int cmd_ingest(int argc, char **argv)
 	run.branch = branch ? xstrdup(branch) : NULL;
 	run.parent = git_parent(commit);
 	run.label = label ? xstrdup(label) : NULL;
-	const char *ci = getenv("GITHUB_RUN_ID"), *srv = getenv("GITHUB_SERVER_URL"),
-		   *repo = getenv("GITHUB_REPOSITORY");
-	if (ci && srv && repo)
-		run.ci_url = xasprintf("%s/%s/actions/runs/%s", srv, repo, ci);
-	char host[256];
-	if (gethostname(host, sizeof(host)) == 0) {
-		host[sizeof(host) - 1] = '\0';
-		run.host = xstrdup(host);
+	import_context(&run);
+	/* inputs of several formats: "records+ncu-csv", in the table's order */
+	struct kg_buf src = KG_BUF_INIT;
+	size_t nfmt = 0;
+	for (size_t t = 0; kg_importers[t]; t++)
+		for (size_t i = 0; i < nin; i++)
+			if (in[i].im == kg_importers[t]) {
+				buf_printf(&src, "%s%s", nfmt++ ? "+" : "", kg_importers[t]->name);
+				break;
+			}
+	if (nfmt > 1) {
+		free(run.source);
+		run.source = buf_detach(&src);
 	}
-	if (nin > 1) {
-		int mixed = 0;
-		for (size_t i = 1; i < nin; i++)
-			mixed |= in[i].ncu != in[0].ncu;
-		if (mixed) {
-			free(run.source);
-			run.source = xstrdup("records+ncu-csv");
-		}
-	}
+	buf_free(&src);
 
 	struct kg_store *st = NULL;
 	size_t kernels = 0, samples = 0, errors = 0, dropped = 0, nbench = 0;
@@ -344,19 +465,12 @@ int cmd_ingest(int argc, char **argv)
 		/* the run ran it, even when an input holds no kernel (partial runs) */
 		if ((rc = store_run_benchmark_add(st, in[i].benchmark)) != KG_EXIT_PASS)
 			break;
-		if (in[i].ncu) {
-			size_t k = 0, s = 0;
-			rc = ncu_csv_ingest_repeat(st, in[i].path, in[i].benchmark, in[i].repeat, &k, &s);
-			kernels += k;
-			samples += s;
-		} else {
-			struct kg_records_stats rs;
-			rc = records_ingest(st, in[i].path, in[i].benchmark, in[i].repeat, &rs);
-			kernels += rs.kernels;
-			samples += rs.samples;
-			errors += rs.errors;
-			dropped += rs.dropped;
-		}
+		struct kg_import_stats is;
+		rc = import_ingest(in[i].im, st, in[i].path, in[i].benchmark, in[i].repeat, &is);
+		kernels += is.kernels;
+		samples += is.samples;
+		errors += is.errors;
+		dropped += is.dropped;
 	}
 	if (rc == KG_EXIT_PASS && samples == 0) {
 		kg_error("the inputs hold no samples; nothing stored");
@@ -397,8 +511,13 @@ done:
 	free(gitsha);
 	free(gitbranch);
 out:
-	for (size_t i = 0; i < nin; i++)
+	for (size_t i = 0; i < nin; i++) {
+		free(in[i].path);
 		free(in[i].benchmark);
+		import_info_free(&in[i].info);
+	}
 	free(in);
+	free(args);
+	free(epi);
 	return rc;
 }

@@ -15,8 +15,7 @@
  * deterministic or not) once per header and units row, not once per cell.
  */
 #include "kgate/ncu_csv.h"
-#include "kgate/demangle.h"
-#include "kgate/metric.h"
+#include "kgate/import.h"
 #include "kgate/util.h"
 
 #include <errno.h>
@@ -405,63 +404,53 @@ struct rawcol {
 	char *ncu_unit;          /* as the units row gives it */
 	const char *unit;        /* as stored: a constant or ncu_unit */
 	double factor;
-	int skip, det;
+	int skip;
+	const struct kg_import_metric *m;   /* the sink's, from the first value */
 };
 
 struct importer {
-	struct kg_store *st;     /* NULL: only read the header facts, stop at the first launch */
-	const char *path, *benchmark;
-	int repeat;
-	size_t kernels, samples;
+	struct kg_import_sink *sink;  /* NULL: only read the header facts, stop at the first launch */
+	const char *path;
+	size_t kernels;
+	size_t line;             /* the record being read */
 	char *process;           /* first Process Name */
 	char *gpu_name;          /* raw page's device__attribute_display_name */
 	int page_seen;
-	struct kernel_cache {
-		char *raw, *dem, *base;
-		struct kg_kernel_name kn;
-	} kc;
+	struct kg_kernel_name kn;   /* the kernel of the row being read (the sink's names) */
+	char *kn_raw;               /* its name as ncu printed it */
 };
 
-/* The three names of a kernel as ncu prints it, cached across rows. */
+/* The three names of a kernel as ncu prints it, interned by the sink. */
 static const struct kg_kernel_name *kernel_names(struct importer *im, const char *kernel_raw)
 {
-	if (!im->kc.raw || strcmp(im->kc.raw, kernel_raw) != 0) {
-		free(im->kc.raw);
-		free(im->kc.dem);
-		free(im->kc.base);
-		im->kc.raw = xstrdup(kernel_raw);
-		im->kc.dem = demangle_name(kernel_raw);
-		im->kc.base = demangle_base(im->kc.dem);
-		/* ncu prints names demangled: the canonical form is the key */
-		im->kc.kn.mangled = kernel_raw[0] == '_' && kernel_raw[1] == 'Z' ? im->kc.raw : im->kc.dem;
-		im->kc.kn.demangled = im->kc.dem;
-		im->kc.kn.base = im->kc.base;
+	if (!im->kn_raw || strcmp(im->kn_raw, kernel_raw) != 0) {
+		import_sink_kernel(im->sink, kernel_raw, KG_KEY_CANONICAL, &im->kn);
+		free(im->kn_raw);
+		im->kn_raw = xstrdup(kernel_raw);
 	}
-	return &im->kc.kn;
+	return &im->kn;
 }
 
 static int imp_sample(struct importer *im, const struct kg_kernel_name *kn, long long ordinal,
-		      const char *metric, const char *unit, int det, double value)
+		      const struct kg_import_metric *m, double value)
 {
-	int rc = store_sample_add(im->st, im->benchmark, "", kn, metric, unit, det, im->repeat,
-				  (int64_t)ordinal, value);
-	if (rc == KG_EXIT_PASS)
-		im->samples++;
-	return rc;
+	return import_sink_add(im->sink, "", kn, m, (int64_t)ordinal, value, im->line);
 }
 
 static int launch_finish(struct importer *im, struct launch *l)
 {
 	int rc = KG_EXIT_PASS;
 
-	if (!l->id || !im->st) {
+	if (!l->id || !im->sink) {
 		launch_reset(l);
 		return rc;
 	}
 	if (l->has_block && !launch_seen(l, "launch__block_size", 0))
-		rc = imp_sample(im, &im->kc.kn, l->ordinal, "launch__block_size", "", 1, l->block);
+		rc = imp_sample(im, &im->kn, l->ordinal,
+				import_sink_metric(im->sink, "launch__block_size", ""), l->block);
 	if (!rc && l->has_grid && !launch_seen(l, "launch__grid_size", 0))
-		rc = imp_sample(im, &im->kc.kn, l->ordinal, "launch__grid_size", "", 1, l->grid);
+		rc = imp_sample(im, &im->kn, l->ordinal,
+				import_sink_metric(im->sink, "launch__grid_size", ""), l->grid);
 	launch_reset(l);
 	return rc;
 }
@@ -507,6 +496,7 @@ static void rawcols_units(struct rawcol *col, size_t n, struct ncu_csv_reader *r
 		free(col[i].ncu_unit);
 		col[i].ncu_unit = xstrdup(rd->fields[i]);
 		col[i].unit = convert_unit(col[i].ncu_unit, &col[i].factor);
+		col[i].m = NULL;
 	}
 }
 
@@ -526,6 +516,7 @@ static int import_file(struct importer *im)
 		return KG_EXIT_USAGE;
 	}
 	while ((n = ncu_csv_read_record(fp, &rd)) > 0) {
+		im->line = rd.line;
 		if (!rd.quoted_first)
 			continue;       /* program output, ==PROF== lines */
 		struct cols hc;
@@ -545,7 +536,6 @@ static int import_file(struct importer *im)
 				for (size_t i = 0; i < ncols; i++) {
 					col[i].name = xstrdup(rd.fields[i]);
 					col[i].skip = raw_column_skipped(col[i].name);
-					col[i].det = metric_deterministic(col[i].name);
 					col[i].ncu_unit = xstrdup("");
 					col[i].unit = col[i].ncu_unit;
 					col[i].factor = 1;
@@ -575,7 +565,7 @@ static int import_file(struct importer *im)
 		if (page == PAGE_RAW && c.display_name >= 0 && !im->gpu_name &&
 		    rd.fields[c.display_name][0])
 			im->gpu_name = xstrdup(rd.fields[c.display_name]);
-		if (!im->st) {
+		if (!im->sink) {
 			/* only the header facts: they are on the first launch row */
 			im->kernels++;
 			if ((c.process < 0 || im->process) && (c.display_name < 0 || im->gpu_name))
@@ -617,8 +607,8 @@ static int import_file(struct importer *im)
 			if (num < 0 || !isfinite(v * f))
 				rc = not_finite(im, &rd, metric, id, mval);
 			else if (!launch_seen(&l, metric, 1))
-				rc = imp_sample(im, kernel_names(im, kernel), l.ordinal, metric, unit,
-						metric_deterministic(metric), v * f);
+				rc = imp_sample(im, kernel_names(im, kernel), l.ordinal,
+						import_sink_metric(im->sink, metric, unit), v * f);
 			free(metric);
 			if (rc)
 				break;
@@ -633,9 +623,12 @@ static int import_file(struct importer *im)
 					continue;
 				if (num < 0 || !isfinite(v * col[i].factor))
 					rc = not_finite(im, &rd, col[i].name, id, rd.fields[i]);
-				else
-					rc = imp_sample(im, kn, ordinal, col[i].name, col[i].unit, col[i].det,
-							v * col[i].factor);
+				else {
+					if (!col[i].m)
+						col[i].m = import_sink_metric(im->sink, col[i].name,
+									      col[i].unit);
+					rc = imp_sample(im, kn, ordinal, col[i].m, v * col[i].factor);
+				}
 			}
 			if (rc)
 				break;
@@ -655,60 +648,97 @@ static int import_file(struct importer *im)
 	rawcols_free(col, col ? ncols : 0);
 	ncu_csv_reader_free(&rd);
 	fclose(fp);
-	free(im->kc.raw);
-	free(im->kc.dem);
-	free(im->kc.base);
-	memset(&im->kc, 0, sizeof(im->kc));
+	free(im->kn_raw);
+	im->kn_raw = NULL;
+	return rc;
+}
+
+int ncu_csv_read_info(const char *path, struct kg_import_info *info)
+{
+	struct importer im = { 0 };
+	int rc;
+
+	im.path = path;
+	rc = import_file(&im);
+	if (rc == KG_EXIT_PASS) {
+		if (im.gpu_name) {
+			free(info->run.gpu_name);
+			info->run.gpu_name = im.gpu_name;
+			im.gpu_name = NULL;
+		}
+		if (!info->run.collector)
+			info->run.collector = xstrdup("ncu");
+		if (!info->run.source)
+			info->run.source = xstrdup("ncu-csv");
+		info->benchmark = im.process;
+		im.process = NULL;
+	}
+	free(im.gpu_name);
+	free(im.process);
+	return rc;
+}
+
+int ncu_csv_parse(struct kg_import_sink *sink, const char *path)
+{
+	struct importer im = { 0 };
+	int rc;
+
+	im.sink = sink;
+	im.path = path;
+	rc = import_file(&im);
+	import_sink_stats(sink)->kernels = im.kernels;
+	free(im.gpu_name);
+	free(im.process);
 	return rc;
 }
 
 int ncu_csv_read_header(const char *path, struct kg_run_info *run)
 {
-	struct importer im = { NULL, path, NULL, 0, 0, 0, NULL, NULL, 0, { NULL, NULL, NULL, { NULL, NULL, NULL } } };
-	int rc = import_file(&im);
+	struct kg_import_info info = { 0 };
+	int rc = ncu_csv_read_info(path, &info);
 
 	if (rc == KG_EXIT_PASS) {
-		if (im.gpu_name) {
+		if (info.run.gpu_name) {
 			free(run->gpu_name);
-			run->gpu_name = im.gpu_name;
-			im.gpu_name = NULL;
+			run->gpu_name = info.run.gpu_name;
+			info.run.gpu_name = NULL;
 		}
-		if (!run->collector)
-			run->collector = xstrdup("ncu");
-		if (!run->source)
-			run->source = xstrdup("ncu-csv");
+		if (!run->collector) {
+			run->collector = info.run.collector;
+			info.run.collector = NULL;
+		}
+		if (!run->source) {
+			run->source = info.run.source;
+			info.run.source = NULL;
+		}
 	}
-	free(im.gpu_name);
-	free(im.process);
+	import_info_free(&info);
 	return rc;
 }
 
 char *ncu_csv_process_name(const char *path)
 {
-	struct importer im = { NULL, path, NULL, 0, 0, 0, NULL, NULL, 0, { NULL, NULL, NULL, { NULL, NULL, NULL } } };
-	int rc = import_file(&im);
+	struct kg_import_info info = { 0 };
+	char *name = NULL;
 
-	free(im.gpu_name);
-	if (rc != KG_EXIT_PASS) {
-		free(im.process);
-		return NULL;
+	if (ncu_csv_read_info(path, &info) == KG_EXIT_PASS) {
+		name = info.benchmark;
+		info.benchmark = NULL;
 	}
-	return im.process;
+	import_info_free(&info);
+	return name;
 }
 
 int ncu_csv_ingest_repeat(struct kg_store *st, const char *path, const char *benchmark,
 			  int repeat, size_t *kernels, size_t *samples)
 {
-	struct importer im = { st, path, benchmark, repeat, 0, 0, NULL, NULL, 0,
-			       { NULL, NULL, NULL, { NULL, NULL, NULL } } };
-	int rc = import_file(&im);
+	struct kg_import_stats stats;
+	int rc = import_ingest(import_find("ncu-csv"), st, path, benchmark, repeat, &stats);
 
 	if (kernels)
-		*kernels = im.kernels;
+		*kernels = stats.kernels;
 	if (samples)
-		*samples = im.samples;
-	free(im.gpu_name);
-	free(im.process);
+		*samples = stats.samples;
 	return rc;
 }
 

@@ -1,6 +1,6 @@
 /*
  * records.c: reading records files, the JSON Lines the collector writes
- * (collector.h, docs/records.md), into the run open in the store.
+ * (records_format.h, docs/records.md), into the run open in the store.
  *
  * The file is streamed one line at a time (kg_getline: a line over 16 MiB is
  * rejected once 16 MiB of it are read, so memory stays bounded) and each
@@ -11,8 +11,9 @@
  * (end - start) where "metrics" lacks them.
  */
 #include "kgate/records.h"
-#include "kgate/collector.h"
 #include "kgate/demangle.h"
+#include "kgate/import.h"
+#include "kgate/records_format.h"
 #include "kgate/metric.h"
 #include "kgate/util.h"
 
@@ -20,7 +21,6 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,79 +28,6 @@
 #include <sys/stat.h>
 
 #define MAX_LINE (16u << 20)
-
-/* ------------------------------------------------------------------ */
-/* Kernel name cache: the same few names recur on every launch.        */
-
-struct name_ent {
-	char *raw, *dem, *base;   /* dem and base only in a kernel-name cache */
-	int det;                  /* metric-name cache: deterministic */
-};
-struct name_cache {
-	struct name_ent *e;
-	size_t cap, n;
-	int kind;                 /* NAMES_KERNEL, NAMES_METRIC or NAMES_PLAIN */
-};
-enum { NAMES_PLAIN, NAMES_KERNEL, NAMES_METRIC };
-
-static size_t name_hash(const char *s)
-{
-	size_t h = 5381;
-	for (; *s; s++)
-		h = h * 33 + (unsigned char)*s;
-	return h;
-}
-
-static struct name_ent *name_lookup(struct name_cache *c, const char *raw);
-
-static void name_grow(struct name_cache *c)
-{
-	struct name_ent *old = c->e;
-	size_t oldcap = c->cap;
-
-	c->cap = oldcap ? oldcap * 2 : 64;
-	c->e = xcalloc(c->cap, sizeof(*c->e));
-	for (size_t i = 0; i < oldcap; i++)
-		if (old[i].raw) {
-			size_t j = name_hash(old[i].raw) & (c->cap - 1);
-			while (c->e[j].raw)
-				j = (j + 1) & (c->cap - 1);
-			c->e[j] = old[i];
-		}
-	free(old);
-}
-
-static struct name_ent *name_lookup(struct name_cache *c, const char *raw)
-{
-	if ((c->n + 1) * 2 > c->cap)
-		name_grow(c);
-	size_t i = name_hash(raw) & (c->cap - 1);
-	while (c->e[i].raw) {
-		if (!strcmp(c->e[i].raw, raw))
-			return &c->e[i];
-		i = (i + 1) & (c->cap - 1);
-	}
-	c->e[i].raw = xstrdup(raw);
-	if (c->kind == NAMES_KERNEL) {
-		c->e[i].dem = demangle_name(raw);
-		c->e[i].base = demangle_base(c->e[i].dem);
-	} else if (c->kind == NAMES_METRIC) {
-		c->e[i].det = metric_deterministic(raw);
-	}
-	c->n++;
-	return &c->e[i];
-}
-
-static void name_cache_free(struct name_cache *c)
-{
-	for (size_t i = 0; i < c->cap; i++)
-		if (c->e[i].raw) {
-			free(c->e[i].raw);
-			free(c->e[i].dem);
-			free(c->e[i].base);
-		}
-	free(c->e);
-}
 
 /* ------------------------------------------------------------------ */
 /* Reading lines                                                       */
@@ -320,180 +247,206 @@ static void set_str(char **dst, json_t *v)
  * CI machines differ by seconds; time zones are not involved). */
 #define FUTURE_SLACK (24 * 3600)
 
-int records_read_header(const char *path, struct kg_run_info *run)
+/* 1 when the last non-blank line of a regular file is a footer record, 0
+ * when it is not, -1 when the file cannot be read backwards (a stream). */
+int records_complete(const char *path)
+{
+	FILE *fp;
+	char buf[4096];
+	int ok = -1;
+
+	if (is_stream(path) || !(fp = fopen(path, "rb")))
+		return -1;
+	if (fseek(fp, 0, SEEK_END) == 0) {
+		long size = ftell(fp);
+		long off = size > (long)sizeof(buf) - 1 ? size - (long)sizeof(buf) + 1 : 0;
+		ok = 0;
+		if (size > 0 && fseek(fp, off, SEEK_SET) == 0) {
+			size_t n = fread(buf, 1, sizeof(buf) - 1, fp);
+			buf[n] = '\0';
+			while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
+				buf[--n] = '\0';
+			char *line = strrchr(buf, '\n');
+			line = line ? line + 1 : buf;
+			json_t *j = json_loads(line, 0, NULL);
+			const char *type = json_string_value(json_object_get(j, "type"));
+			ok = type && !strcmp(type, "footer");
+			json_decref(j);
+		}
+	}
+	fclose(fp);
+	return ok;
+}
+
+/* The header's argv as one line, its arguments separated by spaces. */
+static char *command_line(json_t *argv)
+{
+	struct kg_buf b = KG_BUF_INIT;
+	size_t i;
+	json_t *a;
+
+	json_array_foreach(argv, i, a) {
+		if (!json_is_string(a))
+			continue;
+		if (b.len)
+			buf_addc(&b, ' ');
+		buf_add(&b, json_string_value(a), json_string_length(a));
+	}
+	if (!b.len) {
+		buf_free(&b);
+		return NULL;
+	}
+	return buf_detach(&b);
+}
+
+int records_read_info(const char *path, struct kg_import_info *info)
 {
 	struct reader r;
-	json_t *h;
+	json_t *h, *v;
+	struct kg_run_info *run = &info->run;
 	int rc = read_header(&r, path, &h, 0);
 
-	if (rc == KG_EXIT_PASS) {
-		json_t *devs = json_object_get(h, "devices");
-		json_t *d0 = json_array_get(devs, 0);
-		if (json_is_object(d0)) {
-			set_str(&run->gpu_name, json_object_get(d0, "name"));
-			set_str(&run->gpu_uuid, json_object_get(d0, "uuid"));
-			set_str(&run->gpu_chip, json_object_get(d0, "chip"));
-			set_str(&run->driver, json_object_get(d0, "driver"));
-			set_str(&run->cuda, json_object_get(d0, "runtime"));
-		}
-		for (size_t i = 1; i < json_array_size(devs); i++) {
-			json_t *n = json_object_get(json_array_get(devs, i), "name");
-			if (json_is_string(n) && run->gpu_name &&
-			    strcmp(json_string_value(n), run->gpu_name) != 0)
-				kg_warn("%s: devices differ (%s, %s); the run is recorded as %s", path,
-					run->gpu_name, json_string_value(n), run->gpu_name);
-		}
-		json_t *c = json_object_get(h, "collector");
-		if (json_is_string(c)) {
-			free(run->collector);
-			run->collector = xasprintf("kgate-collector %s", json_string_value(c));
-		}
-		json_t *tm = json_object_get(h, "time");
-		if (json_is_integer(tm) && json_integer_value(tm) > (json_int_t)time(NULL) + FUTURE_SLACK) {
-			/* "newest run of main" is by time: a run from the future
-			 * would be every later check's baseline. */
-			kg_error("%s:1: header: \"time\" %" JSON_INTEGER_FORMAT " is %.1f days ahead of "
-				 "this machine's clock; the clock of the machine that measured it is wrong",
-				 path, json_integer_value(tm),
-				 (double)(json_integer_value(tm) - (json_int_t)time(NULL)) / 86400.0);
-			rc = KG_EXIT_USAGE;
-		} else if (json_is_integer(tm) && json_integer_value(tm) < 0) {
-			kg_error("%s:1: header: \"time\" must be unix seconds, not negative", path);
-			rc = KG_EXIT_USAGE;
-		} else if (!run->time && json_is_integer(tm)) {
-			run->time = json_integer_value(tm);
-		}
-		if (!run->source)
-			run->source = xstrdup("records");
-		json_decref(h);
+	if (rc != KG_EXIT_PASS) {
+		reader_close(&r);
+		return rc;
 	}
+	json_t *devs = json_object_get(h, "devices");
+	json_t *d0 = json_array_get(devs, 0);
+	if (json_is_object(d0)) {
+		set_str(&run->gpu_name, json_object_get(d0, "name"));
+		set_str(&run->gpu_uuid, json_object_get(d0, "uuid"));
+		set_str(&run->gpu_chip, json_object_get(d0, "chip"));
+		set_str(&run->driver, json_object_get(d0, "driver"));
+		set_str(&run->cuda, json_object_get(d0, "runtime"));
+	}
+	for (size_t i = 1; i < json_array_size(devs); i++) {
+		json_t *n = json_object_get(json_array_get(devs, i), "name");
+		if (json_is_string(n) && run->gpu_name &&
+		    strcmp(json_string_value(n), run->gpu_name) != 0)
+			kg_warn("%s: devices differ (%s, %s); the run is recorded as %s", path,
+				run->gpu_name, json_string_value(n), run->gpu_name);
+	}
+	json_t *c = json_object_get(h, "collector");
+	if (json_is_string(c)) {
+		free(run->collector);
+		run->collector = xasprintf("kgate-collector %s", json_string_value(c));
+	}
+	json_t *tm = json_object_get(h, "time");
+	if (json_is_integer(tm) && json_integer_value(tm) > (json_int_t)time(NULL) + FUTURE_SLACK) {
+		/* "newest run of main" is by time: a run from the future
+		 * would be every later check's baseline. */
+		kg_error("%s:1: header: \"time\" %" JSON_INTEGER_FORMAT " is %.1f days ahead of "
+			 "this machine's clock; the clock of the machine that measured it is wrong",
+			 path, json_integer_value(tm),
+			 (double)(json_integer_value(tm) - (json_int_t)time(NULL)) / 86400.0);
+		rc = KG_EXIT_USAGE;
+	} else if (json_is_integer(tm) && json_integer_value(tm) < 0) {
+		kg_error("%s:1: header: \"time\" must be unix seconds, not negative", path);
+		rc = KG_EXIT_USAGE;
+	} else if (!run->time && json_is_integer(tm)) {
+		run->time = json_integer_value(tm);
+	}
+	if (!run->source)
+		run->source = xstrdup("records");
+
+	json_t *argv = json_object_get(h, "argv"), *a0 = json_array_get(argv, 0);
+	if (json_is_string(a0) && json_string_length(a0)) {
+		const char *s = json_string_value(a0), *slash = strrchr(s, '/');
+		info->benchmark = xstrdup(slash && slash[1] ? slash + 1 : s);
+	}
+	if (json_is_array(argv))
+		info->command = command_line(argv);
+	if (json_is_integer(v = json_object_get(h, "pass")) && json_integer_value(v) >= 0 &&
+	    json_integer_value(v) < INT_MAX)
+		info->pass = (int)json_integer_value(v);
+	if (json_is_integer(v = json_object_get(h, "passes")) && json_integer_value(v) >= 1 &&
+	    json_integer_value(v) < INT_MAX)
+		info->passes = (int)json_integer_value(v);
+	if (json_is_integer(v = json_object_get(h, "pid")))
+		info->pid = (long long)json_integer_value(v);
+	if (json_is_integer(v = json_object_get(h, "ppid")))
+		info->ppid = (long long)json_integer_value(v);
+	json_decref(h);
 	reader_close(&r);
+	return rc;
+}
+
+static int info_of(const char *path, struct kg_import_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->passes = 1;
+	info->pid = info->ppid = -1;
+	return records_read_info(path, info);
+}
+
+int records_read_header(const char *path, struct kg_run_info *run)
+{
+	struct kg_import_info info;
+	int rc = info_of(path, &info);
+
+	if (rc == KG_EXIT_PASS) {
+#define TAKE(f) if (info.run.f) { free(run->f); run->f = info.run.f; info.run.f = NULL; }
+		TAKE(gpu_name) TAKE(gpu_uuid) TAKE(gpu_chip) TAKE(driver) TAKE(cuda)
+		TAKE(collector)
+#undef TAKE
+		if (!run->time)
+			run->time = info.run.time;
+		if (!run->source) {
+			run->source = info.run.source;
+			info.run.source = NULL;
+		}
+	}
+	import_info_free(&info);
 	return rc;
 }
 
 char *records_benchmark_name(const char *path)
 {
-	struct reader r;
-	json_t *h;
+	struct kg_import_info info;
 	char *name = NULL;
 
-	if (read_header(&r, path, &h, 0) == KG_EXIT_PASS) {
-		json_t *a0 = json_array_get(json_object_get(h, "argv"), 0);
-		if (json_is_string(a0) && json_string_length(a0)) {
-			const char *s = json_string_value(a0), *slash = strrchr(s, '/');
-			name = xstrdup(slash && slash[1] ? slash + 1 : s);
-		}
-		json_decref(h);
+	if (info_of(path, &info) == KG_EXIT_PASS) {
+		name = info.benchmark;
+		info.benchmark = NULL;
 	}
-	reader_close(&r);
+	import_info_free(&info);
 	return name;
 }
 
 int records_header_pass(const char *path)
 {
-	struct reader r;
-	json_t *h;
-	int pass = 0;
+	struct kg_import_info info;
+	int pass = info_of(path, &info) == KG_EXIT_PASS ? info.pass : 0;
 
-	if (read_header(&r, path, &h, 0) == KG_EXIT_PASS) {
-		json_t *p = json_object_get(h, "pass");
-		if (json_is_integer(p))
-			pass = (int)json_integer_value(p);
-		json_decref(h);
-	}
-	reader_close(&r);
+	import_info_free(&info);
 	return pass;
 }
 
 int records_header_replay(const char *path, int *pass, int *passes, long long *pid,
 			  long long *ppid)
 {
-	struct reader r;
-	json_t *h;
-	int rc = -1;
+	struct kg_import_info info;
+	int rc = info_of(path, &info) == KG_EXIT_PASS ? 0 : -1;
 
-	*pass = 0;
-	*passes = 1;
-	*pid = *ppid = -1;
-	if (read_header(&r, path, &h, 0) == KG_EXIT_PASS) {
-		json_t *v;
-		if (json_is_integer(v = json_object_get(h, "pass")) && json_integer_value(v) >= 0 &&
-		    json_integer_value(v) < INT_MAX)
-			*pass = (int)json_integer_value(v);
-		if (json_is_integer(v = json_object_get(h, "passes")) && json_integer_value(v) >= 1 &&
-		    json_integer_value(v) < INT_MAX)
-			*passes = (int)json_integer_value(v);
-		if (json_is_integer(v = json_object_get(h, "pid")))
-			*pid = (long long)json_integer_value(v);
-		if (json_is_integer(v = json_object_get(h, "ppid")))
-			*ppid = (long long)json_integer_value(v);
-		json_decref(h);
-		rc = 0;
-	}
-	reader_close(&r);
+	*pass = rc ? 0 : info.pass;
+	*passes = rc ? 1 : info.passes;
+	*pid = rc ? -1 : info.pid;
+	*ppid = rc ? -1 : info.ppid;
+	import_info_free(&info);
 	return rc;
 }
 
 /* ------------------------------------------------------------------ */
 /* Kernel records                                                      */
 
-/*
- * Parsing and storing overlap: a reader thread parses lines into batches
- * of pending samples (their names interned in caches that live as long as
- * the ingest, so a pending sample holds only pointers), and the caller's
- * thread stores them.  The queue is bounded, so memory is too.
- */
-struct pending {
-	const char *kernel, *dem, *base, *nvtx, *metric;
-	int det;
-	size_t lineno;
-	int64_t ordinal;
-	double value;
-};
-#define BATCH 4096
-#define QUEUE 8
-struct batch {
-	size_t n;
-	struct pending p[BATCH];
-};
-
+/* One ingest: the file being read and the sink its samples go to (the
+ * sink parses on its reader thread and stores on the caller's). */
 struct ingest_ctx {
-	struct kg_store *st;
+	struct kg_import_sink *sink;
 	struct reader *r;
-	const char *benchmark;
-	int repeat;
 	int derived;        /* add launch configuration and duration (pass 0) */
-	struct name_cache names, nvtxs, metrics;
-	struct kg_records_stats *stats;
-	/* the queue between the two threads */
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	struct batch *q[QUEUE];
-	size_t qhead, qcount;
-	struct batch *cur;  /* the batch the reader is filling */
-	int done;           /* the reader has finished */
-	int reader_rc;
-	int store_failed;   /* the storing side stopped: the reader stops too */
+	struct kg_import_stats *stats;
 };
-
-/* Reader side: hand the current batch over; waits while the queue is full. */
-static int flush_batch(struct ingest_ctx *c)
-{
-	int failed;
-
-	pthread_mutex_lock(&c->mu);
-	while (c->qcount == QUEUE && !c->store_failed)
-		pthread_cond_wait(&c->cv, &c->mu);
-	failed = c->store_failed;
-	if (!failed && c->cur) {
-		c->q[(c->qhead + c->qcount) % QUEUE] = c->cur;
-		c->qcount++;
-		c->cur = NULL;
-		pthread_cond_broadcast(&c->cv);
-	}
-	pthread_mutex_unlock(&c->mu);
-	return failed ? KG_EXIT_RUNTIME : KG_EXIT_PASS;
-}
 
 static int bad_field(struct ingest_ctx *c, const char *field, const char *want)
 {
@@ -541,24 +494,8 @@ static int opt_dim3(struct ingest_ctx *c, json_t *k, const char *field, double *
 static int add(struct ingest_ctx *c, const char *nvtx, const struct kg_kernel_name *kn,
 	       const char *metric, int64_t ordinal, double value)
 {
-	if (!c->cur) {
-		c->cur = xmalloc(sizeof(*c->cur));
-		c->cur->n = 0;
-	}
-	struct pending *p = &c->cur->p[c->cur->n++];
-	const struct name_ent *m = name_lookup(&c->metrics, metric);
-	p->kernel = kn->mangled;
-	p->dem = kn->demangled;
-	p->base = kn->base;
-	p->nvtx = nvtx;
-	p->metric = m->raw;
-	p->det = m->det;
-	p->lineno = c->r->lineno;
-	p->ordinal = ordinal;
-	p->value = value;
-	if (c->cur->n == BATCH)
-		return flush_batch(c);
-	return KG_EXIT_PASS;
+	return import_sink_add(c->sink, nvtx, kn, import_sink_metric(c->sink, metric, NULL),
+			       ordinal, value, c->r->lineno);
 }
 
 static int ingest_kernel(struct ingest_ctx *c, json_t *k)
@@ -580,9 +517,9 @@ static int ingest_kernel(struct ingest_ctx *c, json_t *k)
 	    (has_end = opt_int(c, k, "end", &end)) < 0)
 		return KG_EXIT_USAGE;
 
-	struct name_ent *ne = name_lookup(&c->names, json_string_value(name));
-	struct kg_kernel_name kn = { ne->raw, ne->dem, ne->base };
-	const char *nvtx = name_lookup(&c->nvtxs, json_is_string(nv) ? json_string_value(nv) : "")->raw;
+	struct kg_kernel_name kn;
+	import_sink_kernel(c->sink, json_string_value(name), KG_KEY_AS_GIVEN, &kn);
+	const char *nvtx = import_sink_string(c->sink, json_is_string(nv) ? json_string_value(nv) : "");
 
 	if (json_is_object(m)) {
 		const char *key;
@@ -673,12 +610,11 @@ static int check_footer(struct ingest_ctx *c, json_t *f)
 	return KG_EXIT_PASS;
 }
 
-/* The reader thread: every line after the header. */
-static void *read_records(void *arg)
+/* Every line after the header. */
+static int read_records(struct ingest_ctx *c)
 {
-	struct ingest_ctx *c = arg;
 	struct reader *r = c->r;
-	struct kg_records_stats *stats = c->stats;
+	struct kg_import_stats *stats = c->stats;
 	const char *path = r->path;
 	json_t *j;
 	int rc, footer = 0;
@@ -726,109 +662,41 @@ static void *read_records(void *arg)
 			 "(%zu kernel records read)", path, stats->kernels);
 		rc = KG_EXIT_USAGE;
 	}
-	if (rc == KG_EXIT_PASS && c->cur && c->cur->n)
-		rc = flush_batch(c);
 out:
-	pthread_mutex_lock(&c->mu);
-	c->done = 1;
-	c->reader_rc = rc;
-	pthread_cond_broadcast(&c->cv);
-	pthread_mutex_unlock(&c->mu);
-	return NULL;
+	return rc;
 }
 
-/* The storing side: the caller's thread. */
-static int store_batches(struct ingest_ctx *c)
+/* The records importer's ingest (import.h): runs on the sink's reader
+ * thread. */
+int records_parse(struct kg_import_sink *sink, const char *path)
 {
-	int rc = KG_EXIT_PASS;
+	struct reader r;
+	struct ingest_ctx c = { sink, &r, 1, import_sink_stats(sink) };
+	json_t *h = NULL;
+	int rc;
 
-	for (;;) {
-		struct batch *b = NULL;
-		pthread_mutex_lock(&c->mu);
-		while (!c->qcount && !c->done)
-			pthread_cond_wait(&c->cv, &c->mu);
-		if (c->qcount) {
-			b = c->q[c->qhead];
-			c->qhead = (c->qhead + 1) % QUEUE;
-			c->qcount--;
-			pthread_cond_broadcast(&c->cv);
-		}
-		pthread_mutex_unlock(&c->mu);
-		if (!b)
-			break;
-		for (size_t i = 0; i < b->n && rc == KG_EXIT_PASS; i++) {
-			const struct pending *p = &b->p[i];
-			struct kg_kernel_name kn = { p->kernel, p->dem, p->base };
-			rc = store_sample_add(c->st, c->benchmark, p->nvtx, &kn, p->metric, NULL, p->det,
-					      c->repeat, p->ordinal, p->value);
-			if (rc == KG_EXIT_PASS) {
-				c->stats->samples++;
-			} else {
-				kg_error("%s:%zu: kernel record not stored", c->r->path, p->lineno);
-				pthread_mutex_lock(&c->mu);
-				c->store_failed = 1;
-				pthread_cond_broadcast(&c->cv);
-				pthread_mutex_unlock(&c->mu);
-			}
-		}
-		free(b);
+	if ((rc = read_header(&r, path, &h, 1)) == KG_EXIT_PASS) {
+		json_t *pass = json_object_get(h, "pass");
+		if (json_is_integer(pass) && json_integer_value(pass) > 0)
+			c.derived = 0;  /* application replay: pass 0 carries them */
+		json_decref(h);
+		rc = read_records(&c);
 	}
+	reader_close(&r);
 	return rc;
 }
 
 int records_ingest(struct kg_store *st, const char *path, const char *benchmark,
 		   int repeat, struct kg_records_stats *stats)
 {
-	struct reader r;
-	struct kg_records_stats dummy;
-	struct ingest_ctx c;
-	pthread_t tid;
-	json_t *h = NULL;
-	int rc;
+	struct kg_import_stats is;
+	int rc = import_ingest(import_find("records"), st, path, benchmark, repeat, &is);
 
-	if (!stats)
-		stats = &dummy;
-	memset(stats, 0, sizeof(*stats));
-	memset(&c, 0, sizeof(c));
-	c.st = st;
-	c.r = &r;
-	c.benchmark = benchmark;
-	c.repeat = repeat;
-	c.derived = 1;
-	c.stats = stats;
-	c.names.kind = NAMES_KERNEL;
-	c.metrics.kind = NAMES_METRIC;
-	if ((rc = read_header(&r, path, &h, 1)) != KG_EXIT_PASS) {
-		reader_close(&r);
-		return rc;
+	if (stats) {
+		stats->kernels = is.kernels;
+		stats->samples = is.samples;
+		stats->dropped = is.dropped;
+		stats->errors = is.errors;
 	}
-	json_t *pass = json_object_get(h, "pass");
-	if (json_is_integer(pass) && json_integer_value(pass) > 0)
-		c.derived = 0;  /* application replay: pass 0 carries them */
-	json_decref(h);
-
-	pthread_mutex_init(&c.mu, NULL);
-	pthread_cond_init(&c.cv, NULL);
-	if (pthread_create(&tid, NULL, read_records, &c) != 0) {
-		kg_error("cannot read '%s': cannot start a thread", path);
-		rc = KG_EXIT_RUNTIME;
-	} else {
-		rc = store_batches(&c);
-		pthread_join(tid, NULL);
-		if (rc == KG_EXIT_PASS)
-			rc = c.reader_rc;
-	}
-	while (c.qcount) {
-		free(c.q[c.qhead]);
-		c.qhead = (c.qhead + 1) % QUEUE;
-		c.qcount--;
-	}
-	free(c.cur);
-	pthread_mutex_destroy(&c.mu);
-	pthread_cond_destroy(&c.cv);
-	name_cache_free(&c.names);
-	name_cache_free(&c.nvtxs);
-	name_cache_free(&c.metrics);
-	reader_close(&r);
 	return rc;
 }

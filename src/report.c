@@ -7,6 +7,7 @@
  * Change points come from changepoint.c, run on each series' per-commit
  * medians.
  */
+#include "kgate/escape.h"
 #include "kgate/report.h"
 #include "kgate/github.h"
 #include "kgate/kgate.h"
@@ -19,63 +20,6 @@
 #include <time.h>
 
 /* ---------------------------------------------------------------- helpers */
-
-void report_html_escape(struct kg_buf *b, const char *s)
-{
-	for (const char *p = s ? s : ""; *p; p++) {
-		switch (*p) {
-		case '&': buf_adds(b, "&amp;"); break;
-		case '<': buf_adds(b, "&lt;"); break;
-		case '>': buf_adds(b, "&gt;"); break;
-		case '"': buf_adds(b, "&quot;"); break;
-		case '\'': buf_adds(b, "&#39;"); break;
-		default: buf_addc(b, *p);
-		}
-	}
-}
-
-/* Markdown table cell: HTML-escaped, pipes escaped, no control characters,
- * and no live "@user" mention (a zero-width space after the '@'). */
-static void md_cell(struct kg_buf *b, const char *s)
-{
-	char *safe = kg_text_safe(s ? s : "");
-	for (const char *p = safe; *p; p++) {
-		switch (*p) {
-		case '|': buf_adds(b, "\\|"); break;
-		case '@': buf_adds(b, "@&#8203;"); break;
-		case '`': buf_adds(b, "&#96;"); break;
-		case '*': buf_adds(b, "\\*"); break;
-		case '_': buf_adds(b, "\\_"); break;
-		case '[': buf_adds(b, "\\["); break;
-		case ']': buf_adds(b, "\\]"); break;
-		case '&': buf_adds(b, "&amp;"); break;
-		case '<': buf_adds(b, "&lt;"); break;
-		case '>': buf_adds(b, "&gt;"); break;
-		default: buf_addc(b, *p);
-		}
-	}
-	free(safe);
-}
-
-/*
- * Text of a Slack message: '&', '<' and '>' as entities (Slack's own
- * escaping), so that a name cannot write "<!channel>", "<!here>" or a
- * "<url|label>" link; backticks and control characters as spaces.
- */
-static void slack_escape(struct kg_buf *b, const char *s)
-{
-	char *safe = kg_text_safe(s ? s : "");
-	for (const char *p = safe; *p; p++) {
-		switch (*p) {
-		case '&': buf_adds(b, "&amp;"); break;
-		case '<': buf_adds(b, "&lt;"); break;
-		case '>': buf_adds(b, "&gt;"); break;
-		case '`': buf_addc(b, '\''); break;
-		default: buf_addc(b, *p);
-		}
-	}
-	free(safe);
-}
 
 static void fmt_date(char *out, size_t n, int64_t t)
 {
@@ -191,8 +135,10 @@ static int load_newest(struct kg_store *st, const struct kg_check_filter *f,
 	out->time = ci.time;
 	out->outcome = ci.outcome;
 	if (store_check_verdicts(st, out->id, add_check_row, out) != KG_EXIT_PASS ||
-	    store_run_explanations(st, out->run, add_check_why, out) != KG_EXIT_PASS)
+	    store_run_explanations(st, out->run, add_check_why, out) != KG_EXIT_PASS) {
+		report_check_free(out);
 		return -1;
+	}
 	for (size_t i = 0; i < out->n_why / 2; i++) {
 		struct kg_explanation t = out->why[i];
 		out->why[i] = out->why[out->n_why - 1 - i];
@@ -277,21 +223,21 @@ static void md_row(struct kg_buf *b, const struct report_verdict *v)
 	fmt_num(hv, sizeof hv, v->head_value);
 	buf_printf(b, "| %s%s | ", verdict_label(v->verdict),
 		   v->fails && strcmp(v->verdict ? v->verdict : "", "fail") ? " (fails)" : "");
-	md_cell(b, v->benchmark);
+	escape_markdown(b, v->benchmark);
 	buf_adds(b, " | ");
-	md_cell(b, v->demangled ? v->demangled : v->kernel);
+	escape_markdown(b, v->demangled ? v->demangled : v->kernel);
 	if (v->nvtx && *v->nvtx) {
 		buf_adds(b, " (");
-		md_cell(b, v->nvtx);
+		escape_markdown(b, v->nvtx);
 		buf_adds(b, ")");
 	}
 	buf_adds(b, " | ");
-	md_cell(b, v->metric);
+	escape_markdown(b, v->metric);
 	if (isnan(v->lo) || isnan(v->hi))
 		buf_printf(b, " | %s | %s | %s → %s | ", shift, p, bv, hv);
 	else
 		buf_printf(b, " | %s [%s, %s] | %s | %s → %s | ", shift, lo, hi, p, bv, hv);
-	md_cell(b, v->message);
+	escape_markdown(b, v->message);
 	buf_adds(b, " |\n");
 }
 
@@ -326,7 +272,7 @@ void report_check_markdown(const struct report_check *c, struct kg_buf *b)
 		buf_adds(b, "### kgate: \xE2\x9C\x85 PASS: no regression\n\n");
 	buf_printf(b, "Commit `%s` against ", sha);
 	buf_adds(b, "baseline ");
-	md_cell(b, c->baseline ? c->baseline : "(none)");
+	escape_markdown(b, c->baseline ? c->baseline : "(none)");
 	buf_printf(b, ": %zu fail, %zu missing, %zu inconclusive, %zu new, %zu pass",
 		   o->n_fail, o->n_missing, o->n_inconclusive, o->n_new, o->n_pass);
 	if (o->n_failing != o->n_fail)
@@ -334,12 +280,12 @@ void report_check_markdown(const struct report_check *c, struct kg_buf *b)
 	buf_adds(b, ".\n\n");
 	if (o->verdict == KG_VERDICT_NO_BASELINE) {
 		buf_adds(b, "**No baseline:** ");
-		md_cell(b, o->note ? o->note : "nothing to compare with");
+		escape_markdown(b, o->note ? o->note : "nothing to compare with");
 		buf_adds(b, ".\n\n");
 	}
 	if (o->not_compared) {
 		buf_adds(b, "**Not compared:** ");
-		md_cell(b, o->not_compared);
+		escape_markdown(b, o->not_compared);
 		buf_adds(b, ".\n\n");
 	}
 	const struct report_verdict **ord = xmalloc((c->n + 1) * sizeof *ord);
@@ -369,14 +315,14 @@ void report_check_markdown(const struct report_check *c, struct kg_buf *b)
 		buf_adds(b, "\n#### Why\n");
 	for (size_t k = 0; k < c->n_why; k++) {
 		buf_adds(b, "\n");
-		md_cell(b, c->why[k].benchmark);
+		escape_markdown(b, c->why[k].benchmark);
 		if (*c->why[k].nvtx) {
 			buf_adds(b, " [");
-			md_cell(b, c->why[k].nvtx);
+			escape_markdown(b, c->why[k].nvtx);
 			buf_adds(b, "]");
 		}
 		buf_adds(b, ": ");
-		md_cell(b, c->why[k].why);
+		escape_markdown(b, c->why[k].why);
 		buf_adds(b, "\n\n<details><summary>rules and counters</summary>\n\n");
 		explain_render(&c->why[k], KG_EXPLAIN_MARKDOWN, b);
 		buf_adds(b, "\n</details>\n");
@@ -955,24 +901,24 @@ static void chart(struct ctx *c, const struct series *x, struct kg_buf *b, int h
 	if (aggregate)
 		buf_printf(b, " data-columns=\"%zu\"", ncol);
 	buf_adds(b, " data-metric=\"");
-	report_html_escape(b, metric);
+	escape_html(b, metric);
 	buf_adds(b, "\"><figcaption><b>");
-	report_html_escape(b, kernel_label(c, x->kernel));
+	escape_html(b, kernel_label(c, x->kernel));
 	buf_adds(b, "</b> · ");
-	report_html_escape(b, metric);
+	escape_html(b, metric);
 	if (*unit) {
 		buf_adds(b, " (");
-		report_html_escape(b, unit);
+		escape_html(b, unit);
 		buf_adds(b, ")");
 	}
 	const char *nv = name_of(&c->nvtx, x->nvtx);
 	if (*nv && strcmp(nv, "?")) {
 		buf_adds(b, " · NVTX ");
-		report_html_escape(b, nv);
+		escape_html(b, nv);
 	}
 	if (c->ngpus > 1 && *c->gpus[x->gpu]) {
 		buf_adds(b, " · ");
-		report_html_escape(b, c->gpus[x->gpu]);
+		escape_html(b, c->gpus[x->gpu]);
 	}
 	if (aggregate)
 		buf_printf(b, " · %zu commits in %zu columns", x->npt, ncol);
@@ -988,18 +934,18 @@ static void chart(struct ctx *c, const struct series *x, struct kg_buf *b, int h
 		fmt_axis(llo, sizeof llo, lo, unit, prec);
 	} while (!strcmp(lhi, llo) && ++prec < 12);
 	buf_printf(b, "<text class=\"ax\" x=\"%d\" y=\"%d\" text-anchor=\"end\">", ML - 4, MT + 10);
-	report_html_escape(b, lhi);
+	escape_html(b, lhi);
 	buf_printf(b, "</text><text class=\"ax\" x=\"%d\" y=\"%d\" text-anchor=\"end\">", ML - 4, H - MB);
-	report_html_escape(b, llo);
+	escape_html(b, llo);
 	buf_adds(b, "</text>");
 	char sha[16];
 	short_sha(sha, c->runs[x->pt[0].pos].commit);
 	buf_printf(b, "<text class=\"ax\" x=\"%d\" y=\"%d\">", ML, H - MB + 16);
-	report_html_escape(b, sha);
+	escape_html(b, sha);
 	buf_adds(b, "</text>");
 	short_sha(sha, c->runs[x->pt[x->npt - 1].pos].commit);
 	buf_printf(b, "<text class=\"ax\" x=\"%d\" y=\"%d\" text-anchor=\"end\">", W - MR, H - MB + 16);
-	report_html_escape(b, sha);
+	escape_html(b, sha);
 	buf_adds(b, "</text>");
 	/* the spread band, then the median line */
 	int *xs = xmalloc(ncol * sizeof *xs), *ys = xmalloc(ncol * sizeof *ys);
@@ -1030,7 +976,7 @@ static void chart(struct ctx *c, const struct series *x, struct kg_buf *b, int h
 		short_sha(sha, c->runs[x->pt[r->at].pos].commit);
 		buf_printf(b, "<line class=\"cp\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"><title>change point at ",
 			   cx, MT, cx, H - MB);
-		report_html_escape(b, sha);
+		escape_html(b, sha);
 		buf_printf(b, ": %.6g → %.6g (%+.2f%%), p = %.3g</title></line>", r->before, r->after,
 			   100 * r->shift, r->p);
 	}
@@ -1050,7 +996,7 @@ static void chart(struct ctx *c, const struct series *x, struct kg_buf *b, int h
 		short_sha(sha, r->commit);
 		buf_printf(b, "<circle class=\"pt%s\" cx=\"%d\" cy=\"%d\" r=\"3\"><title>", is_cp ? " cpt" : "",
 			   ML + (int)lround(XOF(p->pos)), YOF(p->med));
-		report_html_escape(b, sha);
+		escape_html(b, sha);
 		buf_printf(b, " (%s): median %.6g, IQR %.6g–%.6g, range %.6g–%.6g, n = %u</title></circle>",
 			   date, p->med, p->q1, p->q3, p->lo, p->hi, p->n);
 	}
@@ -1181,9 +1127,9 @@ static size_t roofline(struct ctx *c, struct kg_buf *b)
 	for (size_t i = 0; i < np; i++) {
 		buf_printf(b, "<circle class=\"rp\" cx=\"%d\" cy=\"%d\" r=\"4\"><title>", RX(pts[i].ai),
 			   RY(pts[i].gflops));
-		report_html_escape(b, name_of(&c->bench, pts[i].any->bench));
+		escape_html(b, name_of(&c->bench, pts[i].any->bench));
 		buf_adds(b, ": ");
-		report_html_escape(b, kernel_label(c, pts[i].any->kernel));
+		escape_html(b, kernel_label(c, pts[i].any->kernel));
 		buf_printf(b, ": %.4g FLOP/byte, %.4g GFLOP/s</title></circle>", pts[i].ai, pts[i].gflops);
 	}
 #undef RX
@@ -1226,21 +1172,21 @@ static void html_verdicts(struct ctx *c, struct kg_buf *b, struct report_summary
 	short_sha(sha, chk.commit);
 	fmt_date(date, sizeof date, chk.time);
 	buf_adds(b, "<p>Commit <code>");
-	report_html_escape(b, sha);
+	escape_html(b, sha);
 	buf_adds(b, "</code> against ");
-	report_html_escape(b, chk.baseline ? chk.baseline : "(none)");
+	escape_html(b, chk.baseline ? chk.baseline : "(none)");
 	const struct kg_outcome *oc = &chk.outcome;
 	buf_printf(b, ", checked %s: <span class=\"%s\">%s</span>: %zu fail, %zu missing, %zu inconclusive,"
 		   " %zu new, %zu pass.</p>\n", date, verdict_key(oc->verdict), verdict_name(oc->verdict),
 		   oc->n_fail, oc->n_missing, oc->n_inconclusive, oc->n_new, oc->n_pass);
 	if (oc->verdict == KG_VERDICT_NO_BASELINE) {
 		buf_adds(b, "<p>No baseline: ");
-		report_html_escape(b, oc->note ? oc->note : "nothing to compare with");
+		escape_html(b, oc->note ? oc->note : "nothing to compare with");
 		buf_adds(b, ".</p>\n");
 	}
 	if (oc->not_compared) {
 		buf_adds(b, "<p>Not compared: ");
-		report_html_escape(b, oc->not_compared);
+		escape_html(b, oc->not_compared);
 		buf_adds(b, ".</p>\n");
 	}
 	sum->check_verdict = oc->verdict;
@@ -1264,20 +1210,20 @@ static void html_verdicts(struct ctx *c, struct kg_buf *b, struct report_summary
 		fmt_num(bv, sizeof bv, v->base_value);
 		fmt_num(hv, sizeof hv, v->head_value);
 		buf_adds(b, "<tr><td class=\"");
-		report_html_escape(b, v->verdict);
+		escape_html(b, v->verdict);
 		buf_adds(b, "\">");
-		report_html_escape(b, v->verdict);
+		escape_html(b, v->verdict);
 		buf_adds(b, "</td><td>");
-		report_html_escape(b, v->benchmark);
+		escape_html(b, v->benchmark);
 		buf_adds(b, "</td><td>");
-		report_html_escape(b, v->demangled ? v->demangled : v->kernel);
+		escape_html(b, v->demangled ? v->demangled : v->kernel);
 		buf_adds(b, "</td><td>");
-		report_html_escape(b, v->nvtx);
+		escape_html(b, v->nvtx);
 		buf_adds(b, "</td><td>");
-		report_html_escape(b, v->metric);
+		escape_html(b, v->metric);
 		buf_printf(b, "</td><td>%s</td><td>%s … %s</td><td>%s</td><td>%s</td><td>%s</td><td>",
 			   s1, s2, s3, p, bv, hv);
-		report_html_escape(b, v->message);
+		escape_html(b, v->message);
 		buf_adds(b, "</td></tr>\n");
 	}
 	buf_adds(b, "</table>\n");
@@ -1286,14 +1232,14 @@ static void html_verdicts(struct ctx *c, struct kg_buf *b, struct report_summary
 		const struct kg_explanation *x = &chk.why[i];
 		buf_adds(b, i ? "" : "<h3>Why</h3>\n");
 		buf_adds(b, "<p class=\"why\">");
-		report_html_escape(b, x->benchmark);
+		escape_html(b, x->benchmark);
 		if (*x->nvtx) {
 			buf_adds(b, " [");
-			report_html_escape(b, x->nvtx);
+			escape_html(b, x->nvtx);
 			buf_adds(b, "]");
 		}
 		buf_adds(b, ": ");
-		report_html_escape(b, x->why);
+		escape_html(b, x->why);
 		buf_adds(b, "</p>\n<details><summary>rules and counters</summary>\n");
 		explain_render(x, KG_EXPLAIN_HTML, b);
 		buf_adds(b, "</details>\n");
@@ -1316,17 +1262,17 @@ static void page_head(struct kg_buf *b, const struct report_opts *o, const char 
 		    "<meta name=\"generator\" content=\"kgate " KGATE_VERSION "\"><title>kgate trend report");
 	if (o->branch) {
 		buf_adds(b, ": ");
-		report_html_escape(b, o->branch);
+		escape_html(b, o->branch);
 	}
 	if (sub) {
 		buf_adds(b, " · ");
-		report_html_escape(b, sub);
+		escape_html(b, sub);
 	}
 	buf_printf(b, "</title><style>%s</style></head>\n<body data-kgate-report=\"1\" data-runs=\"%zu\""
 		   " data-series=\"%zu\">\n<h1>kgate trend report", css, nruns, ns);
 	if (o->branch) {
 		buf_adds(b, ": branch ");
-		report_html_escape(b, o->branch);
+		escape_html(b, o->branch);
 	}
 	buf_adds(b, "</h1>\n");
 }
@@ -1376,7 +1322,7 @@ static void html_charts(struct ctx *c, struct kg_buf *b, size_t i0, size_t j0)
 		while (j < j0 && c->s[j].bench == c->s[i].bench)
 			j++;
 		buf_printf(b, "<section class=\"benchmark\" data-charts=\"%zu\"><h2>Benchmark ", j - i);
-		report_html_escape(b, name_of(&c->bench, c->s[i].bench));
+		escape_html(b, name_of(&c->bench, c->s[i].bench));
 		buf_adds(b, "</h2>\n");
 		for (size_t k = i; k < j; k++)
 			chart(c, &c->s[k], b, hover_all, k);
@@ -1491,19 +1437,19 @@ int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_ch
 			if (c.pages)
 				page_name(pn, sizeof pn, x->page);
 			buf_printf(&b, "<tr><td>");
-			report_html_escape(&b, name_of(&c.bench, x->bench));
+			escape_html(&b, name_of(&c.bench, x->bench));
 			buf_printf(&b, "</td><td><a href=\"%s#s%zu\">", pn, (size_t)(x - c.s));
-			report_html_escape(&b, kernel_label(&c, x->kernel));
+			escape_html(&b, kernel_label(&c, x->kernel));
 			buf_adds(&b, "</a></td><td>");
-			report_html_escape(&b, name_of(&c.nvtx, x->nvtx));
+			escape_html(&b, name_of(&c.nvtx, x->nvtx));
 			buf_adds(&b, "</td><td>");
-			report_html_escape(&b, name_of(&c.metric, x->metric));
+			escape_html(&b, name_of(&c.metric, x->metric));
 			char ssha[16];
 			short_sha(ssha, run->commit);
 			buf_adds(&b, "</td><td><code title=\"");
-			report_html_escape(&b, run->commit);
+			escape_html(&b, run->commit);
 			buf_adds(&b, "\">");
-			report_html_escape(&b, ssha);
+			escape_html(&b, ssha);
 			buf_printf(&b, "</code></td><td>%s</td><td>%.6g</td><td>%.6g</td><td>%s</td>"
 				   "<td>%.3g</td></tr>\n", date, r->before, r->after, sh, r->p);
 		}
@@ -1535,12 +1481,12 @@ int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_ch
 			page_name(pn, sizeof pn, c.s[i].page);
 			const char *bn = name_of(&c.bench, c.s[i].bench);
 			buf_printf(&b, "<tr><td><a href=\"%s\">%s</a></td><td>", pn, pn);
-			report_html_escape(&b, bn);
+			escape_html(&b, bn);
 			buf_adds(&b, "</td><td>");
-			report_html_escape(&b, kernel_label(&c, c.s[i].kernel));
+			escape_html(&b, kernel_label(&c, c.s[i].kernel));
 			if (nk > 1) {
 				buf_adds(&b, " … ");
-				report_html_escape(&b, kernel_label(&c, c.s[j - 1].kernel));
+				escape_html(&b, kernel_label(&c, c.s[j - 1].kernel));
 			}
 			buf_printf(&b, " (%zu)</td><td>%zu</td><td>%zu</td></tr>\n", nk, j - i, ncp);
 			char sub[64];
@@ -1550,7 +1496,7 @@ int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_ch
 				   " points, roofline, every page). This is page %zu of %zu: %zu charts of",
 				   c.s[i].page, nchart_pages, j - i);
 			buf_adds(&pg, " benchmark ");
-			report_html_escape(&pg, bn);
+			escape_html(&pg, bn);
 			buf_printf(&pg, ", %zu run%s from %s to %s.", c.nruns, c.nruns == 1 ? "" : "s", d0, d1);
 			if (c.s[i].page > 1) {
 				char prev[32];
@@ -1583,7 +1529,7 @@ int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_ch
 	buf_adds(&t, "*kgate trend report*");
 	if (o->branch) {
 		buf_adds(&t, " for `");
-		slack_escape(&t, o->branch);
+		escape_slack(&t, o->branch);
 		buf_adds(&t, "`");
 	}
 	buf_printf(&t, ": %zu runs, %zu series", c.nruns, c.ns);
@@ -1602,13 +1548,13 @@ int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_ch
 		char sha[16];
 		short_sha(sha, c.runs[x->pt[cps[i].r->at].pos].commit);
 		buf_adds(&t, "• ");
-		slack_escape(&t, name_of(&c.bench, x->bench));
+		escape_slack(&t, name_of(&c.bench, x->bench));
 		buf_adds(&t, " / ");
-		slack_escape(&t, kernel_label(&c, x->kernel));
+		escape_slack(&t, kernel_label(&c, x->kernel));
 		buf_adds(&t, " / ");
-		slack_escape(&t, name_of(&c.metric, x->metric));
+		escape_slack(&t, name_of(&c.metric, x->metric));
 		buf_printf(&t, ": %+.1f%% at `", 100 * cps[i].r->shift);
-		slack_escape(&t, sha);
+		escape_slack(&t, sha);
 		buf_adds(&t, "`\n");
 	}
 	if (sum->has_check)

@@ -231,6 +231,13 @@ int store_run_benchmark_add(struct kg_store *st, const char *benchmark)
 	return st->be->run_benchmark_add(st, benchmark);
 }
 
+int store_run_benchmark_state(struct kg_store *st, const char *benchmark, const char *gpu_state)
+{
+	if (!run_open(st))
+		return KG_EXIT_RUNTIME;
+	return st->be->run_benchmark_state(st, benchmark, gpu_state);
+}
+
 int store_run_commit(struct kg_store *st)
 {
 	if (!run_open(st))
@@ -278,6 +285,12 @@ int store_find_runs(struct kg_store *st, const struct kg_run_filter *f,
 int store_run_get(struct kg_store *st, int64_t id, struct kg_run_info *out)
 {
 	return st->be->run_get(st, id, out);
+}
+
+int store_run_gpu_states(struct kg_store *st, int64_t run, char ***names, char ***states,
+			 size_t *n)
+{
+	return st->be->run_gpu_states(st, run, names, states, n);
 }
 
 int store_run_benchmarks(struct kg_store *st, int64_t run, char ***names, size_t *n)

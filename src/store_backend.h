@@ -52,6 +52,8 @@ struct kg_store_backend {
 			  const char *unit, int deterministic, int repeat, int64_t ordinal,
 			  double value);
 	int (*run_benchmark_add)(struct kg_store *st, const char *benchmark);
+	int (*run_benchmark_state)(struct kg_store *st, const char *benchmark,
+				   const char *gpu_state);
 	int (*run_commit)(struct kg_store *st);     /* aborts the run when it fails */
 	void (*run_abort)(struct kg_store *st);
 
@@ -68,6 +70,8 @@ struct kg_store_backend {
 			 struct kg_run_info **runs, size_t *n);
 	int (*run_get)(struct kg_store *st, int64_t id, struct kg_run_info *out);
 	int (*run_benchmarks)(struct kg_store *st, int64_t run, char ***names, size_t *n);
+	int (*run_gpu_states)(struct kg_store *st, int64_t run, char ***names, char ***states,
+			      size_t *n);
 	int (*run_metrics)(struct kg_store *st, int64_t run, char ***names, size_t *n);
 
 	/* Reading samples. */

@@ -207,6 +207,9 @@ static const char *const migrations[] = {
 	"  run bigint NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
 	"  benchmark bigint NOT NULL REFERENCES benchmarks(id),"
 	"  PRIMARY KEY (run, benchmark));",
+
+	/* 4 -> 5: the GPU's state while each benchmark ran (gpustate.h) */
+	"ALTER TABLE run_benchmarks ADD COLUMN gpu_state " T ";",
 };
 #undef T
 #undef ID
@@ -299,6 +302,7 @@ struct pg {
 	int64_t run_id;
 	struct intern_map bench, nvtx, kern, metric;
 	int64_t *run_bench;
+	char **run_bench_state; /* their GPU-state JSON, or NULL */
 	size_t n_run_bench, cap_run_bench;
 	struct kg_buf copy;     /* samples not yet sent with COPY */
 	int failed;             /* the connection is lost: no ROLLBACK to send */
@@ -674,6 +678,9 @@ static void pg_close(struct kg_store *kst)
 	intern_clear(&st->nvtx);
 	intern_clear(&st->kern);
 	intern_clear(&st->metric);
+	for (size_t i = 0; i < st->cap_run_bench; i++)
+		free(st->run_bench_state[i]);
+	free(st->run_bench_state);
 	free(st->run_bench);
 	buf_free(&st->copy);
 	if (st->db)
@@ -869,16 +876,37 @@ static int64_t intern_kernel(struct pg *st, const struct kg_kernel_name *k)
 	return id;
 }
 
-static void run_bench_note(struct pg *st, int64_t b)
+/* Remember that the open run ran benchmark id b; its index there. */
+static size_t run_bench_note(struct pg *st, int64_t b)
 {
 	for (size_t i = st->n_run_bench; i-- > 0;)
 		if (st->run_bench[i] == b)
-			return;
+			return i;
 	if (st->n_run_bench == st->cap_run_bench) {
-		st->cap_run_bench = st->cap_run_bench ? 2 * st->cap_run_bench : 16;
-		st->run_bench = xrealloc(st->run_bench, st->cap_run_bench * sizeof *st->run_bench);
+		size_t cap = st->cap_run_bench ? 2 * st->cap_run_bench : 16;
+		st->run_bench = xrealloc(st->run_bench, cap * sizeof *st->run_bench);
+		st->run_bench_state = xrealloc(st->run_bench_state, cap * sizeof *st->run_bench_state);
+		for (size_t i = st->cap_run_bench; i < cap; i++)
+			st->run_bench_state[i] = NULL;
+		st->cap_run_bench = cap;
 	}
-	st->run_bench[st->n_run_bench++] = b;
+	st->run_bench[st->n_run_bench] = b;
+	free(st->run_bench_state[st->n_run_bench]);  /* a slot of an earlier run */
+	st->run_bench_state[st->n_run_bench] = NULL;
+	return st->n_run_bench++;
+}
+
+static int pg_run_benchmark_state(struct kg_store *kst, const char *benchmark,
+				  const char *gpu_state)
+{
+	struct pg *st = (struct pg *)kst;
+	int64_t b = intern_simple(st, &st->bench, "benchmarks", "name", benchmark);
+	if (!b)
+		return KG_EXIT_RUNTIME;
+	size_t i = run_bench_note(st, b);
+	free(st->run_bench_state[i]);
+	st->run_bench_state[i] = gpu_state ? xstrdup(gpu_state) : NULL;
+	return KG_EXIT_PASS;
 }
 
 static int pg_run_benchmark_add(struct kg_store *kst, const char *benchmark)
@@ -946,18 +974,13 @@ static int pg_run_commit(struct kg_store *kst)
 {
 	struct pg *st = (struct pg *)kst;
 	int rc = copy_flush(st);
-	if (rc == KG_EXIT_PASS && st->n_run_bench) {
-		struct kg_buf a = KG_BUF_INIT;
-		struct num id;
-		buf_adds(&a, "{");
-		for (size_t i = 0; i < st->n_run_bench; i++)
-			buf_printf(&a, "%s%" PRId64, i ? "," : "", st->run_bench[i]);
-		buf_adds(&a, "}");
-		const char *v[] = { num_i(&id, st->run_id), a.s };
+	for (size_t i = 0; rc == KG_EXIT_PASS && i < st->n_run_bench; i++) {
+		struct num id, b;
+		const char *v[] = { num_i(&id, st->run_id), num_i(&b, st->run_bench[i]),
+				    st->run_bench_state[i] };
 		PGresult *r = q(st, st->db, "cannot store the run's benchmarks", PGRES_COMMAND_OK,
-				"INSERT INTO run_benchmarks(run, benchmark) SELECT $1, unnest($2::bigint[])"
-				" ON CONFLICT DO NOTHING", "ia", v);
-		buf_free(&a);
+				"INSERT INTO run_benchmarks(run, benchmark, gpu_state) VALUES ($1, $2, $3)"
+				" ON CONFLICT DO NOTHING", "iit", v);
 		if (!r)
 			rc = KG_EXIT_RUNTIME;
 		pq.clear(r);
@@ -1148,6 +1171,35 @@ static int pg_run_benchmarks(struct kg_store *kst, int64_t run, char ***names, s
 		*n = 0;
 	}
 	return rc;
+}
+
+static int pg_run_gpu_states(struct kg_store *kst, int64_t run, char ***names, char ***states,
+			     size_t *n)
+{
+	struct pg *st = (struct pg *)kst;
+	struct num id;
+	const char *v[] = { num_i(&id, run) };
+
+	*names = *states = NULL;
+	*n = 0;
+	PGresult *r = q(st, st->db, "cannot read the run's GPU states", PGRES_TUPLES_OK,
+			"SELECT b.name, r.gpu_state FROM run_benchmarks r"
+			" JOIN benchmarks b ON b.id = r.benchmark"
+			" WHERE r.run = $1 AND r.gpu_state IS NOT NULL ORDER BY b.name", "i", v);
+	if (!r)
+		return KG_EXIT_RUNTIME;
+	int rows = pq.ntuples(r);
+	if (rows) {
+		*names = xcalloc((size_t)rows + 1, sizeof **names);
+		*states = xcalloc((size_t)rows + 1, sizeof **states);
+	}
+	for (int i = 0; i < rows; i++) {
+		(*names)[i] = val_dup(r, i, 0);
+		(*states)[i] = val_dup(r, i, 1);
+	}
+	*n = (size_t)rows;
+	pq.clear(r);
+	return KG_EXIT_PASS;
 }
 
 static int pg_run_metrics(struct kg_store *kst, int64_t run, char ***names, size_t *n)
@@ -1728,6 +1780,7 @@ const struct kg_store_backend store_pg_backend = {
 	.run_begin = pg_run_begin,
 	.sample_add = pg_sample_add,
 	.run_benchmark_add = pg_run_benchmark_add,
+	.run_benchmark_state = pg_run_benchmark_state,
 	.run_commit = pg_run_commit,
 	.run_abort = pg_run_abort,
 	.verdicts_put = pg_verdicts_put,
@@ -1736,6 +1789,7 @@ const struct kg_store_backend store_pg_backend = {
 	.find_runs = pg_find_runs,
 	.run_get = pg_run_get,
 	.run_benchmarks = pg_run_benchmarks,
+	.run_gpu_states = pg_run_gpu_states,
 	.run_metrics = pg_run_metrics,
 	.load_samples = pg_load_samples,
 	.summary_values = pg_summary_values,

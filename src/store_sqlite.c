@@ -135,6 +135,10 @@ static const char *const migrations[] = {
 	"  run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
 	"  benchmark INTEGER NOT NULL REFERENCES benchmarks(id),"
 	"  PRIMARY KEY (run, benchmark)) WITHOUT ROWID;",
+
+	/* 4 -> 5: what the GPU was doing around each benchmark's processes
+	 * (gpustate.h's summary, as JSON); NULL for runs stored before */
+	"ALTER TABLE run_benchmarks ADD COLUMN gpu_state TEXT;",
 };
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
@@ -256,6 +260,7 @@ struct sq {
 	sqlite3_stmt *q[Q_COUNT];
 	struct intern_map bench, nvtx, kern, metric;
 	int64_t *run_bench;     /* benchmark ids of the open run */
+	char **run_bench_state; /* their GPU-state JSON, or NULL */
 	size_t n_run_bench, cap_run_bench;
 };
 
@@ -577,6 +582,9 @@ static void sq_close(struct kg_store *kst)
 	intern_clear(&st->nvtx);
 	intern_clear(&st->kern);
 	intern_clear(&st->metric);
+	for (size_t i = 0; i < st->cap_run_bench; i++)
+		free(st->run_bench_state[i]);
+	free(st->run_bench_state);
 	free(st->run_bench);
 	if (st->db)
 		sqlite3_close(st->db);
@@ -768,17 +776,24 @@ static int64_t intern_kernel(struct sq *st, const struct kg_kernel_name *k)
 	return id;
 }
 
-/* Remember that the open run ran benchmark id b (written at commit). */
-static void run_bench_note(struct sq *st, int64_t b)
+/* Remember that the open run ran benchmark id b (written at commit); its slot. */
+static size_t run_bench_note(struct sq *st, int64_t b)
 {
 	for (size_t i = st->n_run_bench; i-- > 0;)
 		if (st->run_bench[i] == b)
-			return;
+			return i;
 	if (st->n_run_bench == st->cap_run_bench) {
-		st->cap_run_bench = st->cap_run_bench ? 2 * st->cap_run_bench : 16;
-		st->run_bench = xrealloc(st->run_bench, st->cap_run_bench * sizeof *st->run_bench);
+		size_t cap = st->cap_run_bench ? 2 * st->cap_run_bench : 16;
+		st->run_bench = xrealloc(st->run_bench, cap * sizeof *st->run_bench);
+		st->run_bench_state = xrealloc(st->run_bench_state, cap * sizeof *st->run_bench_state);
+		for (size_t i = st->cap_run_bench; i < cap; i++)
+			st->run_bench_state[i] = NULL;
+		st->cap_run_bench = cap;
 	}
-	st->run_bench[st->n_run_bench++] = b;
+	st->run_bench[st->n_run_bench] = b;
+	free(st->run_bench_state[st->n_run_bench]);  /* a slot of an earlier run */
+	st->run_bench_state[st->n_run_bench] = NULL;
+	return st->n_run_bench++;
 }
 
 static int sq_run_benchmark_add(struct kg_store *kst, const char *benchmark)
@@ -791,19 +806,36 @@ static int sq_run_benchmark_add(struct kg_store *kst, const char *benchmark)
 	return KG_EXIT_PASS;
 }
 
+static int sq_run_benchmark_state(struct kg_store *kst, const char *benchmark,
+				  const char *gpu_state)
+{
+	struct sq *st = (struct sq *)kst;
+	int64_t b = intern_simple(st, &st->bench, Q_BENCH_GET, Q_BENCH_ADD, benchmark);
+	if (!b)
+		return KG_EXIT_RUNTIME;
+	size_t i = run_bench_note(st, b);
+	free(st->run_bench_state[i]);
+	st->run_bench_state[i] = gpu_state ? xstrdup(gpu_state) : NULL;
+	return KG_EXIT_PASS;
+}
+
 /* The open run's benchmarks into run_benchmarks, inside its transaction. */
 static int run_bench_write(struct sq *st)
 {
 	sqlite3_stmt *s;
 	if (!st->n_run_bench)
 		return KG_EXIT_PASS;
-	if (sqlite3_prepare_v2(st->db, "INSERT OR IGNORE INTO run_benchmarks(run, benchmark) VALUES (?, ?)",
-			       -1, &s, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(st->db, "INSERT OR IGNORE INTO run_benchmarks(run, benchmark, gpu_state)"
+			       " VALUES (?, ?, ?)", -1, &s, NULL) != SQLITE_OK)
 		return db_fail(st, "prepare");
 	for (size_t i = 0; i < st->n_run_bench; i++) {
 		sqlite3_reset(s);
 		sqlite3_bind_int64(s, 1, st->run_id);
 		sqlite3_bind_int64(s, 2, st->run_bench[i]);
+		if (st->run_bench_state[i])
+			sqlite3_bind_text(s, 3, st->run_bench_state[i], -1, SQLITE_STATIC);
+		else
+			sqlite3_bind_null(s, 3);
 		if (sqlite3_step(s) != SQLITE_DONE) {
 			int rc = db_fail(st, "cannot store the run's benchmarks");
 			sqlite3_finalize(s);
@@ -1062,6 +1094,44 @@ static int names_query(struct sq *st, const char *sql, int64_t run, char ***name
 	return KG_EXIT_PASS;
 }
 
+static int sq_run_gpu_states(struct kg_store *kst, int64_t run, char ***names, char ***states,
+			     size_t *n)
+{
+	struct sq *st = (struct sq *)kst;
+	sqlite3_stmt *s;
+	size_t cap = 0;
+	int rc;
+
+	*names = *states = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(st->db, "SELECT b.name, r.gpu_state FROM run_benchmarks r"
+			       " JOIN benchmarks b ON b.id = r.benchmark"
+			       " WHERE r.run = ?1 AND r.gpu_state IS NOT NULL ORDER BY b.name",
+			       -1, &s, NULL) != SQLITE_OK)
+		return db_fail(st, "prepare");
+	sqlite3_bind_int64(s, 1, run);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (*n + 1 >= cap) {
+			cap = cap ? 2 * cap : 16;
+			*names = xrealloc(*names, cap * sizeof **names);
+			*states = xrealloc(*states, cap * sizeof **states);
+		}
+		(*names)[*n] = col_dup(s, 0);
+		(*states)[*n] = col_dup(s, 1);
+		(*n)++;
+		(*names)[*n] = (*states)[*n] = NULL;
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) {
+		store_names_free(*names, *n);
+		store_names_free(*states, *n);
+		*names = *states = NULL;
+		*n = 0;
+		return db_fail(st, "cannot read the run's GPU states");
+	}
+	return KG_EXIT_PASS;
+}
+
 static int sq_run_benchmarks(struct kg_store *kst, int64_t run, char ***names, size_t *n)
 {
 	struct sq *st = (struct sq *)kst;
@@ -1274,6 +1344,18 @@ static void series_order(struct kg_series *x, int64_t *key)
 
 #define LOAD_RESTART (-1)
 
+/* A loading series' arrays to cap values (growing them: realloc).  Sized
+ * well up front, a series is not grown by doubling from 16. */
+static void x_alloc(struct kg_series *x, struct load_series *l, size_t cap, int multi,
+		    int with_keys)
+{
+	x->v = xrealloc(x->v, cap * sizeof(*x->v));
+	if (multi)
+		x->run_of = xrealloc(x->run_of, cap * sizeof(*x->run_of));
+	if (with_keys)
+		l->key = xrealloc(l->key, cap * sizeof(*l->key));
+}
+
 static int cmp_int64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -1290,6 +1372,7 @@ static int load_pass(struct sq *st, const int64_t *run_ids, size_t n_runs, int w
 {
 	sqlite3_stmt *s;
 	size_t cap = 64, last = 0;
+	size_t per_run = 0;     /* most values a series had in one run (to 256) */
 	size_t *vcap = xmalloc(cap * sizeof(*vcap));
 	struct load_series *ls = xmalloc(cap * sizeof(*ls));
 	struct load_map map = { xcalloc(1024, sizeof(size_t)), 1023 };
@@ -1354,6 +1437,11 @@ static int load_pass(struct sq *st, const int64_t *run_ids, size_t n_runs, int w
 					memset(&out->s[i - 1], 0, sizeof(*out->s));
 					ls[i - 1] = (struct load_series){ b, n, k, m, NULL, 1, 0, 0, 0, 0 };
 					vcap[i - 1] = 0;
+					if (per_run) { /* likely as many values a run as the others */
+						size_t want = per_run * (n_runs - r);
+						vcap[i - 1] = want < 4096 ? want : 4096;
+						x_alloc(&out->s[i - 1], &ls[i - 1], vcap[i - 1], multi, with_keys);
+					}
 				}
 				last = i;
 			}
@@ -1378,11 +1466,7 @@ static int load_pass(struct sq *st, const int64_t *run_ids, size_t n_runs, int w
 				vcap[i - 1] = vcap[i - 1] ? vcap[i - 1] * 2 : 16;
 				if (want > vcap[i - 1])
 					vcap[i - 1] = want;
-				x->v = xrealloc(x->v, vcap[i - 1] * sizeof(*x->v));
-				if (multi)
-					x->run_of = xrealloc(x->run_of, vcap[i - 1] * sizeof(*x->run_of));
-				if (with_keys)
-					l->key = xrealloc(l->key, vcap[i - 1] * sizeof(*l->key));
+				x_alloc(x, l, vcap[i - 1], multi, with_keys);
 			}
 			if (with_keys)
 				l->key[x->n] = key;
@@ -1391,6 +1475,8 @@ static int load_pass(struct sq *st, const int64_t *run_ids, size_t n_runs, int w
 			if (multi)
 				x->run_of[x->n] = run_ids[r];
 			x->v[x->n++] = sqlite3_column_double(s, 6);
+			if (x->n - l->n_before > per_run && x->n - l->n_before <= 256)
+				per_run = x->n - l->n_before;
 		}
 		if (rc == KG_EXIT_PASS && step != SQLITE_DONE)
 			rc = db_fail(st, "cannot read samples");
@@ -2140,6 +2226,7 @@ const struct kg_store_backend store_sqlite_backend = {
 	.run_begin = sq_run_begin,
 	.sample_add = sq_sample_add,
 	.run_benchmark_add = sq_run_benchmark_add,
+	.run_benchmark_state = sq_run_benchmark_state,
 	.run_commit = sq_run_commit,
 	.run_abort = sq_run_abort,
 	.verdicts_put = sq_verdicts_put,
@@ -2148,6 +2235,7 @@ const struct kg_store_backend store_sqlite_backend = {
 	.find_runs = sq_find_runs,
 	.run_get = sq_run_get,
 	.run_benchmarks = sq_run_benchmarks,
+	.run_gpu_states = sq_run_gpu_states,
 	.run_metrics = sq_run_metrics,
 	.load_samples = sq_load_samples,
 	.summary_values = sq_summary_values,

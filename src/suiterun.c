@@ -9,17 +9,23 @@
  * its process fails (exit status, signal, timeout), when it wrote no records
  * file, or when a records file lacks its footer; the failure message names
  * the benchmark and the repeat and quotes the last lines of its stderr.
+ *
+ * Around every process the state of each GPU is read (gpustate.h: clocks,
+ * temperature, power, clock-event reasons, other compute processes) and
+ * added to the benchmark's summary for that device; the run stores the
+ * summary of the device its records name.  With require_idle_gpu, a process
+ * starts only once no other process computes on a GPU (waiting idle_wait).
  */
+#include "kgate/escape.h"
 #include "kgate/suiterun.h"
-#include "kgate/collector.h"
+#include "kgate/import.h"
+#include "kgate/records_format.h"
 #include "kgate/kgate.h"
-#include "kgate/records.h"
 #include "kgate/runner.h"
 #include "kgate/util.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +54,7 @@ int suiterun_init(struct kg_suiterun *sr)
 	}
 	sr->scratch = tmpl;
 	sr->progress = isatty(2);
+	sr->nvml = gpustate_open();
 	return KG_EXIT_PASS;
 }
 
@@ -71,6 +78,7 @@ void suiterun_free(struct kg_suiterun *sr)
 	free(sr->scratch);
 	free(sr->collector);
 	free(sr->nvtx);
+	gpustate_close(sr->nvml);
 	memset(sr, 0, sizeof(*sr));
 }
 
@@ -94,10 +102,15 @@ int suiterun_load_suite(const char *dir, const char *cfg, struct kg_suite **s)
 
 void suiterun_recset_free(struct kg_recset *rs)
 {
-	for (size_t i = 0; i < rs->n; i++)
+	for (size_t i = 0; i < rs->n; i++) {
 		free(rs->path[i]);
+		store_run_info_free(&rs->fp[i]);
+	}
 	free(rs->path);
+	free(rs->fp);
 	free(rs->repeat);
+	free(rs->gpu);
+	free(rs->gpu_uuid);
 	memset(rs, 0, sizeof(*rs));
 }
 
@@ -145,58 +158,6 @@ static char **find_files(const char *dir, const char *prefix, size_t *n)
 	return out;
 }
 
-/* 1 when the last non-blank line of path is a footer record. */
-static int has_footer(const char *path)
-{
-	FILE *fp = fopen(path, "rb");
-	char buf[4096];
-	int ok = 0;
-
-	if (!fp)
-		return 0;
-	if (fseek(fp, 0, SEEK_END) == 0) {
-		long size = ftell(fp);
-		long off = size > (long)sizeof(buf) - 1 ? size - (long)sizeof(buf) + 1 : 0;
-		if (size > 0 && fseek(fp, off, SEEK_SET) == 0) {
-			size_t n = fread(buf, 1, sizeof(buf) - 1, fp);
-			buf[n] = '\0';
-			while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
-				buf[--n] = '\0';
-			char *line = strrchr(buf, '\n');
-			line = line ? line + 1 : buf;
-			json_t *j = json_loads(line, 0, NULL);
-			const char *type = json_string_value(json_object_get(j, "type"));
-			ok = type && !strcmp(type, "footer");
-			json_decref(j);
-		}
-	}
-	fclose(fp);
-	return ok;
-}
-
-/* The header's "passes" (application replay), 1 when absent. */
-static int header_passes(const char *path)
-{
-	FILE *fp = fopen(path, "rb");
-	char *line = NULL;
-	size_t cap = 0;
-	int passes = 1;
-
-	if (!fp)
-		return 1;
-	if (getline(&line, &cap, fp) > 0) {
-		json_t *j = json_loads(line, 0, NULL);
-		json_t *p = json_object_get(j, "passes");
-		if (json_is_integer(p) && json_integer_value(p) > 1)
-			passes = json_integer_value(p) > MAX_PASSES ? MAX_PASSES
-								    : (int)json_integer_value(p);
-		json_decref(j);
-	}
-	free(line);
-	fclose(fp);
-	return passes;
-}
-
 static void print_tail(const char *err_tail)
 {
 	const char *p = runner_last_lines(err_tail, KG_RUNNER_TAIL_LINES);
@@ -209,7 +170,7 @@ static void print_tail(const char *err_tail)
 	while (*p) {
 		const char *nl = strchr(p, '\n');
 		size_t l = nl ? (size_t)(nl - p) : strlen(p);
-		char *line = xstrndup(p, l), *safe = kg_text_safe(line);
+		char *line = xstrndup(p, l), *safe = escape_text_dup(line);
 		fprintf(stderr, "    %s\n", safe);
 		free(safe);
 		free(line);
@@ -224,6 +185,80 @@ static char *where(const char *tag, int repeat)
 	return xasprintf("%s%srepeat %d", tag ? tag : "", tag ? " " : "", repeat);
 }
 
+/* Add one process's before/after states of every device to acc's summaries. */
+static void gpu_add(struct kg_recset *acc, const struct kg_gpu_state *before, size_t nb,
+		    const struct kg_gpu_state *after, size_t na, const char *why)
+{
+	if (!na && !acc->ngpu && !acc->gpu_why[0])
+		snprintf(acc->gpu_why, sizeof(acc->gpu_why), "%s",
+			 why && *why ? why : "NVML read no device");
+	for (size_t i = 0; i < na; i++) {
+		const struct kg_gpu_state *b = NULL;
+		struct kg_gpu_state none;
+		size_t k;
+
+		for (size_t j = 0; j < nb && !b; j++)
+			if (!strcmp(before[j].uuid, after[i].uuid))
+				b = &before[j];
+		if (!b) {
+			memset(&none, 0, sizeof(none));
+			snprintf(none.why, sizeof(none.why), "not read before the process");
+			b = &none;
+		}
+		for (k = 0; k < acc->ngpu; k++)
+			if (!strcmp(acc->gpu_uuid[k], after[i].uuid))
+				break;
+		if (k == acc->ngpu) {
+			if (acc->ngpu == KG_GPUSTATE_MAX_DEVICES)
+				continue;
+			acc->gpu = xrealloc(acc->gpu, (acc->ngpu + 1) * sizeof(*acc->gpu));
+			acc->gpu_uuid = xrealloc(acc->gpu_uuid, (acc->ngpu + 1) * sizeof(*acc->gpu_uuid));
+			gpustate_summary_init(&acc->gpu[k]);
+			snprintf(acc->gpu_uuid[k], sizeof(acc->gpu_uuid[k]), "%s", after[i].uuid);
+			acc->ngpu++;
+		}
+		gpustate_summary_add(&acc->gpu[k], b, &after[i]);
+	}
+}
+
+/*
+ * require_idle_gpu: wait up to the suite's idle_wait for the GPUs to have
+ * no other compute process.  KG_EXIT_PASS to go on, KG_EXIT_RUNTIME (said)
+ * when one is still busy.
+ */
+static int wait_idle(struct kg_suiterun *sr, const struct kg_suite *s,
+		     const struct kg_benchmark *b)
+{
+	struct kg_gpu_state last;
+	char what[300];
+	int r;
+
+	if (!s->require_idle_gpu)
+		return KG_EXIT_PASS;
+	r = gpustate_wait_idle(sr->nvml, NULL, 0, 0, NULL, &last);
+	if (r == 1) {
+		kg_note("GPU %s: %s; waiting up to %.0f s for it to end (require_idle_gpu)",
+			last.uuid, gpustate_concerns(&last, what, sizeof(what)), s->idle_wait_s);
+		r = gpustate_wait_idle(sr->nvml, NULL, s->idle_wait_s, 1.0, runner_interrupted,
+				       &last);
+	}
+	if (r < 0) {
+		if (!sr->idle_unknown_said)
+			kg_warn("require_idle_gpu: cannot tell whether the GPU is idle (%s); "
+				"running anyway", last.why);
+		sr->idle_unknown_said = 1;
+		return KG_EXIT_PASS;
+	}
+	if (r == 1) {
+		kg_error("GPU %s is not idle: %s; require_idle_gpu refuses to run benchmark "
+			 "'%s' (waited %.0f s: idle_wait in the suite sets how long)",
+			 last.uuid, gpustate_concerns(&last, what, sizeof(what)), b->name,
+			 s->idle_wait_s);
+		return KG_EXIT_RUNTIME;
+	}
+	return KG_EXIT_PASS;
+}
+
 int suiterun_once(struct kg_suiterun *sr, const struct kg_suite *s,
 		  const struct kg_benchmark *b, const char *tag, int repeat,
 		  struct kg_recset *acc)
@@ -233,6 +268,7 @@ int suiterun_once(struct kg_suiterun *sr, const struct kg_suite *s,
 	char *safe = file_safe(b->name);
 	char *at = where(tag, repeat);
 	int passes = 1, rc = KG_EXIT_PASS;
+	const struct kg_importer *rec = import_find("records");
 
 	sr->step++;
 	if (sr->progress)
@@ -262,9 +298,24 @@ int suiterun_once(struct kg_suiterun *sr, const struct kg_suite *s,
 		};
 		struct kg_runner_result res;
 		char *pass_s = passes > 1 ? xasprintf(", pass %d of %d", pass, passes) : xstrdup("");
-		int r = runner_run(&spec, &res);
+		struct kg_gpu_state before[KG_GPUSTATE_MAX_DEVICES], after[KG_GPUSTATE_MAX_DEVICES];
+		size_t nb = 0, na = 0;
+		int r = wait_idle(sr, s, b);
+		if (r != KG_EXIT_PASS) {
+			runner_env_free(env, nenv);
+			free(pass_s);
+			free(records);
+			free(prefix);
+			rc = r;
+			break;
+		}
+		nb = gpustate_read_all(sr->nvml, before, KG_GPUSTATE_MAX_DEVICES);
+		r = runner_run(&spec, &res);
+		if (r == KG_EXIT_PASS)
+			na = gpustate_read_all(sr->nvml, after, KG_GPUSTATE_MAX_DEVICES);
 		size_t nf = 0;
 		char **files = NULL;
+		struct kg_run_info *fps = NULL;   /* each file's GPU fingerprint */
 		if (r != KG_EXIT_PASS) {
 			kg_error("benchmark '%s' cannot be started (%s%s): %s", b->name, at, pass_s,
 				 res.spawn_error);
@@ -295,44 +346,61 @@ int suiterun_once(struct kg_suiterun *sr, const struct kg_suite *s,
 				print_tail(res.err_tail);
 				rc = KG_EXIT_RUNTIME;
 			}
+			fps = xcalloc(nf ? nf : 1, sizeof(*fps));
 			for (size_t i = 0; i < nf && rc == KG_EXIT_PASS; i++) {
 				struct stat sb;
+				struct kg_import_info info;
 				if (lstat(files[i], &sb) != 0 || !S_ISREG(sb.st_mode)) {
 					/* a FIFO would block every read of it for ever */
 					kg_error("benchmark '%s' left '%s' in place of a records file "
 						 "(%s%s): not a regular file", b->name, files[i], at,
 						 pass_s);
 					rc = KG_EXIT_RUNTIME;
-				} else if (!has_footer(files[i])) {
+					break;
+				}
+				/* The records files are the benchmark's output, not the
+				 * user's input: one that cannot be read is the benchmark's
+				 * failure (exit 3), as a missing footer is. */
+				memset(&info, 0, sizeof(info));
+				if (rec->complete(files[i]) != 1) {
 					kg_error("benchmark '%s' wrote a records file without its "
 						 "footer (%s%s): '%s': a process of it died before it "
 						 "finished", b->name, at, pass_s, files[i]);
 					print_tail(res.err_tail);
 					rc = KG_EXIT_RUNTIME;
+				} else if (import_read_info(rec, files[i], &info) != KG_EXIT_PASS) {
+					rc = KG_EXIT_RUNTIME;
+				} else {
+					if (pass == 0 && app_replay && info.passes > passes)
+						passes = info.passes > MAX_PASSES ? MAX_PASSES : info.passes;
+					fps[i] = info.run;
+					memset(&info.run, 0, sizeof(info.run));
 				}
+				import_info_free(&info);
 			}
-			if (rc == KG_EXIT_PASS && pass == 0 && app_replay)
-				for (size_t i = 0; i < nf; i++) {
-					int p = header_passes(files[i]);
-					passes = p > passes ? p : passes;
-				}
 		}
 		if (rc == KG_EXIT_PASS && repeat >= 0) {
 			acc->path = xrealloc(acc->path, (acc->n + nf) * sizeof(*acc->path));
 			acc->repeat = xrealloc(acc->repeat, (acc->n + nf) * sizeof(*acc->repeat));
+			acc->fp = xrealloc(acc->fp, (acc->n + nf) * sizeof(*acc->fp));
 			for (size_t i = 0; i < nf; i++) {
 				acc->path[acc->n] = files[i];
+				acc->fp[acc->n] = fps[i];
 				acc->repeat[acc->n++] = repeat;
 			}
 			acc->wall_s += res.wall_s;
 			acc->processes++;
+			gpu_add(acc, before, nb, after, na, gpustate_why(sr->nvml));
 		} else {
 			for (size_t i = 0; i < nf; i++) {
 				unlink(files[i]);
 				free(files[i]);
+				if (fps)
+					store_run_info_free(&fps[i]);
 			}
 		}
 		free(files);
+		free(fps);
 		runner_result_free(&res);
 		runner_env_free(env, nenv);
 		free(pass_s);
@@ -344,56 +412,19 @@ int suiterun_once(struct kg_suiterun *sr, const struct kg_suite *s,
 	return rc;
 }
 
-void suiterun_context(struct kg_run_info *run)
-{
-	const char *ci = getenv("GITHUB_RUN_ID"), *srv = getenv("GITHUB_SERVER_URL"),
-		   *repo = getenv("GITHUB_REPOSITORY");
-	char host[256];
-
-	if (ci && srv && repo && !run->ci_url)
-		run->ci_url = xasprintf("%s/%s/actions/runs/%s", srv, repo, ci);
-	if (!run->host && gethostname(host, sizeof(host)) == 0) {
-		host[sizeof(host) - 1] = '\0';
-		run->host = xstrdup(host);
-	}
-	if (!run->time)
-		run->time = (int64_t)time(NULL);
-	if (!run->source)
-		run->source = xstrdup("records");
-}
-
-static int same(const char *a, const char *b)
-{
-	return !a || !b || !strcmp(a, b);
-}
-
-/* The GPU fingerprint from every file's header; all must agree. */
+/* The GPU fingerprint from every file's header (read when it was found);
+ * all must agree. */
 static int fingerprint(struct kg_run_info *run, const struct kg_recset *sets, size_t n)
 {
 	const char *first = NULL;
 
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < sets[i].n; j++) {
-			struct kg_run_info one = { 0 };
-			const char *path = sets[i].path[j];
-			int r = records_read_header(path, &one);
-			if (r != KG_EXIT_PASS) {
-				store_run_info_free(&one);
-				return r;
-			}
-			if (!same(run->gpu_name, one.gpu_name)) {
-				kg_error("%s: recorded on %s, but %s was recorded on %s; one run is "
-					 "one GPU model", path, one.gpu_name, first, run->gpu_name);
-				store_run_info_free(&one);
+			int rc = import_fingerprint(run, &sets[i].fp[j], sets[i].path[j], first);
+			if (rc != KG_EXIT_PASS)
 				return KG_EXIT_RUNTIME;
-			}
 			if (!first)
-				first = path;
-#define TAKE(f) if (!run->f && one.f) { run->f = one.f; one.f = NULL; }
-			TAKE(gpu_name) TAKE(gpu_uuid) TAKE(gpu_chip) TAKE(driver) TAKE(cuda)
-			TAKE(collector)
-#undef TAKE
-			store_run_info_free(&one);
+				first = sets[i].path[j];
 		}
 	return KG_EXIT_PASS;
 }
@@ -418,26 +449,58 @@ static void count_kernels(struct kg_store *st, int64_t run, const char *const *n
 	store_sampleset_free(&set);
 }
 
+/* The summary of the run's GPU (the only one read, else the one its records
+ * name) for benchmark name, as JSON with the run. */
+static int store_gpu_state(struct kg_store *st, const struct kg_run_info *run,
+			   const char *name, const struct kg_recset *set)
+{
+	struct kg_gpu_summary none;
+	const struct kg_gpu_summary *sum = NULL;
+	json_t *j;
+	char *text;
+	int rc;
+
+	if (!set->processes)
+		return KG_EXIT_PASS;
+	for (size_t k = 0; k < set->ngpu && !sum; k++)
+		if (set->ngpu == 1 || (run->gpu_uuid && !strcmp(set->gpu_uuid[k], run->gpu_uuid)))
+			sum = &set->gpu[k];
+	if (!sum) {
+		gpustate_summary_init(&none);
+		none.processes = set->processes;
+		snprintf(none.why, sizeof(none.why), "%s",
+			 set->ngpu ? "NVML does not list the GPU the records name"
+				   : set->gpu_why[0] ? set->gpu_why : "not read");
+		sum = &none;
+	}
+	j = gpustate_summary_to_json(sum);
+	text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	rc = store_run_benchmark_state(st, name, text);
+	free(text);
+	return rc;
+}
+
 int suiterun_store(struct kg_store *st, struct kg_run_info *run, const char *const *names,
 		   const struct kg_recset *sets, size_t n, struct kg_bench_summary *sum)
 {
 	size_t samples = 0;
 	int rc;
 
-	/* The records files are the benchmarks' output, not the user's input:
-	 * one that cannot be read is the benchmark's failure (exit 3), as a
-	 * missing footer is. */
+	/* the time of storing, not of the first file's header */
+	import_context(run);
 	if ((rc = fingerprint(run, sets, n)) != KG_EXIT_PASS)
-		return rc == KG_EXIT_USAGE ? KG_EXIT_RUNTIME : rc;
+		return rc;
 	if (!run->gpu_name)
 		kg_warn("the records files name no GPU (the collector saw none?): this run will "
 			"not match runs of a named GPU");
-	suiterun_context(run);
 	if ((rc = store_run_begin(st, run)) != KG_EXIT_PASS)
 		return rc;
 	for (size_t i = 0; i < n && rc == KG_EXIT_PASS; i++) {
 		/* the run ran it, even when it launched no kernel (partial runs) */
 		rc = store_run_benchmark_add(st, names[i]);
+		if (rc == KG_EXIT_PASS)
+			rc = store_gpu_state(st, run, names[i], &sets[i]);
 		if (sum) {
 			memset(&sum[i], 0, sizeof(sum[i]));
 			sum[i].name = names[i];
@@ -445,8 +508,9 @@ int suiterun_store(struct kg_store *st, struct kg_run_info *run, const char *con
 			sum[i].processes = sets[i].processes;
 		}
 		for (size_t j = 0; j < sets[i].n && rc == KG_EXIT_PASS; j++) {
-			struct kg_records_stats rs;
-			rc = records_ingest(st, sets[i].path[j], names[i], sets[i].repeat[j], &rs);
+			struct kg_import_stats rs;
+			rc = import_ingest(import_find("records"), st, sets[i].path[j], names[i],
+					   sets[i].repeat[j], &rs);
 			if (rc == KG_EXIT_USAGE)
 				rc = KG_EXIT_RUNTIME;
 			samples += rs.samples;

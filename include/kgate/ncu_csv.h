@@ -11,7 +11,14 @@
 
 #include <stdio.h>
 
+#include "kgate/import.h"
 #include "kgate/store.h"
+
+/* The ncu CSV importer's parts (src/import/ncu_csv.c names them in the
+ * table): what the export says before its first launch (the GPU's and the
+ * process's names), and the whole export into a sink. */
+int ncu_csv_read_info(const char *path, struct kg_import_info *info);
+int ncu_csv_parse(struct kg_import_sink *sink, const char *path);
 
 /* Fill what the export says of the GPU (device name, ...) into run.  Reads
  * only up to the first launch row, where ncu puts it; faults further down

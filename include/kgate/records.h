@@ -1,5 +1,5 @@
 /*
- * records.h: reading records files (the JSON Lines of collector.h).
+ * records.h: reading records files (the JSON Lines of records_format.h).
  *
  * records.c validates a whole file and adds its samples to the run open in
  * the store.  A file without its footer, or with any bad line, is rejected
@@ -9,7 +9,17 @@
 #ifndef KGATE_RECORDS_H
 #define KGATE_RECORDS_H
 
+#include "kgate/import.h"
 #include "kgate/store.h"
+
+/* The records importer's parts (src/import/records.c names them in the
+ * table): what the header says, whether the footer is there, and the whole
+ * file into a sink. */
+int records_read_info(const char *path, struct kg_import_info *info);
+int records_parse(struct kg_import_sink *sink, const char *path);
+/* 1 when the last non-blank line of a regular file is the footer, 0 when it
+ * is not, -1 for a stream (which cannot be read backwards). */
+int records_complete(const char *path);
 
 /* Fill the GPU fingerprint of run (gpu_name, gpu_uuid, gpu_chip, driver,
  * cuda, collector) from the file's header, before store_run_begin(). */

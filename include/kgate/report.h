@@ -105,7 +105,4 @@ int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_ch
 		 struct report_page **pages, size_t *npages, struct report_summary *sum);
 void report_pages_free(struct report_page *pages, size_t n);
 
-/* Append s to b with & < > " ' escaped for HTML text and attributes. */
-void report_html_escape(struct kg_buf *b, const char *s);
-
 #endif

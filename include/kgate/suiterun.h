@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "kgate/config.h"
+#include "kgate/gpustate.h"
 #include "kgate/store.h"
 
 struct kg_suiterun {
@@ -23,15 +24,25 @@ struct kg_suiterun {
 	int progress;           /* print "[i/n] name ..." on stderr */
 	int step, steps;        /* progress counters */
 	unsigned seq;           /* unique prefix per process run */
+	struct kg_nvml *nvml;   /* the GPUs' state around each process (gpustate.h) */
+	int idle_unknown_said;  /* "cannot tell whether the GPU is idle" said once */
 };
 
 /* The records files of one benchmark on one side: path and repeat. */
 struct kg_recset {
 	char **path;
 	int *repeat;
+	struct kg_run_info *fp; /* each file's GPU fingerprint, from its header */
 	size_t n;
 	double wall_s;          /* summed over the measured processes */
 	int processes;          /* measured process runs */
+	/* What each GPU was doing around the measured processes, per device
+	 * (gpu_uuid[i] names the device of gpu[i]); gpu_why says why nothing
+	 * was read when ngpu is 0. */
+	struct kg_gpu_summary *gpu;
+	char (*gpu_uuid)[96];
+	size_t ngpu;
+	char gpu_why[160];
 };
 
 /* Find the collector, make the scratch directory.  0 or KG_EXIT_RUNTIME. */
@@ -57,9 +68,6 @@ int suiterun_once(struct kg_suiterun *sr, const struct kg_suite *s,
 		  struct kg_recset *acc);
 void suiterun_recset_free(struct kg_recset *rs);
 
-/* Fill the run's commit-independent context: host, CI URL, time. */
-void suiterun_context(struct kg_run_info *run);
-
 struct kg_bench_summary {
 	const char *name;
 	size_t launches, samples, kernels;
@@ -70,7 +78,7 @@ struct kg_bench_summary {
 /*
  * Store the records of every benchmark (sets[i] belongs to benchmarks
  * names[i]) as one run: the GPU fingerprint from the headers (all must name
- * one GPU model), store_run_begin, records_ingest of every file,
+ * one GPU model), store_run_begin, the records importer (import.h) on every file,
  * store_run_commit; any error aborts, leaving nothing.  sum[i] is filled
  * when sum is not NULL.  0, KG_EXIT_USAGE (bad records) or KG_EXIT_RUNTIME.
  */

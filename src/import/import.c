@@ -1,0 +1,299 @@
+/*
+ * import.c: the table of importers (import.h) and what ingest and suite runs
+ * share around them: lookup by name, sniffing a file's first bytes (and the
+ * recognition of formats kgate does not read yet, by their content, the
+ * path's suffix a hint only), one file's header read with its defaults, the
+ * merge of the files' GPU fingerprints into one run, and the run's context.
+ *
+ * Adding a format: its file in src/import/ defines
+ * "const struct kg_importer kg_import_NAME", and one X(NAME) line below
+ * lists it.  The order is the order of ties in sniffing and of --help.
+ */
+#include "kgate/import.h"
+#include "kgate/util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define IMPORTERS(X) \
+	X(records) \
+	X(ncu_csv)
+
+#define DECLARE(n) extern const struct kg_importer kg_import_##n;
+#define ENTRY(n) &kg_import_##n,
+IMPORTERS(DECLARE)
+const struct kg_importer *const kg_importers[] = { IMPORTERS(ENTRY) NULL };
+#undef DECLARE
+#undef ENTRY
+
+const struct kg_importer *import_find(const char *name)
+{
+	for (size_t i = 0; kg_importers[i]; i++)
+		if (!strcmp(kg_importers[i]->name, name))
+			return kg_importers[i];
+	return NULL;
+}
+
+char *import_names(void)
+{
+	struct kg_buf b = KG_BUF_INIT;
+
+	for (size_t i = 0; kg_importers[i]; i++) {
+		if (i)
+			buf_adds(&b, ", ");
+		buf_adds(&b, kg_importers[i]->name);
+	}
+	return buf_detach(&b);
+}
+
+void import_info_free(struct kg_import_info *info)
+{
+	store_run_info_free(&info->run);
+	free(info->benchmark);
+	free(info->command);
+	memset(info, 0, sizeof(*info));
+}
+
+int import_read_info(const struct kg_importer *im, const char *path, struct kg_import_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->passes = 1;
+	info->pid = info->ppid = -1;
+	return im->read_info(path, info);
+}
+
+const struct kg_importer *import_sniff_head(const unsigned char *head, size_t n,
+					    const char *path, int *conf)
+{
+	const struct kg_importer *best = NULL;
+
+	*conf = KG_SNIFF_NO;
+	for (size_t i = 0; kg_importers[i]; i++) {
+		int c = kg_importers[i]->sniff(head, n, path);
+		if (c > *conf) {
+			*conf = c;
+			best = kg_importers[i];
+		}
+	}
+	return best;
+}
+
+/* ------------------------------------------------------------------ */
+/* Formats kgate does not read yet                                     */
+
+static int suffix(const char *path, const char *s)
+{
+	size_t l = path ? strlen(path) : 0, m = strlen(s);
+	return l >= m && !strcmp(path + l - m, s);
+}
+
+static int has(const unsigned char *head, size_t n, const char *s)
+{
+	return memmem(head, n, s, strlen(s)) != NULL;
+}
+
+/*
+ * The keys of a JSON document's top-level object (or of the first object of
+ * a top-level array) among want[0..nwant), as bits; reads only what the head
+ * holds, so a document cut short still answers.  0 when the head is not JSON
+ * that begins with an object or an array.
+ */
+static unsigned json_keys(const unsigned char *h, size_t n, const char *const *want, size_t nwant)
+{
+	size_t i = 0;
+	int depth = 0, keydepth;
+	unsigned seen = 0;
+
+	while (i < n && (h[i] == ' ' || h[i] == '\t' || h[i] == '\r' || h[i] == '\n'))
+		i++;
+	if (i + 3 <= n && h[i] == 0xef && h[i + 1] == 0xbb && h[i + 2] == 0xbf)
+		i += 3;     /* a UTF-8 byte order mark */
+	if (i == n || (h[i] != '{' && h[i] != '['))
+		return 0;
+	keydepth = h[i] == '{' ? 1 : 2;
+	for (; i < n; i++) {
+		unsigned char c = h[i];
+		if (c == '{' || c == '[') {
+			depth++;
+		} else if (c == '}' || c == ']') {
+			if (--depth <= 0 || (keydepth == 2 && depth < 2 && c == '}'))
+				break;
+		} else if (c == '"') {
+			size_t start = ++i;
+			while (i < n && h[i] != '"')
+				i += h[i] == '\\' ? 2 : 1;
+			if (i >= n)
+				break;
+			size_t end = i, j = i + 1;
+			while (j < n && (h[j] == ' ' || h[j] == '\t' || h[j] == '\r' || h[j] == '\n'))
+				j++;
+			if (depth == keydepth && j < n && h[j] == ':')
+				for (size_t k = 0; k < nwant; k++)
+					if (strlen(want[k]) == end - start &&
+					    !memcmp(h + start, want[k], end - start))
+						seen |= 1u << k;
+		}
+	}
+	return seen;
+}
+
+static const char *const keys[] = {
+	"traceEvents", "schemaVersion", "deviceProperties", "context", "benchmarks",
+	"meta", "devices", "ph", "ts",
+};
+enum {
+	K_TRACE = 1 << 0, K_SCHEMA = 1 << 1, K_DEVPROPS = 1 << 2, K_CONTEXT = 1 << 3,
+	K_BENCH = 1 << 4, K_META = 1 << 5, K_DEVICES = 1 << 6, K_PH = 1 << 7, K_TS = 1 << 8,
+};
+
+const char *import_unsupported(const unsigned char *head, size_t n, const char *path)
+{
+	if (n >= 4 && !memcmp(head, "NVR\0", 4))
+		return "a binary Nsight Compute report (.ncu-rep): 'ncu --import FILE --csv "
+		       "--page raw' exports it as kgate reads it";
+	if (n >= 16 && !memcmp(head, "SQLite format 3", 16)) {
+		if (has(head, n, "CUPTI_ACTIVITY_KIND") || has(head, n, "TARGET_INFO_") ||
+		    has(head, n, "StringIds"))
+			return "an Nsight Systems SQLite export (nsys export --type sqlite)";
+		if (has(head, n, "run_benchmarks") || has(head, n, "CREATE TABLE samples"))
+			return "a kgate database: give it as --db";
+		return "an SQLite database";
+	}
+	if (n >= 2 && head[0] == 0x1f && head[1] == 0x8b)
+		return suffix(path, ".json.gz")
+			? "a gzip-compressed JSON file, by its name a Kineto (PyTorch profiler) "
+			  "or Chrome trace"
+			: "a gzip-compressed file";
+	if (memchr(head, '\0', n) && (suffix(path, ".nsys-rep") || suffix(path, ".qdrep")))
+		return "an Nsight Systems report (.nsys-rep, by its name)";
+
+	unsigned k = json_keys(head, n, keys, sizeof(keys) / sizeof(keys[0]));
+	if ((k & K_TRACE) || ((k & K_SCHEMA) && (k & K_DEVPROPS)) || ((k & K_PH) && (k & K_TS)))
+		return "a Kineto (PyTorch profiler) or Chrome trace JSON file";
+	if ((k & K_CONTEXT) && ((k & K_BENCH) || has(head, n, "\"library_build_type\"")))
+		return "a Google Benchmark JSON file";
+	if (((k & K_META) && ((k & (K_DEVICES | K_BENCH)) || has(head, n, "\"nvbench\""))) ||
+	    ((k & K_DEVICES) && (k & K_BENCH)))
+		return "an nvbench JSON file";
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Choosing an importer                                                */
+
+static void say_formats(const char *path)
+{
+	struct kg_buf b = KG_BUF_INIT;
+
+	for (size_t i = 0; kg_importers[i]; i++)
+		buf_printf(&b, "%s%s (%s)", i ? ", " : "", kg_importers[i]->name,
+			   kg_importers[i]->description);
+	kg_error("cannot ingest '%s': not a format kgate reads; it reads %s (--input-format "
+		 "NAME names one)", path, b.s);
+	buf_free(&b);
+}
+
+const struct kg_importer *import_choose(const char *path, const char *name, int *skipped)
+{
+	unsigned char *head;
+	struct stat sb;
+	size_t n;
+	int conf;
+	FILE *fp;
+
+	if (skipped)
+		*skipped = 0;
+	if (name)
+		return import_find(name);
+	if (stat(path, &sb) != 0) {
+		kg_error("cannot open '%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		/* a stream's beginning, once read, is gone for the importer */
+		kg_error("cannot ingest '%s': not a regular file, so its format cannot be told "
+			 "from its content; give --input-format NAME before it", path);
+		return NULL;
+	}
+	if (!(fp = fopen(path, "rb"))) {
+		kg_error("cannot open '%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	head = xmalloc(KG_IMPORT_HEAD);
+	n = fread(head, 1, KG_IMPORT_HEAD, fp);
+	if (ferror(fp)) {
+		kg_error("cannot read '%s': %s", path, strerror(errno));
+		fclose(fp);
+		free(head);
+		return NULL;
+	}
+	fclose(fp);
+
+	const struct kg_importer *im = import_sniff_head(head, n, path, &conf);
+	const char *what = conf >= KG_SNIFF_LIKELY ? NULL : import_unsupported(head, n, path);
+	free(head);
+	if (what) {
+		if (skipped) {
+			kg_warn("skipped '%s': this looks like %s; kgate does not read that format "
+				"yet", path, what);
+			*skipped = 1;
+		} else {
+			kg_error("cannot ingest '%s': this looks like %s; kgate does not read that "
+				 "format yet", path, what);
+		}
+		return NULL;
+	}
+	if (im)
+		return im;
+	if (skipped)
+		*skipped = 1;
+	else
+		say_formats(path);
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* One run from many files                                             */
+
+static int same(const char *a, const char *b)
+{
+	return !a || !b || !strcmp(a, b);
+}
+
+int import_fingerprint(struct kg_run_info *run, struct kg_run_info *one, const char *path,
+		       const char *first_path)
+{
+	if (!same(run->gpu_name, one->gpu_name)) {
+		kg_error("%s: recorded on %s, but %s was recorded on %s; one run is one GPU model",
+			 path, one->gpu_name, first_path, run->gpu_name);
+		return KG_EXIT_USAGE;
+	}
+#define TAKE(f) if (!run->f && one->f) { run->f = one->f; one->f = NULL; }
+	TAKE(gpu_name) TAKE(gpu_uuid) TAKE(gpu_chip) TAKE(driver) TAKE(cuda)
+	TAKE(collector) TAKE(source)
+#undef TAKE
+	if (!run->time)
+		run->time = one->time;
+	return KG_EXIT_PASS;
+}
+
+void import_context(struct kg_run_info *run)
+{
+	const char *ci = getenv("GITHUB_RUN_ID"), *srv = getenv("GITHUB_SERVER_URL"),
+		   *repo = getenv("GITHUB_REPOSITORY");
+	char host[256];
+
+	if (ci && srv && repo && !run->ci_url)
+		run->ci_url = xasprintf("%s/%s/actions/runs/%s", srv, repo, ci);
+	if (!run->host && gethostname(host, sizeof(host)) == 0) {
+		host[sizeof(host) - 1] = '\0';
+		run->host = xstrdup(host);
+	}
+	if (!run->time)
+		run->time = (int64_t)time(NULL);
+}

@@ -1,0 +1,333 @@
+/*
+ * sink.c: where importers put samples (import.h).  Owns what every format
+ * shares: kernel names interned once per ingest with their demangled and
+ * base forms (demangle.c), metric names classified once (metric.c), NVTX
+ * paths interned, and the two threads of an ingest: the importer parses on
+ * a reader thread into batches of pending samples (which hold only pointers
+ * to interned names), while the caller's thread stores them through the
+ * store's public API.  The queue between them is bounded, so memory is too.
+ */
+#include "kgate/import.h"
+#include "kgate/demangle.h"
+#include "kgate/metric.h"
+#include "kgate/util.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* Interning: key -> an entry allocated once (its address is stable).  */
+
+struct ent {
+	char *key;              /* every entry type begins with its key */
+};
+struct kernel_ent {
+	struct ent e;           /* the name as given */
+	char *dem, *base;
+};
+struct metric_ent {
+	struct ent e;           /* the name */
+	struct kg_import_metric m;
+};
+struct intern {
+	struct ent **e;
+	size_t cap, n;
+};
+
+static size_t name_hash(const char *s)
+{
+	size_t h = 5381;
+	for (; *s; s++)
+		h = h * 33 + (unsigned char)*s;
+	return h;
+}
+
+static void intern_grow(struct intern *t)
+{
+	struct ent **old = t->e;
+	size_t oldcap = t->cap;
+
+	t->cap = oldcap ? oldcap * 2 : 64;
+	t->e = xcalloc(t->cap, sizeof(*t->e));
+	for (size_t i = 0; i < oldcap; i++)
+		if (old[i]) {
+			size_t j = name_hash(old[i]->key) & (t->cap - 1);
+			while (t->e[j])
+				j = (j + 1) & (t->cap - 1);
+			t->e[j] = old[i];
+		}
+	free(old);
+}
+
+/* The slot of key: its entry, or the empty slot where it goes. */
+static struct ent **intern_slot(struct intern *t, const char *key)
+{
+	if ((t->n + 1) * 2 > t->cap)
+		intern_grow(t);
+	size_t i = name_hash(key) & (t->cap - 1);
+	while (t->e[i] && strcmp(t->e[i]->key, key) != 0)
+		i = (i + 1) & (t->cap - 1);
+	return &t->e[i];
+}
+
+static void intern_free(struct intern *t, void (*free_ent)(struct ent *))
+{
+	for (size_t i = 0; i < t->cap; i++)
+		if (t->e[i])
+			free_ent(t->e[i]);
+	free(t->e);
+	memset(t, 0, sizeof(*t));
+}
+
+static void string_free(struct ent *e)
+{
+	free(e->key);
+	free(e);
+}
+
+static void kernel_free(struct ent *e)
+{
+	struct kernel_ent *k = (struct kernel_ent *)e;
+	free(k->e.key);
+	free(k->dem);
+	free(k->base);
+	free(k);
+}
+
+static void metric_free(struct ent *e)
+{
+	struct metric_ent *m = (struct metric_ent *)e;
+	free(m->e.key);
+	free((char *)m->m.unit);
+	free(m);
+}
+
+/* ------------------------------------------------------------------ */
+/* The sink                                                            */
+
+struct pending {
+	const char *kernel, *dem, *base, *nvtx;
+	const struct kg_import_metric *metric;
+	size_t line;
+	int64_t ordinal;
+	double value;
+};
+#define BATCH 4096
+#define QUEUE 8
+struct batch {
+	size_t n;
+	struct pending p[BATCH];
+};
+
+struct kg_import_sink {
+	struct kg_store *st;
+	const struct kg_importer *im;
+	const char *path, *benchmark;
+	int repeat;
+	struct intern kernels, strings, metrics;
+	struct kg_import_stats *stats;
+	/* the queue between the two threads */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct batch *q[QUEUE];
+	size_t qhead, qcount;
+	struct batch *cur;      /* the batch the reader is filling */
+	int done;               /* the reader has finished */
+	int reader_rc;
+	int store_failed;       /* the storing side stopped: the reader stops too */
+};
+
+void import_sink_kernel(struct kg_import_sink *s, const char *name, enum kg_kernel_key key,
+			struct kg_kernel_name *out)
+{
+	struct ent **slot = intern_slot(&s->kernels, name);
+	struct kernel_ent *k = (struct kernel_ent *)*slot;
+
+	if (!k) {
+		k = xcalloc(1, sizeof(*k));
+		k->e.key = xstrdup(name);
+		k->dem = demangle_name(name);
+		k->base = demangle_base(k->dem);
+		*slot = &k->e;
+		s->kernels.n++;
+	}
+	out->mangled = key == KG_KEY_CANONICAL && !(name[0] == '_' && name[1] == 'Z') ? k->dem
+										     : k->e.key;
+	out->demangled = k->dem;
+	out->base = k->base;
+}
+
+const char *import_sink_string(struct kg_import_sink *s, const char *str)
+{
+	struct ent **slot = intern_slot(&s->strings, str);
+
+	if (!*slot) {
+		*slot = xcalloc(1, sizeof(**slot));
+		(*slot)->key = xstrdup(str);
+		s->strings.n++;
+	}
+	return (*slot)->key;
+}
+
+const struct kg_import_metric *import_sink_metric(struct kg_import_sink *s, const char *name,
+						  const char *unit)
+{
+	struct ent **slot = intern_slot(&s->metrics, name);
+	struct metric_ent *m = (struct metric_ent *)*slot;
+
+	if (!m) {
+		m = xcalloc(1, sizeof(*m));
+		m->e.key = xstrdup(name);
+		m->m.name = m->e.key;
+		m->m.unit = unit ? xstrdup(unit) : NULL;
+		m->m.deterministic = metric_deterministic(name);
+		*slot = &m->e;
+		s->metrics.n++;
+	}
+	return &m->m;
+}
+
+struct kg_import_stats *import_sink_stats(struct kg_import_sink *s)
+{
+	return s->stats;
+}
+
+/* Reader side: hand the current batch over; waits while the queue is full. */
+static int flush_batch(struct kg_import_sink *s)
+{
+	int failed;
+
+	pthread_mutex_lock(&s->mu);
+	while (s->qcount == QUEUE && !s->store_failed)
+		pthread_cond_wait(&s->cv, &s->mu);
+	failed = s->store_failed;
+	if (!failed && s->cur) {
+		s->q[(s->qhead + s->qcount) % QUEUE] = s->cur;
+		s->qcount++;
+		s->cur = NULL;
+		pthread_cond_broadcast(&s->cv);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return failed ? KG_EXIT_RUNTIME : KG_EXIT_PASS;
+}
+
+int import_sink_add(struct kg_import_sink *s, const char *nvtx, const struct kg_kernel_name *k,
+		    const struct kg_import_metric *m, int64_t ordinal, double value, size_t line)
+{
+	if (!s->cur) {
+		s->cur = xmalloc(sizeof(*s->cur));
+		s->cur->n = 0;
+	}
+	struct pending *p = &s->cur->p[s->cur->n++];
+	p->kernel = k->mangled;
+	p->dem = k->demangled;
+	p->base = k->base;
+	p->nvtx = nvtx ? nvtx : "";
+	p->metric = m;
+	p->line = line;
+	p->ordinal = ordinal;
+	p->value = value;
+	if (s->cur->n == BATCH)
+		return flush_batch(s);
+	return KG_EXIT_PASS;
+}
+
+/* The reader thread: the importer's whole parse, then the last batch. */
+static void *reader(void *arg)
+{
+	struct kg_import_sink *s = arg;
+	int rc = s->im->ingest(s, s->path);
+
+	if (rc == KG_EXIT_PASS && s->cur && s->cur->n)
+		rc = flush_batch(s);
+	pthread_mutex_lock(&s->mu);
+	s->done = 1;
+	s->reader_rc = rc;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
+
+/* The storing side: the caller's thread. */
+static int store_batches(struct kg_import_sink *s)
+{
+	int rc = KG_EXIT_PASS;
+
+	for (;;) {
+		struct batch *b = NULL;
+		pthread_mutex_lock(&s->mu);
+		while (!s->qcount && !s->done)
+			pthread_cond_wait(&s->cv, &s->mu);
+		if (s->qcount) {
+			b = s->q[s->qhead];
+			s->qhead = (s->qhead + 1) % QUEUE;
+			s->qcount--;
+			pthread_cond_broadcast(&s->cv);
+		}
+		pthread_mutex_unlock(&s->mu);
+		if (!b)
+			break;
+		for (size_t i = 0; i < b->n && rc == KG_EXIT_PASS; i++) {
+			const struct pending *p = &b->p[i];
+			struct kg_kernel_name kn = { p->kernel, p->dem, p->base };
+			rc = store_sample_add(s->st, s->benchmark, p->nvtx, &kn, p->metric->name,
+					      p->metric->unit, p->metric->deterministic, s->repeat,
+					      p->ordinal, p->value);
+			if (rc == KG_EXIT_PASS) {
+				s->stats->samples++;
+			} else {
+				kg_error("%s:%zu: kernel record not stored", s->path, p->line);
+				pthread_mutex_lock(&s->mu);
+				s->store_failed = 1;
+				pthread_cond_broadcast(&s->cv);
+				pthread_mutex_unlock(&s->mu);
+			}
+		}
+		free(b);
+	}
+	return rc;
+}
+
+int import_ingest(const struct kg_importer *im, struct kg_store *st, const char *path,
+		  const char *benchmark, int repeat, struct kg_import_stats *stats)
+{
+	struct kg_import_stats dummy;
+	struct kg_import_sink s;
+	pthread_t tid;
+	int rc;
+
+	if (!stats)
+		stats = &dummy;
+	memset(stats, 0, sizeof(*stats));
+	memset(&s, 0, sizeof(s));
+	s.st = st;
+	s.im = im;
+	s.path = path;
+	s.benchmark = benchmark;
+	s.repeat = repeat;
+	s.stats = stats;
+	pthread_mutex_init(&s.mu, NULL);
+	pthread_cond_init(&s.cv, NULL);
+	if (pthread_create(&tid, NULL, reader, &s) != 0) {
+		kg_error("cannot read '%s': cannot start a thread", path);
+		rc = KG_EXIT_RUNTIME;
+	} else {
+		rc = store_batches(&s);
+		pthread_join(tid, NULL);
+		if (rc == KG_EXIT_PASS)
+			rc = s.reader_rc;
+	}
+	while (s.qcount) {
+		free(s.q[s.qhead]);
+		s.qhead = (s.qhead + 1) % QUEUE;
+		s.qcount--;
+	}
+	free(s.cur);
+	pthread_mutex_destroy(&s.mu);
+	pthread_cond_destroy(&s.cv);
+	intern_free(&s.kernels, kernel_free);
+	intern_free(&s.strings, string_free);
+	intern_free(&s.metrics, metric_free);
+	return rc;
+}
