@@ -1344,6 +1344,18 @@ static void series_order(struct kg_series *x, int64_t *key)
 
 #define LOAD_RESTART (-1)
 
+/* A loading series' arrays to cap values (growing them: realloc).  Sized
+ * well up front, a series is not grown by doubling from 16. */
+static void x_alloc(struct kg_series *x, struct load_series *l, size_t cap, int multi,
+		    int with_keys)
+{
+	x->v = xrealloc(x->v, cap * sizeof(*x->v));
+	if (multi)
+		x->run_of = xrealloc(x->run_of, cap * sizeof(*x->run_of));
+	if (with_keys)
+		l->key = xrealloc(l->key, cap * sizeof(*l->key));
+}
+
 static int cmp_int64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -1360,6 +1372,7 @@ static int load_pass(struct sq *st, const int64_t *run_ids, size_t n_runs, int w
 {
 	sqlite3_stmt *s;
 	size_t cap = 64, last = 0;
+	size_t per_run = 0;     /* most values a series had in one run (to 256) */
 	size_t *vcap = xmalloc(cap * sizeof(*vcap));
 	struct load_series *ls = xmalloc(cap * sizeof(*ls));
 	struct load_map map = { xcalloc(1024, sizeof(size_t)), 1023 };
@@ -1424,6 +1437,11 @@ static int load_pass(struct sq *st, const int64_t *run_ids, size_t n_runs, int w
 					memset(&out->s[i - 1], 0, sizeof(*out->s));
 					ls[i - 1] = (struct load_series){ b, n, k, m, NULL, 1, 0, 0, 0, 0 };
 					vcap[i - 1] = 0;
+					if (per_run) { /* likely as many values a run as the others */
+						size_t want = per_run * (n_runs - r);
+						vcap[i - 1] = want < 4096 ? want : 4096;
+						x_alloc(&out->s[i - 1], &ls[i - 1], vcap[i - 1], multi, with_keys);
+					}
 				}
 				last = i;
 			}
@@ -1448,11 +1466,7 @@ static int load_pass(struct sq *st, const int64_t *run_ids, size_t n_runs, int w
 				vcap[i - 1] = vcap[i - 1] ? vcap[i - 1] * 2 : 16;
 				if (want > vcap[i - 1])
 					vcap[i - 1] = want;
-				x->v = xrealloc(x->v, vcap[i - 1] * sizeof(*x->v));
-				if (multi)
-					x->run_of = xrealloc(x->run_of, vcap[i - 1] * sizeof(*x->run_of));
-				if (with_keys)
-					l->key = xrealloc(l->key, vcap[i - 1] * sizeof(*l->key));
+				x_alloc(x, l, vcap[i - 1], multi, with_keys);
 			}
 			if (with_keys)
 				l->key[x->n] = key;
@@ -1461,6 +1475,8 @@ static int load_pass(struct sq *st, const int64_t *run_ids, size_t n_runs, int w
 			if (multi)
 				x->run_of[x->n] = run_ids[r];
 			x->v[x->n++] = sqlite3_column_double(s, 6);
+			if (x->n - l->n_before > per_run && x->n - l->n_before <= 256)
+				per_run = x->n - l->n_before;
 		}
 		if (rc == KG_EXIT_PASS && step != SQLITE_DONE)
 			rc = db_fail(st, "cannot read samples");
