@@ -551,7 +551,7 @@ static void test_target_shown(void **state)
 /* Scheme prefixes are SQLite paths; other URLs are refused, not made files. */
 static void test_db_schemes(void **state)
 {
-	char *p = path_of("scheme.db"), *u = xasprintf("sqlite:%s", p);
+	char *p = helper_path("scheme.db"), *u = xasprintf("sqlite:%s", p);
 	struct kg_store *st;
 	(void)state;
 	unlink(p);
