@@ -14,7 +14,7 @@
 #                        then the whole binary under AFL++, FUZZ_AFL_TIME=60 s each (build-afl/)
 #   make fuzz-smoke      the same, a few seconds each
 #   make valgrind        make test's tests with kgate and the unit tests under memcheck
-#   make analyze         gcc -fanalyzer over src/, failing on untriaged warnings
+#   make analyze         gcc -fanalyzer over src/ and the tests' programs, failing on untriaged warnings
 
 CC      ?= cc
 CUDA    ?= /usr/local/cuda
@@ -68,7 +68,20 @@ E2E      = $(wildcard tests/e2e/*.t)
 KGATE    = $(BUILD)/kgate
 COLLECTOR = $(if $(COLL_SRC),$(BUILD)/libkgate-collector.so)
 
-.PHONY: all test run-tests valgrind run-valgrind analyze unit e2e bench faults benchmarks demo test-gpu install clean help
+# The collector's test doubles (tests/collector/): a stand-in libcupti.so.13
+# and the programs that drive the collector without a GPU; collector.t runs
+# them from $(BUILD)/tests/collector/.  Built with the collector's flags
+# (CUDA's and the shim's headers), so only where the collector is built.
+CTEST_DIR = $(BUILD)/tests/collector
+CTEST_BIN = $(if $(COLL_SRC),$(CTEST_DIR)/libcupti.so.13 $(CTEST_DIR)/fake_app \
+	$(CTEST_DIR)/query_driver $(CTEST_DIR)/inject_driver $(CTEST_DIR)/nvtx_only)
+# Other programs the end-to-end tests run (tests/progs/), with the CLI's
+# flags but no sanitizer (one is installed setuid).
+PTEST_BIN = $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(wildcard tests/progs/*.c))
+PTEST_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Iinclude -MMD -MP -MF $@.d
+CTEST_CFLAGS = $(filter-out -fvisibility=hidden -fPIC,$(COLL_CFLAGS)) -MF $@.d
+
+.PHONY: all test run-tests valgrind run-valgrind analyze unit e2e bench faults benchmarks demo test-gpu install clean help test-progs
 all: $(KGATE) $(COLLECTOR)
 
 # config.c assembles thresholds/default.yaml into the binary (.incbin).
@@ -102,6 +115,42 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libkgate.a
 	$(if $(Q),@echo "  TEST    $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libkgate.a -lcmocka $(LDLIBS)
 
+# A stand-in for NVML (synthetic values from the environment), so that the
+# GPU-state reads are tested on machines without a driver.
+NVML_DOUBLE = $(BUILD)/tests/libnvml-double.so
+$(NVML_DOUBLE): tests/nvml/nvml_double.c
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  LINK    $@")
+	$(Q)$(CC) -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -fPIC -shared -o $@ $<
+
+test-progs: $(CTEST_BIN) $(PTEST_BIN) $(NVML_DOUBLE)
+
+$(BUILD)/tests/progs/%: tests/progs/%.c
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(PTEST_CFLAGS) $(LDFLAGS) -o $@ $<
+
+# The stand-in libcupti is not instrumented: it is loaded into programs that
+# are not either (a sanitizer runtime must come first in a process).
+$(CTEST_DIR)/libcupti.so.13: tests/collector/fake_cupti.c
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(CTEST_CFLAGS) -fPIC -shared -Wl,-soname,libcupti.so.13 -o $@ $<
+
+# fake_app links libstdc++ so that the collector finds __cxa_demangle.
+$(CTEST_DIR)/fake_app: tests/collector/fake_app.c
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(CTEST_CFLAGS) -o $@ $< -ldl -lpthread \
+	  -Wl,--no-as-needed -lstdc++
+
+$(CTEST_DIR)/%: tests/collector/%.c
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(CTEST_CFLAGS) -o $@ $< -ldl
+
+-include $(CTEST_BIN:%=%.d) $(PTEST_BIN:%=%.d)
+
 # Every test (cmocka unit tests print TAP; e2e tests are shell TAP scripts)
 # runs through one prove, which prints the summary line.
 test: deps
@@ -110,7 +159,7 @@ test: deps
 # After a failure, the end-to-end tests' log of what failed (with the
 # command's stderr) is printed last, where a CI log shows it.
 TEST_LOG = $(abspath $(BUILD))/test-failures.log
-run-tests: all $(UNIT_BIN)
+run-tests: all $(UNIT_BIN) $(CTEST_BIN) $(PTEST_BIN) $(NVML_DOUBLE)
 	$(Q)rm -f "$(TEST_LOG)"; CMOCKA_MESSAGE_OUTPUT=TAP KGATE="$(abspath $(KGATE))" \
 	  KGATE_COLLECTOR="$(abspath $(COLLECTOR))" KGATE_BUILD="$(abspath $(BUILD))" \
 	  KGATE_SRC="$(CURDIR)" KGATE_TEST_LOG="$(TEST_LOG)" \
@@ -153,7 +202,7 @@ valgrind: deps
 	$(Q)$(MAKE) --no-print-directory run-valgrind
 
 VG_TEST_LOG = $(abspath $(BUILD))/valgrind-failures.log
-run-valgrind: all $(UNIT_BIN) $(VG_KGATE) $(VG_UNIT)
+run-valgrind: all $(UNIT_BIN) $(CTEST_BIN) $(PTEST_BIN) $(NVML_DOUBLE) $(VG_KGATE) $(VG_UNIT)
 	$(Q)rm -rf "$(VG_TEST_LOG)" "$(VG_LOGS)"; mkdir -p "$(VG_LOGS)"; st=0; \
 	  CMOCKA_MESSAGE_OUTPUT=TAP KGATE="$(abspath $(VG_KGATE))" \
 	  KGATE_COLLECTOR="$(abspath $(COLLECTOR))" KGATE_BUILD="$(abspath $(BUILD))" \

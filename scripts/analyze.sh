@@ -1,5 +1,8 @@
 #!/bin/sh
-# analyze.sh: gcc's static analyzer (-fanalyzer) over kgate's sources.
+# analyze.sh: gcc's static analyzer (-fanalyzer) over kgate's sources and
+# the tests' programs (tests/progs/*.c, the NVML stand-in tests/nvml/*.c,
+# and the collector's test doubles,
+# tests/collector/*.c).
 #
 #   sh scripts/analyze.sh CC "CFLAGS for src/*.c" "CFLAGS for src/collector/*.c"
 #
@@ -13,11 +16,11 @@ cc=$1 cflags=$2 collflags=$3
 triage=tests/analyzer.triage
 log=$(mktemp "${TMPDIR:-/tmp}/kgate-analyze.XXXXXX")
 trap 'rm -f "$log"' EXIT
-for f in src/*.c src/import/*.c; do
+for f in src/*.c src/import/*.c tests/progs/*.c tests/nvml/*.c; do
 	# shellcheck disable=SC2086
 	$cc $cflags -fanalyzer -c -o /dev/null "$f" 2>>"$log"
 done
-for f in src/collector/*.c; do
+for f in src/collector/*.c tests/collector/*.c; do
 	# shellcheck disable=SC2086
 	$cc $collflags -fanalyzer -c -o /dev/null "$f" 2>>"$log"
 done

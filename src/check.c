@@ -16,10 +16,13 @@
 
 #include "kgate/check.h"
 #include "kgate/config.h"
+#include "kgate/confirm.h"
 #include "kgate/explain.h"
 #include "kgate/gate.h"
 #include "kgate/ghevent.h"
 #include "kgate/git.h"
+#include "kgate/gpustate.h"
+#include "kgate/stats.h"
 #include "kgate/util.h"
 #include "kgate/verdict.h"
 
@@ -450,6 +453,18 @@ char *check_baseline_label(const char *sha, const char *label, const char *base_
 	return xasprintf("%.12s (%s)", bc, label);
 }
 
+void check_sides_free(struct kg_run_info *head, struct kg_run_info *base, size_t n_base,
+		      char *bsha, char *blabel, char *note)
+{
+	if (head)
+		store_runs_free(head, 1);
+	if (base)
+		store_runs_free(base, n_base);
+	free(bsha);
+	free(blabel);
+	free(note);
+}
+
 int check_find_sides(struct kg_store *st, const char *commit, const char *ref, size_t limit,
 		     struct kg_run_info **head, struct kg_run_info **base, size_t *n_base,
 		     char **bsha, char **blabel, char **note)
@@ -612,6 +627,183 @@ void check_decide(const struct kg_thresholds *t, const struct kg_gate *g, int no
 	}
 }
 
+/* The series of set with r's identity and metric m, or NULL. */
+static const struct kg_series *series_of(const struct kg_sampleset *set, const struct kg_result *r,
+					 const char *m)
+{
+	for (size_t i = 0; i < set->n; i++) {
+		const struct kg_series *s = &set->s[i];
+		if (!strcmp(s->metric, m) && !strcmp(s->benchmark, r->benchmark) &&
+		    !strcmp(s->nvtx ? s->nvtx : "", r->nvtx ? r->nvtx : "") &&
+		    !strcmp(s->kernel, r->kernel) && s->n && !s->deterministic)
+			return s;
+	}
+	return NULL;
+}
+
+/* The middle of the SM clock the GPU state of benchmark b recorded, or 0. */
+static double state_clock(char **names, char **states, size_t n, const char *b);
+
+/*
+ * The clock view: for each time comparison that did not PASS, its change
+ * in SM cycles beside the change in time, so a clock difference is told
+ * apart from a change of the work.  From sm__cycles_elapsed (.max, else
+ * .avg) where both sides measured it, else from the SM clocks the two runs'
+ * GPU states recorded, when they differ by more than 1%.  The message gets
+ * the cycles; when the cycles stay under half the limit while the time is
+ * over it, it says the clock changed, not the work.
+ */
+static void clock_view(struct kg_store *st, const struct kg_run_info *head,
+		       const struct kg_run_info *base, struct kg_gate *g,
+		       const struct kg_sampleset *bs, const struct kg_sampleset *hs)
+{
+	static const char *const cycles[] = { "sm__cycles_elapsed.max", "sm__cycles_elapsed.avg" };
+	char **hn = NULL, **hst = NULL, **bn = NULL, **bst = NULL;
+	size_t nh = 0, nb = 0;
+	int states = -1;
+
+	for (size_t i = 0; i < g->n; i++) {
+		struct kg_result *r = &g->r[i];
+		if (r->deterministic || r->verdict == KG_VERDICT_PASS || isnan(r->shift) ||
+		    strncmp(r->metric, "gpu__time_duration", 18))
+			continue;
+		for (size_t k = 0; k < 2 && isnan(r->cycle_shift); k++) {
+			const struct kg_series *b = series_of(bs, r, cycles[k]);
+			const struct kg_series *h = series_of(hs, r, cycles[k]);
+			double mb = b && h ? stats_median(b->v, b->n) : NAN;
+			double mh = b && h ? stats_median(h->v, h->n) : NAN;
+			if (mb > 0 && mh > 0) {
+				r->cycle_shift = mh / mb - 1;
+				r->cycle_source = cycles[k];
+			}
+		}
+		if (isnan(r->cycle_shift)) {
+			if (states < 0)
+				states = store_run_gpu_states(st, head->id, &hn, &hst, &nh) == KG_EXIT_PASS &&
+					 store_run_gpu_states(st, base->id, &bn, &bst, &nb) == KG_EXIT_PASS;
+			double ch = states ? state_clock(hn, hst, nh, r->benchmark) : 0;
+			double cb = states ? state_clock(bn, bst, nb, r->benchmark) : 0;
+			if (ch > 0 && cb > 0 && fabs(ch / cb - 1) > 0.01) {
+				r->cycle_shift = (1 + r->shift) * ch / cb - 1;
+				r->cycle_source = "recorded SM clock";
+			}
+		}
+		if (isnan(r->cycle_shift))
+			continue;
+		size_t len = strlen(r->message);
+		int clock = !isnan(r->threshold) && fabs(r->shift) >= r->threshold &&
+			    fabs(r->cycle_shift) < r->threshold / 2;
+		snprintf(r->message + len, sizeof(r->message) - len, "; in SM cycles %+.2f%%%s",
+			 100 * r->cycle_shift, clock ? " (the clock changed, not the work)" : "");
+	}
+	store_names_free(hn, nh);
+	store_names_free(hst, nh);
+	store_names_free(bn, nb);
+	store_names_free(bst, nb);
+}
+
+static double state_clock(char **names, char **states, size_t n, const char *b)
+{
+	struct kg_gpu_summary sum;
+	char err[200];
+
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(names[i], b))
+			continue;
+		json_t *j = json_loads(states[i], 0, NULL);
+		int ok = j && gpustate_summary_from_json(j, &sum, err, sizeof(err)) == 0 &&
+			 sum.recorded && sum.sm_mhz_min > 0;
+		json_decref(j);
+		return ok ? (sum.sm_mhz_min + sum.sm_mhz_max) / 2.0 : 0;
+	}
+	return 0;
+}
+
+/* The GPU state of benchmark name in run (0), or 1 when none is stored. */
+static int gpu_summary_of(char **names, char **states, size_t n, const char *name,
+			  struct kg_gpu_summary *sum)
+{
+	char err[200];
+
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(names[i], name))
+			continue;
+		json_t *j = json_loads(states[i], 0, NULL);
+		int bad = !j || gpustate_summary_from_json(j, sum, err, sizeof(err)) < 0;
+		json_decref(j);
+		return bad || !sum->recorded;
+	}
+	return 1;
+}
+
+/*
+ * Warnings on stderr when what the GPU was doing makes the compared
+ * benchmarks' timings less comparable: throttling or another compute
+ * process on either side, or the two sides under different clocks.
+ */
+static void gpu_warnings(struct kg_store *st, const struct kg_run_info *head,
+			 const struct kg_run_info *base, size_t n_base, char *const *common,
+			 size_t n_common)
+{
+	char **hn = NULL, **hs = NULL;
+	size_t nh = 0;
+
+	if (store_run_gpu_states(st, head->id, &hn, &hs, &nh) != KG_EXIT_PASS || !nh)
+		goto out;
+	for (size_t b = 0; b < n_base; b++) {
+		char **bn = NULL, **bsv = NULL;
+		size_t nb = 0;
+
+		if (store_run_gpu_states(st, base[b].id, &bn, &bsv, &nb) != KG_EXIT_PASS)
+			continue;
+		for (size_t i = 0; i < n_common; i++) {
+			struct kg_gpu_summary h, bl;
+			char what[400];
+			int have_h = !gpu_summary_of(hn, hs, nh, common[i], &h);
+			int have_b = !gpu_summary_of(bn, bsv, nb, common[i], &bl);
+
+			if (have_h && b == 0 && *gpustate_summary_concerns(&h, what, sizeof(what)))
+				kg_warn("benchmark '%s', head run %lld: %s; its timings may not "
+					"compare", common[i], (long long)head->id, what);
+			if (have_b && *gpustate_summary_concerns(&bl, what, sizeof(what)))
+				kg_warn("benchmark '%s', baseline run %lld: %s; its timings may "
+					"not compare", common[i], (long long)base[b].id, what);
+			if (have_h && have_b &&
+			    *gpustate_clock_difference(&h.first, &bl.first, what, sizeof(what)))
+				kg_warn("benchmark '%s': head run %lld and baseline run %lld ran "
+					"under different clocks (%s)", common[i],
+					(long long)head->id, (long long)base[b].id, what);
+		}
+		store_names_free(bn, nb);
+		store_names_free(bsv, nb);
+	}
+out:
+	store_names_free(hn, nh);
+	store_names_free(hs, nh);
+}
+
+int check_gate(struct kg_store *st, const struct kg_thresholds *t,
+	       const struct kg_run_info *head, const struct kg_run_info *base, size_t n_base,
+	       struct kg_sampleset *hs, struct kg_sampleset *bs, struct kg_gate *g)
+{
+	char **common = NULL;
+	size_t n_common = 0;
+	char *not_compared = NULL;
+	int rc = check_load_samples(st, head, base, n_base, hs, bs);
+
+	memset(g, 0, sizeof(*g));
+	if (rc == KG_EXIT_PASS && n_base)
+		rc = check_partial(st, head, base, n_base, &common, &n_common, &not_compared);
+	if (rc == KG_EXIT_PASS && n_common) {
+		store_sampleset_keep(hs, common, n_common);
+		store_sampleset_keep(bs, common, n_common);
+		gate_compare(t, bs, hs, g);
+	}
+	store_names_free(common, n_common);
+	free(not_compared);
+	return rc;
+}
+
 int check_runs(struct kg_store *st, const struct kg_thresholds *t,
 	       const struct kg_run_info *head, const struct kg_run_info *base,
 	       size_t n_base, const char *baseline, const struct kg_check_opts *o)
@@ -646,6 +838,10 @@ int check_runs(struct kg_store *st, const struct kg_thresholds *t,
 		store_sampleset_keep(&hs, common, n_common);
 		store_sampleset_keep(&bs, common, n_common);
 		gate_compare(t, &bs, &hs, &g);
+		if (o->confirm)
+			confirm_apply(o->confirm, t, &g);
+		clock_view(st, head, base, &g, &bs, &hs);
+		gpu_warnings(st, head, base, n_base, common, n_common);
 	}
 	store_names_free(common, n_common);
 	check_decide(t, &g, no_baseline, &oc);

@@ -4,7 +4,8 @@
  * Each subcommand lives in its own file, src/cmd_<name>.c, and exports one
  * entry point, cmd_<name>(argc, argv), which receives argv with argv[0] set
  * to the command's name and returns an enum kg_exit.  main.c holds the one
- * table that maps names to these functions.
+ * table that maps names to these functions.  Each command parses its
+ * options through opt.h, from one table that also prints its --help.
  */
 #ifndef KGATE_CMD_H
 #define KGATE_CMD_H
@@ -29,17 +30,5 @@ int cmd_bisect(int argc, char **argv);
 
 /* The table, for "kgate help". */
 extern const struct kg_cmd kg_commands[];
-
-/* 1 when argv holds -h or --help before any "--"; commands use it first. */
-int cmd_wants_help(int argc, char **argv);
-
-/*
- * The one message for a bad option, after getopt_long() (with opterr = 0
- * and an optstring that starts with ':') returned c, '?' or ':':
- *   kgate: option '--db' needs a value
- *   kgate: unknown option '--bogus'; see 'kgate check --help'
- * Returns KG_EXIT_USAGE.
- */
-int cmd_option_error(const char *cmd, int c, char **argv);
 
 #endif

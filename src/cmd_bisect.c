@@ -17,18 +17,19 @@
  * is ended and "git bisect reset" takes HEAD back.
  */
 #include "cmd.h"
+#include "kgate/escape.h"
 #include "kgate/check.h"
 #include "kgate/config.h"
 #include "kgate/gate.h"
 #include "kgate/git.h"
 #include "kgate/kgate.h"
+#include "kgate/opt.h"
 #include "kgate/stats.h"
 #include "kgate/store.h"
 #include "kgate/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <spawn.h>
@@ -40,7 +41,7 @@
 
 extern char **environ;
 
-static const char usage_text[] =
+static const char synopsis[] =
 	"usage: kgate bisect --good A --bad B --kernel K [--metric M] [--build CMD]\n"
 	"                    [-c kgate.yaml] [-t thresholds.yaml] [--db PATH]\n"
 	"                    [--format text|json]\n"
@@ -52,20 +53,9 @@ static const char usage_text[] =
 	"bad when K's metric FAILs against A's runs under the thresholds, good when\n"
 	"it PASSes, and otherwise goes to the side whose median is nearer.  A commit\n"
 	"that does not build or run is skipped.  The repository is left on the branch\n"
-	"or commit it was on, also when kgate is interrupted.\n"
-	"\n"
-	"  --good A           a commit without the slowdown (any git revision)\n"
-	"  --bad B            a later commit with it\n"
-	"  --kernel K         the kernel: its mangled, demangled or function name,\n"
-	"                     or a part of its demangled name that only it has\n"
-	"  --metric M         the metric (default gpu__time_duration.sum)\n"
-	"  --build CMD        the build command, run by /bin/sh at each commit\n"
-	"                     measured (default: none)\n"
-	"  -c, --config FILE  the suite (default kgate.yaml)\n"
-	"  -t, --thresholds F the thresholds (default: the suite's, else built-in)\n"
-	"  --db PATH          the database (default kgate.db)\n"
-	"  --format F         text (default) or json: the result on stdout\n"
-	"\n"
+	"or commit it was on, also when kgate is interrupted.\n";
+
+static const char epilogue[] =
 	"Exit status: 1 the first bad commit was found (the regression named); 0 K is\n"
 	"not slower at B than at A (nothing to bisect); 2 bad usage, a revision or\n"
 	"kernel not found, a dirty work tree or a bisection already under way; 3 a\n"
@@ -594,21 +584,15 @@ static void print_result(const struct bisect_args *a, const char *first, const c
 		printf("{\"first_bad\":\"%s\",\"kernel\":", first);
 		/* names and subjects may hold anything: escape as JSON */
 		const char *strs[] = { kernel, a->metric, against, subject, j->where };
+		struct kg_buf jb = KG_BUF_INIT;
 		for (size_t i = 0; i < 5; i++) {
 			static const char *const keys[] = { NULL, "metric", "against", "subject", "where" };
 			if (i)
-				printf(",\"%s\":", keys[i]);
-			putchar('"');
-			for (const unsigned char *p = (const unsigned char *)strs[i]; *p; p++) {
-				if (*p == '"' || *p == '\\')
-					printf("\\%c", *p);
-				else if (*p < 0x20 || *p == 0x7f)
-					printf("\\u%04x", *p);
-				else
-					putchar(*p);
-			}
-			putchar('"');
+				buf_printf(&jb, ",\"%s\":", keys[i]);
+			escape_json(&jb, strs[i]);
 		}
+		fwrite(jb.s, 1, jb.len, stdout);
+		buf_free(&jb);
 		printf(",\"base\":%.17g,\"head\":%.17g,\"shift\":%.17g,\"verdict\":\"%s\",\"runs_measured\":%lld}\n",
 		       isfinite(j->base) ? j->base : 0, isfinite(j->head) ? j->head : 0,
 		       isfinite(j->shift) ? j->shift : 0, gate_verdict_name(j->verdict),
@@ -843,65 +827,40 @@ out:
 
 int cmd_bisect(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "good", required_argument, NULL, 'g' },
-		{ "bad", required_argument, NULL, 'B' },
-		{ "kernel", required_argument, NULL, 'k' },
-		{ "metric", required_argument, NULL, 'm' },
-		{ "build", required_argument, NULL, 'x' },
-		{ "config", required_argument, NULL, 'c' },
-		{ "thresholds", required_argument, NULL, 't' },
-		{ "db", required_argument, NULL, 'd' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "step", no_argument, NULL, 'S' },
-		{ "dir", required_argument, NULL, 'D' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct bisect_args a = {
-		.metric = "gpu__time_duration.sum", .cfg = "kgate.yaml", .db = "kgate.db",
+		.metric = "gpu__time_duration.sum", .cfg = "kgate.yaml", .db = store_default_db(),
 		.format = "text",
 	};
 	struct kg_thresholds *t = NULL;
-	int c, rc;
+	int argi, rc;
+	const struct kg_opt opts[] = {
+		KG_OPT_STR("good", 0, "A", &a.good, "a commit without the slowdown (any git revision)"),
+		KG_OPT_STR("bad", 0, "B", &a.bad, "a later commit with it"),
+		KG_OPT_STR("kernel", 0, "K", &a.kernel,
+			   "the kernel: its mangled, demangled or function name, or a part of its "
+			   "demangled name that only it has"),
+		KG_OPT_STR("metric", 0, "M", &a.metric, "the metric (default gpu__time_duration.sum)"),
+		KG_OPT_STR("build", 0, "CMD", &a.build,
+			   "the build command, run by /bin/sh at each commit measured (default: "
+			   "none)"),
+		KG_OPT_STR("config", 'c', "FILE", &a.cfg, "the suite (default kgate.yaml)"),
+		KG_OPT_STR("thresholds", 't', "F", &a.thresholds,
+			   "the thresholds (default: the suite's, else built-in)"),
+		KG_OPT_STR("db", 0, "PATH", &a.db, "the database (default kgate.db)"),
+		KG_OPT_ONEOF("format", 0, "F", &a.format, kg_opt_text_json,
+			     "text (default) or json: the result on stdout"),
+		/* one step of "git bisect run", and the directory it was started in */
+		KG_OPT_FLAG("step", 0, &a.step, NULL),
+		KG_OPT_STR("dir", 0, "DIR", &a.dir, NULL),
+		KG_OPT_END
+	};
+	const struct kg_optspec spec = { "bisect", synopsis, epilogue, opts, 0, 0 };
 
-	if (cmd_wants_help(argc, argv)) {
-		fputs(usage_text, stdout);
-		return KG_EXIT_PASS;
-	}
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":c:t:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'g': a.good = optarg; break;
-		case 'B': a.bad = optarg; break;
-		case 'k': a.kernel = optarg; break;
-		case 'm': a.metric = optarg; break;
-		case 'x': a.build = optarg; break;
-		case 'c': a.cfg = optarg; break;
-		case 't': a.thresholds = optarg; break;
-		case 'd': a.db = optarg; break;
-		case 'f': a.format = optarg; break;
-		case 'S': a.step = 1; break;
-		case 'D': a.dir = optarg; break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return KG_EXIT_PASS;
-		default:
-			return cmd_option_error("bisect", c, argv);
-		}
-	}
-	if (optind < argc) {
-		kg_error("unexpected argument '%s'", argv[optind]);
-		return KG_EXIT_USAGE;
-	}
+	if ((rc = opt_parse(&spec, argc, argv, &argi)) != KG_OPT_GO)
+		return rc;
 	if (!a.good || !a.bad || !a.kernel) {
 		kg_error("bisect needs --good, --bad and --kernel; see 'kgate bisect --help'");
 		return a.step ? 128 : KG_EXIT_USAGE;
-	}
-	if (strcmp(a.format, "text") && strcmp(a.format, "json")) {
-		kg_error("--format '%s' is not one of: text, json", a.format);
-		return KG_EXIT_USAGE;
 	}
 	if ((rc = check_load_thresholds(a.thresholds, a.cfg, 0, &t)) != KG_EXIT_PASS)
 		return a.step ? 128 : rc;

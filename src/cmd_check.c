@@ -10,7 +10,6 @@
  * driver count, at most baseline_runs of them (check_pick_baseline in
  * check.c, shared with kgate explain).  check.c does the rest.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,12 +19,14 @@
 #include "kgate/check.h"
 #include "kgate/config.h"
 #include "kgate/kgate.h"
+#include "kgate/opt.h"
 #include "kgate/store.h"
 #include "kgate/util.h"
 
-static const char usage_text[] =
+static const char synopsis[] =
 	"usage: kgate check [--db PATH] [-t thresholds.yaml] [-c kgate.yaml]\n"
-	"                   [--commit SHA] [--baseline REF] [--all] [--no-store] [--explain]\n"
+	"                   [--commit SHA] [--baseline REF] [--all] [--no-store]\n"
+	"                   [--explain]\n"
 	"                   [--format text|markdown|json|junit|github]\n"
 	"                   [--output FORMAT=FILE]...\n"
 	"\n"
@@ -34,29 +35,9 @@ static const char usage_text[] =
 	"kernel and metric: PASS, FAIL, INCONCLUSIVE, NEW or MISSING, and the\n"
 	"check's verdict: PASS, FAIL, or NO BASELINE when there is nothing to\n"
 	"compare with.  Only benchmarks both sides ran are compared; the others\n"
-	"are named.  The verdict is stored with the verdicts, for 'kgate comment'.\n"
-	"\n"
-	"  --db PATH          the database (default kgate.db)\n"
-	"  -t, --thresholds F thresholds file (default: the suite's, else the\n"
-	"                     built-in thresholds/default.yaml)\n"
-	"  -c, --config F     suite file naming the thresholds (default kgate.yaml,\n"
-	"                     when it exists)\n"
-	"  --commit SHA       the head commit (default: git rev-parse HEAD); a short\n"
-	"                     SHA or ref git resolves, or a unique prefix of a\n"
-	"                     stored commit\n"
-	"  --baseline REF     a stored commit or a git ref; it must have a stored run\n"
-	"                     on the head's GPU model and driver (else exit 2)\n"
-	"                     (default: the merge base with the default branch,\n"
-	"                     else the newest stored run of the default branch)\n"
-	"  --format F         text (default), markdown, json, junit or github\n"
-	"                     (workflow-command annotations)\n"
-	"  --output F=FILE    also write format F to FILE (repeatable, up to 8):\n"
-	"                     every rendering of the one verdict from one check\n"
-	"  --all              list passing comparisons too (text, markdown)\n"
-	"  --no-store         do not store the verdicts\n"
-	"  --explain          say why each FAILed kernel regressed, from the stored\n"
-	"                     counters (as 'kgate explain'; a \"why\" field in json)\n"
-	"\n"
+	"are named.  The verdict is stored with the verdicts, for 'kgate comment'.\n";
+
+static const char epilogue[] =
 	"In a GitHub Actions job the event decides both defaults: a pull request's\n"
 	"head commit (not GitHub's merge commit) against its merge base with the\n"
 	"base commit; a push to the default branch against the push's before (else\n"
@@ -78,8 +59,9 @@ struct check_args {
 };
 
 /* --output FORMAT=FILE */
-static int parse_output(const char *arg, struct check_args *a)
+static int parse_output(const struct kg_opt *o, const char *arg)
 {
+	struct check_args *a = o->ctx;
 	const char *eq = strchr(arg, '=');
 	char fmt[32];
 	if (!eq || eq == arg || !eq[1] || (size_t)(eq - arg) >= sizeof fmt) {
@@ -102,59 +84,49 @@ static int parse_output(const char *arg, struct check_args *a)
 
 static int parse_args(int argc, char **argv, struct check_args *a)
 {
-	static const struct option opts[] = {
-		{ "db", required_argument, NULL, 'd' },
-		{ "thresholds", required_argument, NULL, 't' },
-		{ "config", required_argument, NULL, 'c' },
-		{ "commit", required_argument, NULL, 'C' },
-		{ "baseline", required_argument, NULL, 'b' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "no-store", no_argument, NULL, 'n' },
-		{ "explain", no_argument, NULL, 'x' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
+	const char *suite = NULL;
+	int format = KG_FMT_TEXT, argi;
+	const struct kg_opt opts[] = {
+		KG_OPT_STR("db", 0, "PATH", &a->db, "the database (default kgate.db)"),
+		KG_OPT_STR("thresholds", 't', "F", &a->thresholds,
+			   "thresholds file (default: the suite's, else the built-in "
+			   "thresholds/default.yaml)"),
+		KG_OPT_STR("config", 'c', "F", &suite,
+			   "suite file naming the thresholds (default kgate.yaml, when it exists)"),
+		KG_OPT_STR("commit", 0, "SHA", &a->commit,
+			   "the head commit (default: git rev-parse HEAD); a short SHA or ref git "
+			   "resolves, or a unique prefix of a stored commit"),
+		KG_OPT_STR("baseline", 0, "REF", &a->baseline,
+			   "a stored commit or a git ref; it must have a stored run on the head's "
+			   "GPU model and driver (else exit 2) (default: the merge base with the "
+			   "default branch, else the newest stored run of the default branch)"),
+		KG_OPT_CHOICE("format", 0, "F", &format, output_format_names,
+			      "text (default), markdown, json, junit or github (workflow-command "
+			      "annotations)"),
+		KG_OPT_CALL("output", 0, "F=FILE", parse_output, a,
+			    "also write format F to FILE (repeatable, up to 8): every rendering of "
+			    "the one verdict from one check"),
+		KG_OPT_FLAG("all", 0, &a->all, "list passing comparisons too (text, markdown)"),
+		KG_OPT_FLAG("no-store", 0, &a->no_store, "do not store the verdicts"),
+		KG_OPT_FLAG("explain", 0, &a->explain,
+			    "say why each FAILed kernel regressed, from the stored counters (as "
+			    "'kgate explain'; a \"why\" field in json)"),
+		KG_OPT_END
 	};
-	int c;
+	const struct kg_optspec spec = { "check", synopsis, epilogue, opts, 0, 0 };
+	int rc = opt_parse(&spec, argc, argv, &argi);
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":ht:c:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'd': a->db = optarg; break;
-		case 't': a->thresholds = optarg; break;
-		case 'c': a->suite = optarg; a->suite_given = 1; break;
-		case 'C': a->commit = optarg; break;
-		case 'b': a->baseline = optarg; break;
-		case 'a': a->all = 1; break;
-		case 'n': a->no_store = 1; break;
-		case 'x': a->explain = 1; break;
-		case 'o':
-			if (parse_output(optarg, a) != KG_EXIT_PASS)
-				return KG_EXIT_USAGE;
-			break;
-		case 'f':
-			if (output_format_parse(optarg, &a->format) < 0) {
-				kg_error("unknown format '%s' (choose from %s)", optarg,
-					 output_format_choices());
-				return KG_EXIT_USAGE;
-			}
-			break;
-		default:
-			return cmd_option_error("check", c, argv);
-		}
+	a->format = (enum kg_format)format;
+	if (suite) {
+		a->suite = suite;
+		a->suite_given = 1;
 	}
-	if (optind < argc) {
-		kg_error("unexpected argument '%s'; see 'kgate check --help'", argv[optind]);
-		return KG_EXIT_USAGE;
-	}
-	return KG_EXIT_PASS;
+	return rc;
 }
 
 int cmd_check(int argc, char **argv)
 {
-	struct check_args a = { .db = "kgate.db", .suite = "kgate.yaml", .format = KG_FMT_TEXT };
+	struct check_args a = { .db = store_default_db(), .suite = "kgate.yaml", .format = KG_FMT_TEXT };
 	struct kg_thresholds *t = NULL;
 	struct kg_store *st = NULL;
 	struct kg_run_info *head = NULL, *base = NULL;
@@ -162,15 +134,11 @@ int cmd_check(int argc, char **argv)
 	char *bsha = NULL, *blabel = NULL, *note = NULL;
 	int rc;
 
-	if (cmd_wants_help(argc, argv)) {
-		fputs(usage_text, stdout);
-		return KG_EXIT_PASS;
-	}
-	if ((rc = parse_args(argc, argv, &a)) != KG_EXIT_PASS)
+	if ((rc = parse_args(argc, argv, &a)) != KG_OPT_GO)
 		return rc;
 	if ((rc = check_load_thresholds(a.thresholds, a.suite, a.suite_given, &t)) != KG_EXIT_PASS)
 		return rc;
-	if (access(a.db, F_OK) != 0) {
+	if (!store_exists(a.db)) {
 		kg_error("cannot open '%s': no such database (store runs first with 'kgate run' or 'kgate ingest')",
 			 a.db);
 		rc = KG_EXIT_USAGE;
@@ -178,7 +146,7 @@ int cmd_check(int argc, char **argv)
 	}
 	if ((rc = store_open(a.db, 0, &st)) != KG_EXIT_PASS) {
 		/* A read-only database can still be checked. */
-		if (access(a.db, W_OK) == 0 || store_open(a.db, KG_STORE_READONLY, &st) != KG_EXIT_PASS)
+		if (store_writable(a.db) || store_open(a.db, KG_STORE_READONLY, &st) != KG_EXIT_PASS)
 			goto out;
 		kg_warn("'%s' is read-only: the verdicts will not be stored", a.db);
 		a.no_store = 1;
@@ -206,13 +174,7 @@ int cmd_check(int argc, char **argv)
 	rc = check_runs(st, t, head, base, n_base, label, &o);
 	free(label);
 out:
-	if (head)
-		store_runs_free(head, 1);
-	if (base)
-		store_runs_free(base, n_base);
-	free(bsha);
-	free(blabel);
-	free(note);
+	check_sides_free(head, base, n_base, bsha, blabel, note);
 	store_close(st);
 	config_free_thresholds(t);
 	return rc;

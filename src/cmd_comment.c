@@ -10,35 +10,25 @@
 #include "kgate/git.h"
 #include "kgate/github.h"
 #include "kgate/kgate.h"
+#include "kgate/opt.h"
 #include "kgate/report.h"
 #include "kgate/store.h"
 #include "kgate/util.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char usage_text[] =
+static const char synopsis[] =
 	"usage: kgate comment [--db PATH] --repo OWNER/NAME --pr N [--commit SHA]\n"
 	"                     [--status] [--strict] [--body-file F] [--print]\n"
 	"\n"
 	"Create or update the pull request's kgate comment (found by a hidden marker,\n"
 	"edited in place on later runs) with the verdict table of the newest check\n"
-	"stored for the commit.\n"
-	"\n"
-	"  --db PATH       the database (default kgate.db)\n"
-	"  --repo O/N      the repository (default: GITHUB_REPOSITORY)\n"
-	"  --pr N          the pull request number (default: in a pull request's\n"
-	"                  GitHub Actions job, that pull request)\n"
-	"  --commit SHA    the commit whose check is shown (default: git rev-parse\n"
-	"                  HEAD; in a pull request's Actions job, its head commit)\n"
-	"  --status        also set a \"kgate\" commit status on the commit\n"
-	"  --strict        exit 3 when posting fails (default: a warning, exit 0)\n"
-	"  --body-file F   post the Markdown in F instead of the stored check\n"
-	"  --print         print the comment on stdout and post nothing\n"
-	"\n"
+	"stored for the commit.\n";
+
+static const char epilogue[] =
 	"Environment: GITHUB_TOKEN (required to post; never printed), GITHUB_API_URL\n"
 	"(default https://api.github.com), KGATE_HTTP_TIMEOUT, KGATE_HTTP_RETRIES.\n"
 	"Exit status: 0 posted, or posting failed without --strict; 2 bad usage or\n"
@@ -77,44 +67,30 @@ static char *read_file(const char *path)
 
 int cmd_comment(int argc, char **argv)
 {
-	if (cmd_wants_help(argc, argv)) {
-		fputs(usage_text, stdout);
-		return KG_EXIT_PASS;
-	}
-	static const struct option opts[] = {
-		{ "db", required_argument, NULL, 'd' },
-		{ "repo", required_argument, NULL, 'r' },
-		{ "pr", required_argument, NULL, 'p' },
-		{ "commit", required_argument, NULL, 'c' },
-		{ "status", no_argument, NULL, 's' },
-		{ "strict", no_argument, NULL, 'S' },
-		{ "body-file", required_argument, NULL, 'b' },
-		{ "print", no_argument, NULL, 'P' },
-		{ NULL, 0, NULL, 0 }
-	};
-	const char *db = "kgate.db", *repo = getenv("GITHUB_REPOSITORY"), *pr_s = NULL;
+	const char *db = store_default_db(), *repo = getenv("GITHUB_REPOSITORY"), *pr_s = NULL;
 	const char *commit = NULL, *body_file = NULL;
-	int status = 0, strict = 0, print = 0, ch;
-	optind = 1;
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'd': db = optarg; break;
-		case 'r': repo = optarg; break;
-		case 'p': pr_s = optarg; break;
-		case 'c': commit = optarg; break;
-		case 's': status = 1; break;
-		case 'S': strict = 1; break;
-		case 'b': body_file = optarg; break;
-		case 'P': print = 1; break;
-		default:
-			return cmd_option_error("comment", ch, argv);
-		}
-	}
-	if (optind < argc) {
-		kg_error("comment: unexpected argument '%s'", argv[optind]);
-		return KG_EXIT_USAGE;
-	}
+	int status = 0, strict = 0, print = 0, argi;
+	const struct kg_opt opts[] = {
+		KG_OPT_STR("db", 0, "PATH", &db, "the database (default kgate.db)"),
+		KG_OPT_STR("repo", 0, "O/N", &repo, "the repository (default: GITHUB_REPOSITORY)"),
+		KG_OPT_STR("pr", 0, "N", &pr_s,
+			   "the pull request number (default: in a pull request's GitHub Actions "
+			   "job, that pull request)"),
+		KG_OPT_STR("commit", 0, "SHA", &commit,
+			   "the commit whose check is shown (default: git rev-parse HEAD; in a pull "
+			   "request's Actions job, its head commit)"),
+		KG_OPT_FLAG("status", 0, &status, "also set a \"kgate\" commit status on the commit"),
+		KG_OPT_FLAG("strict", 0, &strict,
+			    "exit 3 when posting fails (default: a warning, exit 0)"),
+		KG_OPT_STR("body-file", 0, "F", &body_file,
+			   "post the Markdown in F instead of the stored check"),
+		KG_OPT_FLAG("print", 0, &print, "print the comment on stdout and post nothing"),
+		KG_OPT_END
+	};
+	const struct kg_optspec spec = { "comment", synopsis, epilogue, opts, 0, 0 };
+	int rc = opt_parse(&spec, argc, argv, &argi);
+	if (rc != KG_OPT_GO)
+		return rc;
 	long pr = 0;
 	struct kg_ghevent ev;
 	char *ev_pr = NULL;
@@ -155,7 +131,7 @@ int cmd_comment(int argc, char **argv)
 			return KG_EXIT_USAGE;
 		}
 		struct kg_store *st;
-		int rc = store_open(db, KG_STORE_READONLY, &st);
+		rc = store_open(db, KG_STORE_READONLY, &st);
 		if (rc != KG_EXIT_PASS) {
 			free(sha);
 			return rc;

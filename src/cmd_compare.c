@@ -4,14 +4,20 @@
  * interleaved (each repeat of each benchmark: base and head in a seeded
  * random order, so that drift of the machine hits both sides alike), both
  * are stored as runs labelled "base" and "head", and check_runs() gates
- * head against base.
+ * head against base.  With --confirm, what that comparison flags (FAIL or
+ * INCONCLUSIVE) is decided again on confirmation rounds of just those
+ * benchmarks (confirm.h), kept in a database in memory: only the verdicts
+ * reach the database, not the extra runs.
  */
 #include "cmd.h"
 #include "kgate/check.h"
 #include "kgate/config.h"
+#include "kgate/confirm.h"
+#include "kgate/gate.h"
 #include "kgate/ghevent.h"
 #include "kgate/git.h"
 #include "kgate/kgate.h"
+#include "kgate/opt.h"
 #include "kgate/output.h"
 #include "kgate/runner.h"
 #include "kgate/store.h"
@@ -20,7 +26,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <regex.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,32 +35,17 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char usage_text[] =
+static const char synopsis[] =
 	"usage: kgate compare --base-dir DIR --head-dir DIR [-c kgate.yaml]\n"
 	"                     [-t thresholds.yaml] [--db PATH] [--only REGEX] [--quick]\n"
-	"                     [--seed N] [-v] [--explain]\n"
+	"                     [--seed N] [-v] [--explain] [--confirm]\n"
+	"                     [--confirm-rounds N] [--confirm-budget DURATION]\n"
 	"                     [--format text|markdown|json|junit|github]\n"
 	"\n"
 	"Run the suite of two checkouts (two builds) interleaved on this machine,\n"
-	"store both as runs labelled base and head, and check head against base.\n"
-	"\n"
-	"  --base-dir DIR      the baseline checkout (its build must be done)\n"
-	"  --head-dir DIR      the checkout under test\n"
-	"  -c, --config FILE   the suite, relative to each DIR unless absolute\n"
-	"                      (default kgate.yaml)\n"
-	"  -t, --thresholds F  thresholds (default: the head suite's, else built in)\n"
-	"  --db PATH           the database (default kgate.db)\n"
-	"  --only REGEX        only the benchmarks whose name matches (POSIX ERE)\n"
-	"  --quick             quick_repeat repeats instead of repeat\n"
-	"  --seed N            seed of the base/head order (default: from the clock;\n"
-	"                      printed, so that an order can be repeated)\n"
-	"  -v, --verbose       show the benchmarks' output on stderr\n"
-	"  --format F          verdict format: text (default), markdown, json, junit,\n"
-	"                      github\n"
-	"  --explain           say why each FAILed kernel regressed, from the counters\n"
-	"                      the two runs stored (as 'kgate check --explain'); kept\n"
-	"                      with the verdicts\n"
-	"\n"
+	"store both as runs labelled base and head, and check head against base.\n";
+
+static const char epilogue[] =
 	"Exit status: 0 no regression; 1 regression; 2 bad usage, suite or\n"
 	"thresholds; 3 a benchmark failed (nothing stored), or a database error.\n";
 
@@ -99,31 +89,210 @@ static char *side_commit(const char *dir, int head_side, char **branch)
 /* One benchmark, both sides: b[0] base, b[1] head; either may be NULL. */
 struct pair {
 	const struct kg_benchmark *b[2];
+	size_t slot[2];            /* its recset on each side */
 };
+
+static const char *const label[2] = { "base", "head" };
+
+static int name_in(char *const *names, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(names[i], name))
+			return 1;
+	return 0;
+}
+
+/*
+ * Run pairs (only the benchmarks named in keep, when keep is not NULL):
+ * for each, its warmups and then its repeats, each round's base and head
+ * in a random order, into sets[side][pair's slot].
+ */
+static int run_interleaved(struct kg_suiterun *sr, struct kg_suite *const s[2],
+			   const struct pair *pairs, size_t np, char *const *keep, size_t nkeep,
+			   int quick, uint64_t *state, struct kg_recset *const sets[2])
+{
+	int rc = KG_EXIT_PASS;
+
+	for (size_t i = 0; i < np && rc == KG_EXIT_PASS; i++) {
+		const struct kg_benchmark *const *b = pairs[i].b;
+		int warm[2], reps[2], most;
+		if (keep && !name_in(keep, nkeep, (b[1] ? b[1] : b[0])->name))
+			continue;
+		for (int k = 0; k < 2; k++) {
+			warm[k] = b[k] ? b[k]->warmup : 0;
+			reps[k] = b[k] ? (quick ? b[k]->quick_repeat : b[k]->repeat) : 0;
+		}
+		/* Warmups first (-1, -2, ...), then repeats; each round in random order. */
+		for (int w = 0; w < (warm[0] > warm[1] ? warm[0] : warm[1]); w++)
+			for (int j = 0, first = (int)(next_rand(state) & 1); j < 2 && !rc; j++) {
+				int k = j ? !first : first;
+				if (w < warm[k])
+					rc = suiterun_once(sr, s[k], b[k], label[k], -w - 1,
+							   &sets[k][pairs[i].slot[k]]);
+			}
+		most = reps[0] > reps[1] ? reps[0] : reps[1];
+		for (int r = 0; r < most && rc == KG_EXIT_PASS; r++)
+			for (int j = 0, first = (int)(next_rand(state) & 1); j < 2 && !rc; j++) {
+				int k = j ? !first : first;
+				if (r < reps[k])
+					rc = suiterun_once(sr, s[k], b[k], label[k], r,
+							   &sets[k][pairs[i].slot[k]]);
+			}
+	}
+	return rc;
+}
+
+static double now_mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * compare --confirm: screen with the gate of the stored runs, then rounds
+ * of the flagged benchmarks into a database in memory, a look after each
+ * (confirm.h).  Fills *c; KG_EXIT_PASS, or an error from a benchmark or
+ * the store (said).
+ */
+static int confirm_rounds(struct kg_store *st, const struct kg_thresholds *t,
+			  const struct kg_run_info run[2], struct kg_suiterun *sr,
+			  struct kg_suite *const s[2], const struct pair *pairs, size_t np,
+			  int quick, uint64_t *state, int rounds, double budget_s,
+			  struct kg_confirm *c)
+{
+	struct kg_sampleset hs = { 0 }, bs = { 0 };
+	struct kg_gate g;
+	struct kg_recset *sets[2] = { xcalloc(np ? np : 1, sizeof(**sets)),
+				      xcalloc(np ? np : 1, sizeof(**sets)) };
+	const char **names[2] = { xcalloc(np ? np : 1, sizeof(**names)),
+				  xcalloc(np ? np : 1, sizeof(**names)) };
+	struct kg_store *mem = NULL;
+	double t0 = now_mono();
+	int rc = check_gate(st, t, &run[1], &run[0], 1, &hs, &bs, &g);
+
+	memset(c, 0, sizeof(*c));
+	if (rc == KG_EXIT_PASS)
+		confirm_flag(c, &g, rounds);
+	gate_free(&g);
+	store_sampleset_free(&hs);
+	store_sampleset_free(&bs);
+	if (rc != KG_EXIT_PASS || !c->n)
+		goto out;
+	for (size_t i = 0; i < np; i++)
+		for (int k = 0; k < 2; k++)
+			if (pairs[i].b[k])
+				names[k][pairs[i].slot[k]] = pairs[i].b[k]->name;
+	if ((rc = store_open(":memory:", 0, &mem)) != KG_EXIT_PASS)
+		goto out;
+	for (int k = 1; k <= c->planned; k++) {
+		size_t nopen = 0;
+		char **open = confirm_open_benchmarks(c, &nopen);
+		if (!nopen) {
+			store_names_free(open, nopen);
+			break;
+		}
+		if (k > 1 && budget_s > 0 && now_mono() - t0 >= budget_s) {
+			kg_note("confirm: the budget of %.0f s is spent after %d round%s; %zu "
+				"comparison%s still open", budget_s, k - 1, k == 2 ? "" : "s",
+				nopen, nopen == 1 ? "" : "s");
+			store_names_free(open, nopen);
+			break;
+		}
+		kg_note("confirm: round %d of %d: %zu benchmark%s, at alpha %.4g", k, c->planned,
+			nopen, nopen == 1 ? "" : "s", confirm_alpha(t->alpha, k, c->planned));
+		for (size_t i = 0; i < np; i++)
+			for (int sd = 0; sd < 2; sd++)
+				if (pairs[i].b[sd] && name_in(open, nopen, pairs[i].b[sd]->name))
+					sr->steps += pairs[i].b[sd]->warmup +
+						     (quick ? pairs[i].b[sd]->quick_repeat
+							    : pairs[i].b[sd]->repeat);
+		rc = run_interleaved(sr, s, pairs, np, open, nopen, quick, state, sets);
+		/* The rounds so far, as one pair of runs in the memory database. */
+		struct kg_run_info look[2] = { { 0 }, { 0 } };
+		const char **ln[2] = { xcalloc(np ? np : 1, sizeof(**ln)),
+				       xcalloc(np ? np : 1, sizeof(**ln)) };
+		struct kg_recset *ls[2] = { xcalloc(np ? np : 1, sizeof(**ls)),
+					    xcalloc(np ? np : 1, sizeof(**ls)) };
+		size_t nl[2] = { 0, 0 };
+		for (size_t i = 0; i < np; i++)
+			for (int sd = 0; sd < 2; sd++) {
+				const struct kg_recset *rs = pairs[i].b[sd] ? &sets[sd][pairs[i].slot[sd]] : NULL;
+				if (rs && rs->n) {
+					ln[sd][nl[sd]] = names[sd][pairs[i].slot[sd]];
+					ls[sd][nl[sd]++] = *rs;   /* shared paths: not freed here */
+				}
+			}
+		for (int sd = 0; sd < 2 && rc == KG_EXIT_PASS; sd++) {
+			look[sd].commit = xstrdup(run[sd].commit);
+			look[sd].label = xasprintf("%s confirm %d", label[sd], k);
+			rc = suiterun_store(mem, &look[sd], ln[sd], ls[sd], nl[sd], NULL);
+		}
+		if (rc == KG_EXIT_PASS) {
+			struct kg_thresholds tk = *t;
+			tk.alpha = confirm_alpha(t->alpha, k, c->planned);
+			rc = check_gate(mem, &tk, &look[1], &look[0], 1, &hs, &bs, &g);
+			if (rc == KG_EXIT_PASS)
+				confirm_look(c, &g, k);
+			gate_free(&g);
+			store_sampleset_free(&hs);
+			store_sampleset_free(&bs);
+		}
+		for (int sd = 0; sd < 2; sd++) {
+			store_run_info_free(&look[sd]);
+			free(ln[sd]);
+			free(ls[sd]);
+		}
+		store_names_free(open, nopen);
+		if (rc != KG_EXIT_PASS)
+			break;
+	}
+out:
+	store_close(mem);
+	for (int k = 0; k < 2; k++) {
+		for (size_t i = 0; i < np; i++)
+			suiterun_recset_free(&sets[k][i]);
+		free(sets[k]);
+		free(names[k]);
+	}
+	return rc;
+}
+
+/* --seed N */
+struct seed_opt {
+	uint64_t value;
+	int given;
+};
+
+static int parse_seed(const struct kg_opt *o, const char *arg)
+{
+	struct seed_opt *so = o->ctx;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(arg, &end, 10);
+	if (!arg[0] || *end || errno || arg[0] == '-') {
+		kg_error("--seed '%s' is not a non-negative integer", arg);
+		return KG_EXIT_USAGE;
+	}
+	so->value = v;
+	so->given = 1;
+	return KG_EXIT_PASS;
+}
 
 int cmd_compare(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "base-dir", required_argument, NULL, 'B' },
-		{ "head-dir", required_argument, NULL, 'H' },
-		{ "config", required_argument, NULL, 'c' },
-		{ "thresholds", required_argument, NULL, 't' },
-		{ "db", required_argument, NULL, 'd' },
-		{ "only", required_argument, NULL, 'o' },
-		{ "quick", no_argument, NULL, 'q' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "explain", no_argument, NULL, 'x' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	const char *dir[2] = { NULL, NULL }, *cfg = "kgate.yaml", *tpath = NULL;
-	const char *db = "kgate.db", *only = NULL;
-	static const char *const label[2] = { "base", "head" };
+	const char *db = store_default_db(), *only = NULL;
 	enum kg_format format = KG_FMT_TEXT;
-	int quick = 0, verbose = 0, explain = 0, have_seed = 0, c, rc = KG_EXIT_USAGE;
+	int quick = 0, verbose = 0, explain = 0, have_seed = 0, format_i = KG_FMT_TEXT, argi;
+	int rc = KG_EXIT_USAGE;
+	int confirm = 0;
+	long rounds = KG_CONFIRM_ROUNDS;
+	const char *budget = NULL;
+	double budget_s = 0;
+	struct kg_confirm conf = { 0 };
 	uint64_t seed = 0;
+	struct seed_opt so = { 0, 0 };
 	struct kg_suite *s[2] = { NULL, NULL };
 	struct kg_thresholds *t = NULL;
 	struct kg_suiterun sr = { 0 };
@@ -136,67 +305,58 @@ int cmd_compare(int argc, char **argv)
 	regex_t re;
 	int have_re = 0;
 
-	if (cmd_wants_help(argc, argv)) {
-		fputs(usage_text, stdout);
-		return KG_EXIT_PASS;
-	}
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":c:t:vh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'B': dir[0] = optarg; break;
-		case 'H': dir[1] = optarg; break;
-		case 'c': cfg = optarg; break;
-		case 't': tpath = optarg; break;
-		case 'd': db = optarg; break;
-		case 'o': only = optarg; break;
-		case 'q': quick = 1; break;
-		case 'v': verbose = 1; break;
-		case 'x': explain = 1; break;
-		case 's': {
-			char *end;
-			errno = 0;
-			unsigned long long v = strtoull(optarg, &end, 10);
-			if (!optarg[0] || *end || errno || optarg[0] == '-') {
-				kg_error("--seed '%s' is not a non-negative integer", optarg);
-				return KG_EXIT_USAGE;
-			}
-			seed = v;
-			have_seed = 1;
-			break;
-		}
-		case 'f':
-			if (output_format_parse(optarg, &format) < 0) {
-				kg_error("--format '%s' is not one of: %s", optarg,
-					 output_format_choices());
-				return KG_EXIT_USAGE;
-			}
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return KG_EXIT_PASS;
-		default:
-			return cmd_option_error("compare", c, argv);
-		}
-	}
-	if (optind < argc) {
-		kg_error("unexpected argument '%s'", argv[optind]);
-		fputs(usage_text, stderr);
+	const struct kg_opt opts[] = {
+		KG_OPT_STR("base-dir", 0, "DIR", &dir[0],
+			   "the baseline checkout (its build must be done)"),
+		KG_OPT_STR("head-dir", 0, "DIR", &dir[1], "the checkout under test"),
+		KG_OPT_STR("config", 'c', "FILE", &cfg,
+			   "the suite, relative to each DIR unless absolute (default kgate.yaml)"),
+		KG_OPT_STR("thresholds", 't', "F", &tpath,
+			   "thresholds (default: the head suite's, else built in)"),
+		KG_OPT_STR("db", 0, "PATH", &db, "the database (default kgate.db)"),
+		KG_OPT_STR("only", 0, "REGEX", &only,
+			   "only the benchmarks whose name matches (POSIX ERE)"),
+		KG_OPT_FLAG("quick", 0, &quick, "quick_repeat repeats instead of repeat"),
+		KG_OPT_CALL("seed", 0, "N", parse_seed, &so,
+			    "seed of the base/head order (default: from the clock; printed, so "
+			    "that an order can be repeated)"),
+		KG_OPT_FLAG("verbose", 'v', &verbose, "show the benchmarks' output on stderr"),
+		KG_OPT_CHOICE("format", 0, "F", &format_i, output_format_names,
+			      "verdict format: text (default), markdown, json, junit, github"),
+		KG_OPT_FLAG("explain", 0, &explain,
+			    "say why each FAILed kernel regressed, from the counters the two runs "
+			    "stored (as 'kgate check --explain'); kept with the verdicts"),
+		KG_OPT_FLAG("confirm", 0, &confirm,
+			    "decide each FAIL and INCONCLUSIVE again on fresh interleaved repeats "
+			    "of its benchmark, in rounds, at a level that keeps the false-alarm rate "
+			    "at alpha over all rounds; the verdicts say how many rounds each took"),
+		KG_OPT_LONG("confirm-rounds", 0, "N", &rounds, 1, 20,
+			    "at most N confirmation rounds (default 3; implies --confirm)"),
+		KG_OPT_STR("confirm-budget", 0, "D", &budget,
+			   "start no round after D (a duration: 10m) has passed since the first; "
+			   "what is still open is INCONCLUSIVE (implies --confirm)"),
+		KG_OPT_END
+	};
+	const struct kg_optspec spec = { "compare", synopsis, epilogue, opts, 0, 0 };
+	if ((rc = opt_parse(&spec, argc, argv, &argi)) != KG_OPT_GO)
+		return rc;
+	format = (enum kg_format)format_i;
+	seed = so.value;
+	have_seed = so.given;
+	if (budget && (config_parse_duration(budget, &budget_s) < 0 || budget_s <= 0)) {
+		kg_error("--confirm-budget '%s' is not a duration above zero such as 90s or 10m",
+			 budget);
 		return KG_EXIT_USAGE;
 	}
+	if (budget || rounds != KG_CONFIRM_ROUNDS)
+		confirm = 1;
 	if (!dir[0] || !dir[1]) {
-		kg_error("give both --base-dir DIR and --head-dir DIR");
-		fputs(usage_text, stderr);
+		kg_error("give both --base-dir DIR and --head-dir DIR; see 'kgate compare --help'");
 		return KG_EXIT_USAGE;
 	}
 	if (only) {
-		int e = regcomp(&re, only, REG_EXTENDED | REG_NOSUB);
-		if (e) {
-			char msg[256];
-			regerror(e, &re, msg, sizeof(msg));
-			kg_error("--only '%s' is not a valid regular expression: %s", only, msg);
-			return KG_EXIT_USAGE;
-		}
+		if ((rc = opt_regex("only", only, &re)) != KG_EXIT_PASS)
+			return rc;
 		have_re = 1;
 	}
 	for (int k = 0; k < 2; k++)
@@ -216,12 +376,12 @@ int cmd_compare(int argc, char **argv)
 	for (size_t i = 0; i < s[1]->n_benchmarks; i++) {
 		const struct kg_benchmark *h = &s[1]->benchmarks[i];
 		if (!have_re || !regexec(&re, h->name, 0, NULL, 0))
-			pairs[np++] = (struct pair){ { config_find_benchmark(s[0], h->name), h } };
+			pairs[np++] = (struct pair){ .b = { config_find_benchmark(s[0], h->name), h } };
 	}
 	for (size_t i = 0; i < s[0]->n_benchmarks; i++) {
 		const struct kg_benchmark *b = &s[0]->benchmarks[i];
 		if ((!have_re || !regexec(&re, b->name, 0, NULL, 0)) && !config_find_benchmark(s[1], b->name))
-			pairs[np++] = (struct pair){ { b, NULL } };
+			pairs[np++] = (struct pair){ .b = { b, NULL } };
 	}
 	if (!np) {
 		kg_error("--only '%s' matches no benchmark of either suite", only);
@@ -254,35 +414,13 @@ int cmd_compare(int argc, char **argv)
 		names[k] = xcalloc(np, sizeof(*names[k]));
 	}
 	size_t nset[2] = { 0, 0 };
-	for (size_t i = 0; i < np && rc == KG_EXIT_PASS; i++) {
-		const struct kg_benchmark *const *b = pairs[i].b;
-		size_t slot[2];
-		int warm[2], reps[2], most = 0;
-		for (int k = 0; k < 2; k++) {
-			warm[k] = b[k] ? b[k]->warmup : 0;
-			reps[k] = b[k] ? (quick ? b[k]->quick_repeat : b[k]->repeat) : 0;
-			if (b[k]) {
-				slot[k] = nset[k]++;
-				names[k][slot[k]] = b[k]->name;
+	for (size_t i = 0; i < np; i++)
+		for (int k = 0; k < 2; k++)
+			if (pairs[i].b[k]) {
+				pairs[i].slot[k] = nset[k]++;
+				names[k][pairs[i].slot[k]] = pairs[i].b[k]->name;
 			}
-		}
-		/* Warmups first (-1, -2, ...), then repeats; each round in random order. */
-		for (int w = 0; w < (warm[0] > warm[1] ? warm[0] : warm[1]); w++)
-			for (int j = 0, first = (int)(next_rand(&state) & 1); j < 2 && !rc; j++) {
-				int k = j ? !first : first;
-				if (w < warm[k])
-					rc = suiterun_once(&sr, s[k], b[k], label[k], -w - 1,
-							   &sets[k][slot[k]]);
-			}
-		most = reps[0] > reps[1] ? reps[0] : reps[1];
-		for (int r = 0; r < most && rc == KG_EXIT_PASS; r++)
-			for (int j = 0, first = (int)(next_rand(&state) & 1); j < 2 && !rc; j++) {
-				int k = j ? !first : first;
-				if (r < reps[k])
-					rc = suiterun_once(&sr, s[k], b[k], label[k], r,
-							   &sets[k][slot[k]]);
-			}
-	}
+	rc = run_interleaved(&sr, s, pairs, np, NULL, 0, quick, &state, sets);
 	if (rc != KG_EXIT_PASS) {
 		kg_error("nothing stored in '%s'", db);
 		goto out;
@@ -308,6 +446,14 @@ int cmd_compare(int argc, char **argv)
 			run[k].commit);
 	}
 
+	if (confirm && (rc = confirm_rounds(st, t, run, &sr, s, pairs, np, quick, &state, (int)rounds,
+					     budget_s, &conf)) != KG_EXIT_PASS) {
+		kg_error("the confirmation rounds did not finish; the two runs stay stored, "
+			 "no verdicts are");
+		goto out;
+	}
+	if (confirm && !conf.n)
+		kg_note("confirm: nothing to confirm (no FAIL or INCONCLUSIVE)");
 	char *bl = xasprintf("compare base %.12s", run[0].commit);
 	struct kg_check_opts o = {
 		.format = format,
@@ -316,10 +462,12 @@ int cmd_compare(int argc, char **argv)
 		.store_verdicts = 1,
 		.summary = 1,
 		.explain = explain,
+		.confirm = conf.n ? &conf : NULL,
 	};
 	rc = check_runs(st, t, &run[1], &run[0], 1, bl, &o);
 	free(bl);
 out:
+	confirm_free(&conf);
 	store_close(st);
 	for (int k = 0; k < 2; k++) {
 		store_run_info_free(&run[k]);

@@ -18,8 +18,6 @@
  * the stored samples lack.  Without --collect the command prints what to
  * collect and how.
  */
-#include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -28,19 +26,21 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "kgate/escape.h"
 #include "kgate/check.h"
-#include "kgate/collector.h"
+#include "kgate/records_format.h"
 #include "kgate/config.h"
 #include "kgate/explain.h"
 #include "kgate/gate.h"
 #include "kgate/kgate.h"
+#include "kgate/opt.h"
 #include "kgate/output.h"
 #include "kgate/runner.h"
 #include "kgate/store.h"
 #include "kgate/suiterun.h"
 #include "kgate/util.h"
 
-static const char usage_text[] =
+static const char synopsis[] =
 	"usage: kgate explain [--db PATH] [--commit SHA] [--baseline REF] [-t F] [-c F]\n"
 	"                     [--format text|markdown|json] [--pair BASE=HEAD]...\n"
 	"                     [--collect [--base-dir DIR] [--launches N]]\n"
@@ -53,36 +53,16 @@ static const char usage_text[] =
 	"slots, stalls, uncoalesced global access, bank conflicts) and the\n"
 	"counters that moved.  By default every FAILed kernel is explained, and a\n"
 	"kernel MISSING in head paired with the NEW one of the same benchmark and\n"
-	"NVTX path (a kernel replaced by another).\n"
-	"\n"
-	"  --db PATH          the database (default kgate.db)\n"
-	"  --commit SHA       the head commit (default: git rev-parse HEAD)\n"
-	"  --baseline REF     a stored commit or a git ref (default as kgate check)\n"
-	"  --format F         text (default), markdown or json\n"
-	"  --pair B=H         explain base kernel B against head kernel H (any of\n"
-	"                     their mangled, demangled or base names)\n"
-	"  --collect          when the stored runs lack the diagnostic counters, run\n"
-	"                     the benchmarks of those kernels once more under the\n"
-	"                     collector in metrics mode, for those kernels only, and\n"
-	"                     explain from what they collected (the counters are not\n"
-	"                     stored in --db)\n"
-	"  -t, --thresholds F thresholds that decide which kernels failed (default:\n"
-	"                     the suite's, else the built-in thresholds, as check)\n"
-	"  -c, --config FILE  the suite (default kgate.yaml, when it exists): its\n"
-	"                     thresholds, and with --collect the head side's benchmarks\n"
-	"  --base-dir DIR     with --collect: a checkout (built) of the baseline; its\n"
-	"                     suite (-c, relative to DIR) collects the base side too\n"
-	"                     (default: the base side has only what is stored)\n"
-	"  --launches N       with --collect: launches profiled per kernel (default 3)\n"
-	"  --no-store         do not keep the explanations in the database (by\n"
-	"                     default they are kept beside the head run's verdicts,\n"
-	"                     for 'kgate comment' and 'kgate report')\n"
-	"  KERNEL             explain these kernels only\n"
-	"\n"
+	"NVTX path (a kernel replaced by another).\n";
+
+static const char epilogue[] =
 	"Without --collect, when the stored runs lack the diagnostic counters, it\n"
 	"names them and the suite setting that collects them.  Exit status: 0\n"
 	"done; 2 bad usage, suite or no head run; 3 a benchmark failed under\n"
 	"--collect, or a database error.\n";
+
+/* the formats of explain, a part of enum kg_format's */
+static const char *const formats[] = { "text", "markdown", "json", NULL };
 
 struct ex_args {
 	const char *db, *commit, *baseline, *thresholds;
@@ -93,77 +73,77 @@ struct ex_args {
 	size_t n_kernels;
 	int collect, no_store;
 	const char *cfg, *base_dir;   /* cfg NULL: not given */
-	const char *launches_s;
 	long launches;
 };
 
+/* --pair BASE=HEAD */
+static int add_pair(const struct kg_opt *o, const char *arg)
+{
+	struct ex_args *a = o->ctx;
+	const char *eq = strchr(arg, '=');
+
+	if (!eq || eq == arg || !eq[1]) {
+		kg_error("--pair needs BASE=HEAD, not '%s'", arg);
+		return KG_EXIT_USAGE;
+	}
+	a->pairs = xrealloc(a->pairs, (a->n_pairs + 1) * sizeof *a->pairs);
+	a->pairs[a->n_pairs++] = (char *)arg;
+	return KG_EXIT_PASS;
+}
+
 static int parse(int argc, char **argv, struct ex_args *a)
 {
-	static const struct option opts[] = {
-		{ "db", required_argument, NULL, 'd' },
-		{ "commit", required_argument, NULL, 'C' },
-		{ "baseline", required_argument, NULL, 'b' },
-		{ "thresholds", required_argument, NULL, 't' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "pair", required_argument, NULL, 'p' },
-		{ "collect", no_argument, NULL, 'X' },
-		{ "config", required_argument, NULL, 'c' },
-		{ "base-dir", required_argument, NULL, 'B' },
-		{ "launches", required_argument, NULL, 'L' },
-		{ "no-store", no_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
+	int format = 0, argi;
+	long launches = 0;
+	const struct kg_opt opts[] = {
+		KG_OPT_STR("db", 0, "PATH", &a->db, "the database (default kgate.db)"),
+		KG_OPT_STR("commit", 0, "SHA", &a->commit,
+			   "the head commit (default: git rev-parse HEAD)"),
+		KG_OPT_STR("baseline", 0, "REF", &a->baseline,
+			   "a stored commit or a git ref (default as kgate check)"),
+		KG_OPT_CHOICE("format", 0, "F", &format, formats, "text (default), markdown or json"),
+		KG_OPT_CALL("pair", 0, "B=H", add_pair, a,
+			    "explain base kernel B against head kernel H (any of their mangled, "
+			    "demangled or base names)"),
+		KG_OPT_FLAG("collect", 0, &a->collect,
+			    "when the stored runs lack the diagnostic counters, run the benchmarks "
+			    "of those kernels once more under the collector in metrics mode, for "
+			    "those kernels only, and explain from what they collected (the counters "
+			    "are not stored in --db)"),
+		KG_OPT_STR("thresholds", 't', "F", &a->thresholds,
+			   "thresholds that decide which kernels failed (default: the suite's, else "
+			   "the built-in thresholds, as check)"),
+		KG_OPT_STR("config", 'c', "FILE", &a->cfg,
+			   "the suite (default kgate.yaml, when it exists): its thresholds, and with "
+			   "--collect the head side's benchmarks"),
+		KG_OPT_STR("base-dir", 0, "DIR", &a->base_dir,
+			   "with --collect: a checkout (built) of the baseline; its suite (-c, "
+			   "relative to DIR) collects the base side too (default: the base side has "
+			   "only what is stored)"),
+		KG_OPT_LONG("launches", 0, "N", &launches, 1, LONG_MAX,
+			    "with --collect: launches profiled per kernel (default 3)"),
+		KG_OPT_FLAG("no-store", 0, &a->no_store,
+			    "do not keep the explanations in the database (by default they are kept "
+			    "beside the head run's verdicts, for 'kgate comment' and 'kgate report')"),
+		KG_OPT_OPERAND("KERNEL", "explain these kernels only"),
+		KG_OPT_END
 	};
-	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":c:t:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'd': a->db = optarg; break;
-		case 'C': a->commit = optarg; break;
-		case 'b': a->baseline = optarg; break;
-		case 't': a->thresholds = optarg; break;
-		case 'X': a->collect = 1; break;
-		case 'n': a->no_store = 1; break;
-		case 'c': a->cfg = optarg; break;
-		case 'B': a->base_dir = optarg; break;
-		case 'L': a->launches_s = optarg; break;
-		case 'p':
-			if (!strchr(optarg, '=') || optarg[0] == '=' || !strchr(optarg, '=')[1]) {
-				kg_error("--pair needs BASE=HEAD, not '%s'", optarg);
-				return KG_EXIT_USAGE;
-			}
-			a->pairs = xrealloc(a->pairs, (a->n_pairs + 1) * sizeof *a->pairs);
-			a->pairs[a->n_pairs++] = optarg;
-			break;
-		case 'f':
-			if (output_format_parse(optarg, &a->format) < 0 ||
-			    (a->format != KG_FMT_TEXT && a->format != KG_FMT_MARKDOWN && a->format != KG_FMT_JSON)) {
-				kg_error("unknown format '%s' (choose from text, markdown, json)", optarg);
-				return KG_EXIT_USAGE;
-			}
-			break;
-		default:
-			return cmd_option_error("explain", c, argv);
-		}
-	}
-	a->kernels = argv + optind;
-	a->n_kernels = (size_t)(argc - optind);
-	if (!a->collect && (a->base_dir || a->launches_s)) {
+	const struct kg_optspec spec = { "explain", synopsis, epilogue, opts, 1, 0 };
+	int rc = opt_parse(&spec, argc, argv, &argi);
+
+	if (rc != KG_OPT_GO)
+		return rc;
+	output_format_parse(formats[format], &a->format);
+	a->kernels = argv + argi;
+	a->n_kernels = (size_t)(argc - argi);
+	if (!a->collect && (a->base_dir || launches)) {
 		kg_error("%s is an option of --collect; give --collect too",
 			 a->base_dir ? "--base-dir" : "--launches");
 		return KG_EXIT_USAGE;
 	}
-	if (a->launches_s) {
-		char *end;
-		errno = 0;
-		a->launches = strtol(a->launches_s, &end, 10);
-		if (!a->launches_s[0] || *end || errno || a->launches < 1) {
-			kg_error("--launches '%s' is not a positive integer", a->launches_s);
-			return KG_EXIT_USAGE;
-		}
-	}
-	return KG_EXIT_PASS;
+	if (launches)
+		a->launches = launches;
+	return KG_OPT_GO;
 }
 
 static void advice(struct kg_buf *b, int md)
@@ -467,7 +447,7 @@ out:
 
 int cmd_explain(int argc, char **argv)
 {
-	struct ex_args a = { .db = "kgate.db", .format = KG_FMT_TEXT, .launches = 3 };
+	struct ex_args a = { .db = store_default_db(), .format = KG_FMT_TEXT, .launches = 3 };
 	struct kg_store *st = NULL;
 	struct kg_run_info *head = NULL, *base = NULL;
 	size_t n_base = 0;
@@ -476,20 +456,16 @@ int cmd_explain(int argc, char **argv)
 	struct kg_sampleset hs = { 0 }, bs = { 0 };
 	int rc;
 
-	if (cmd_wants_help(argc, argv)) {
-		fputs(usage_text, stdout);
-		return KG_EXIT_PASS;
-	}
-	if ((rc = parse(argc, argv, &a)) != KG_EXIT_PASS)
+	if ((rc = parse(argc, argv, &a)) != KG_OPT_GO)
 		goto out;
-	if (access(a.db, F_OK) != 0) {
+	if (!store_exists(a.db)) {
 		kg_error("cannot open '%s': no such database", a.db);
 		rc = KG_EXIT_USAGE;
 		goto out;
 	}
 	if ((rc = store_open(a.db, a.no_store ? KG_STORE_READONLY : 0, &st)) != KG_EXIT_PASS) {
 		/* A read-only database can still be explained from. */
-		if (a.no_store || access(a.db, W_OK) == 0 ||
+		if (a.no_store || store_writable(a.db) ||
 		    store_open(a.db, KG_STORE_READONLY, &st) != KG_EXIT_PASS)
 			goto out;
 		kg_warn("'%s' is read-only: the explanations will not be stored", a.db);
@@ -564,7 +540,7 @@ int cmd_explain(int argc, char **argv)
 			free(d);
 		} else if (md) {
 			buf_adds(&out, "**");
-			output_escape_markdown(&out, x[i].why);
+			escape_markdown(&out, x[i].why);
 			buf_adds(&out, "**\n\n");
 			explain_render(&x[i], KG_EXPLAIN_MARKDOWN, &out);
 			buf_adds(&out, "\n");
@@ -572,7 +548,7 @@ int cmd_explain(int argc, char **argv)
 			/* names and the sentence come from files: no control character */
 			char *line = xasprintf("%s%s%s%s: %s", it[i].bench, *it[i].nvtx ? " [" : "",
 					       it[i].nvtx, *it[i].nvtx ? "]" : "", x[i].why);
-			buf_add_safe(&out, line);
+			escape_text(&out, line);
 			buf_addc(&out, '\n');
 			free(line);
 			explain_render(&x[i], KG_EXPLAIN_TEXT, &out);
@@ -597,7 +573,7 @@ int cmd_explain(int argc, char **argv)
 	free(got[1]);
 	if (rc == KG_EXIT_PASS && a.format == KG_FMT_JSON) {
 		json_t *o = json_pack("{s:o, s:b}", "explanations", arr, "diagnostics_missing", need_advice);
-		char *js = json_dumps(o, JSON_INDENT(2));
+		char *js = escape_json_dumped(json_dumps(o, JSON_INDENT(2)));
 		buf_adds(&out, js);
 		buf_adds(&out, "\n");
 		free(js);
@@ -621,14 +597,8 @@ int cmd_explain(int argc, char **argv)
 out:
 	store_sampleset_free(&hs);
 	store_sampleset_free(&bs);
-	if (head)
-		store_runs_free(head, 1);
-	if (base)
-		store_runs_free(base, n_base);
+	check_sides_free(head, base, n_base, bsha, blabel, note);
 	config_free_thresholds(t);
-	free(bsha);
-	free(blabel);
-	free(note);
 	free(a.pairs);
 	store_close(st);
 	return rc;

@@ -6,31 +6,23 @@
  * never overwritten.
  */
 #include "cmd.h"
+#include "kgate/git.h"
 #include "kgate/kgate.h"
+#include "kgate/opt.h"
 #include "kgate/util.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-extern char **environ;
-
-static const char usage_text[] =
+static const char synopsis[] =
 	"usage: kgate hook install\n"
-	"       kgate hook path\n"
-	"\n"
-	"install  link kgate's pre-push hook into this repository's hooks directory\n"
-	"         (git rev-parse --git-path hooks); an existing pre-push hook is\n"
-	"         left alone and the command fails.\n"
-	"path     print the hook script that install links to.\n"
-	"\n"
+	"       kgate hook path\n";
+
+static const char epilogue[] =
 	"The hook runs the suite in quick mode (kgate run --quick) and checks it\n"
 	"as kgate check does: against the stored run of the merge base with the\n"
 	"remote's default branch (else that branch's newest stored run); a quick\n"
@@ -44,77 +36,32 @@ static const char usage_text[] =
 	"repository, or a different pre-push hook is there; 3 the link could not\n"
 	"be made or the hook script was not found.\n";
 
-/* git ARGS...: its first line of stdout, or NULL */
-static char *git_line(const char *a1, const char *a2)
-{
-	char *argv[] = { (char *)"git", (char *)"rev-parse", (char *)a1, (char *)a2, NULL };
-	int fd[2];
-	if (pipe(fd) != 0)
-		return NULL;
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
-	posix_spawn_file_actions_addclose(&fa, fd[0]);
-	posix_spawn_file_actions_addclose(&fa, fd[1]);
-	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	pid_t pid;
-	int rc = posix_spawnp(&pid, "git", &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	close(fd[1]);
-	if (rc != 0) {
-		close(fd[0]);
-		return NULL;
-	}
-	struct kg_buf out = KG_BUF_INIT;
-	char buf[4096];
-	ssize_t r;
-	while ((r = read(fd[0], buf, sizeof buf)) > 0)
-		buf_add(&out, buf, (size_t)r);
-	close(fd[0]);
-	int status;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !out.s) {
-		buf_free(&out);
-		return NULL;
-	}
-	out.s[strcspn(out.s, "\n")] = '\0';
-	if (!*out.s) {
-		buf_free(&out);
-		return NULL;
-	}
-	return buf_detach(&out);
-}
-
 /* The hook script: $KGATE_HOOK_SCRIPT, then beside the binary. */
 static char *hook_script(void)
 {
 	const char *env = getenv("KGATE_HOOK_SCRIPT");
 	if (env && *env)
 		return realpath(env, NULL);
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n <= 0)
+	char *exe = kg_exe_dir();
+	if (!exe)
 		return NULL;
-	exe[n] = '\0';
-	char *slash = strrchr(exe, '/');
-	if (!slash)
-		return NULL;
-	*slash = '\0';
 	static const char *const rel[] = {
 		"../share/kgate/pre-push",      /* installed: PREFIX/bin/kgate */
 		"../scripts/pre-push",          /* build tree: build/kgate */
 		"../../scripts/pre-push",       /* build tree: build-san/x/kgate */
 	};
-	for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+	char *found = NULL;
+	for (size_t i = 0; i < sizeof rel / sizeof rel[0] && !found; i++) {
 		char *p = xasprintf("%s/%s", exe, rel[i]);
-		char *r = realpath(p, NULL);
+		found = realpath(p, NULL);
 		free(p);
-		if (r && access(r, X_OK) == 0)
-			return r;
-		free(r);
+		if (found && access(found, X_OK) != 0) {
+			free(found);
+			found = NULL;
+		}
 	}
-	return NULL;
+	free(exe);
+	return found;
 }
 
 static int mkdirs(const char *path)
@@ -143,7 +90,7 @@ static int install(void)
 			 " beside the kgate binary); set KGATE_HOOK_SCRIPT");
 		return KG_EXIT_RUNTIME;
 	}
-	char *hooks = git_line("--git-path", "hooks");
+	char *hooks = git_hooks_dir();
 	if (!hooks) {
 		kg_error("not in a git repository (git rev-parse --git-path hooks failed)");
 		free(script);
@@ -180,25 +127,39 @@ static int install(void)
 
 int cmd_hook(int argc, char **argv)
 {
-	if (cmd_wants_help(argc, argv)) {
-		fputs(usage_text, stdout);
-		return KG_EXIT_PASS;
+	static const struct kg_opt opts[] = {
+		KG_OPT_OPERAND("install",
+			       "link kgate's pre-push hook into this repository's hooks directory "
+			       "(git rev-parse --git-path hooks); an existing pre-push hook is left "
+			       "alone and the command fails."),
+		KG_OPT_OPERAND("path", "print the hook script that install links to."),
+		KG_OPT_END
+	};
+	static const struct kg_optspec spec = { "hook", synopsis, epilogue, opts, 1, 0 };
+	int argi, rc = opt_parse(&spec, argc, argv, &argi);
+
+	if (rc != KG_OPT_GO)
+		return rc;
+	const char *sub = argi < argc ? argv[argi] : NULL;
+	if (argc - argi > 1) {
+		kg_error("hook: unexpected argument '%s'; see 'kgate hook --help'", argv[argi + 1]);
+		return KG_EXIT_USAGE;
 	}
-	if (argc == 2 && strcmp(argv[1], "install") == 0)
+	if (sub && strcmp(sub, "install") == 0)
 		return install();
-	if (argc == 2 && strcmp(argv[1], "path") == 0) {
-		char *s = hook_script();
-		if (!s) {
+	if (sub && strcmp(sub, "path") == 0) {
+		char *p = hook_script();
+		if (!p) {
 			kg_error("cannot find kgate's pre-push script; set KGATE_HOOK_SCRIPT");
 			return KG_EXIT_RUNTIME;
 		}
-		printf("%s\n", s);
-		free(s);
+		printf("%s\n", p);
+		free(p);
 		return KG_EXIT_PASS;
 	}
-	if (argc < 2)
+	if (!sub)
 		kg_error("hook: say what to do: 'kgate hook install'");
 	else
-		kg_error("hook: unknown subcommand or argument '%s'; see 'kgate hook --help'", argv[1]);
+		kg_error("hook: unknown subcommand '%s'; see 'kgate hook --help'", sub);
 	return KG_EXIT_USAGE;
 }

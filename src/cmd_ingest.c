@@ -11,12 +11,12 @@
 #include "kgate/git.h"
 #include "kgate/import.h"
 #include "kgate/kgate.h"
+#include "kgate/opt.h"
 #include "kgate/store.h"
 #include "kgate/util.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,48 +24,28 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char usage_text[] =
+static const char synopsis[] =
 	"usage: kgate ingest [--db PATH] [--commit SHA] [--branch NAME]\n"
 	"                    [--input-format NAME] [--benchmark NAME] (FILE | DIR)...\n"
+	"                    [--records FILE] [--ncu-csv FILE]\n"
 	"                    [--repeat N] [--label L] [--format text|json]\n"
 	"\n"
 	"Store records files (written by the collector) and Nsight Compute CSV\n"
 	"exports (ncu --csv, details or raw page) as one run of the database.\n"
 	"Each file's format is told from its content (--input-format names it);\n"
 	"a directory stands for the regular files directly in it that kgate\n"
-	"reads (not its subdirectories), in name order.\n"
-	"\n"
-	"  --db PATH         the database (default kgate.db)\n"
-	"  --commit SHA      the commit measured (default: git rev-parse HEAD); a\n"
-	"                    short SHA or ref is stored as the full SHA git gives\n"
-	"  --branch NAME     its branch (default: from git or GITHUB_HEAD_REF)\n"
-	"  --input-format NAME  the format of the files and directories after it:\n"
-	"                    one of the formats below, or auto (default: told\n"
-	"                    from each file's content); a directory then gives\n"
-	"                    all its files\n"
-	"  --records FILE    a records file (--input-format records FILE)\n"
-	"  --ncu-csv FILE    an ncu CSV export (--input-format ncu-csv FILE)\n"
-	"  --benchmark NAME  benchmark name of the inputs after it (the first one\n"
-	"                    also names those before it; default: from each file,\n"
-	"                    the records file's argv[0] basename or ncu's process\n"
-	"                    name; a warning says when that name would merge\n"
-	"                    files of different command lines)\n"
-	"  --repeat N        repeat number of the first file of each benchmark\n"
-	"                    (default 0; later files of one benchmark count up)\n"
-	"  --label L         a label for the run (compare uses base/head)\n"
-	"  --format F        text (default) or json: a JSON summary on stdout\n"
-	"\n"
-	"Exit status: 0 stored; 2 bad usage or input (nothing stored);\n"
-	"3 database error (nothing stored).\n"
-	"\n"
-	"Formats:\n";
+	"reads (not its subdirectories), in name order.\n";
 
-/* The usage, then the formats of the importer table. */
-static void usage(FILE *fp)
+/* The epilogue: exit statuses, then the formats of the importer table. */
+static char *epilogue(void)
 {
-	fputs(usage_text, fp);
+	struct kg_buf b = KG_BUF_INIT;
+
+	buf_adds(&b, "Exit status: 0 stored; 2 bad usage or input (nothing stored);\n"
+		     "3 database error (nothing stored).\n\nFormats:\n");
 	for (size_t i = 0; kg_importers[i]; i++)
-		fprintf(fp, "  %-16s  %s\n", kg_importers[i]->name, kg_importers[i]->description);
+		buf_printf(&b, "  %-16s  %s\n", kg_importers[i]->name, kg_importers[i]->description);
+	return buf_detach(&b);
 }
 
 /* A file or directory as the command line gives it. */
@@ -292,102 +272,112 @@ static void warn_merges(const struct input *in, size_t nin)
 	}
 }
 
+/* What the options collect: the inputs in order, and what applies to them. */
+struct ingest_args {
+	struct arg *args;
+	size_t nargs;
+	const char *benchmark;     /* the --benchmark in force */
+	const char *input_format;  /* the --input-format in force, NULL: sniff */
+};
+
+static void arg_add(struct ingest_args *ia, const char *path, const char *format)
+{
+	ia->args = xrealloc(ia->args, (ia->nargs + 1) * sizeof(*ia->args));
+	ia->args[ia->nargs++] = (struct arg){ path, format, ia->benchmark };
+}
+
+/* FILE, --records FILE, --ncu-csv FILE */
+static int take_input(const struct kg_opt *o, const char *arg)
+{
+	struct ingest_args *ia = o->ctx;
+
+	arg_add(ia, arg, !o->name ? ia->input_format
+			 : !strcmp(o->name, "records") ? "records" : "ncu-csv");
+	return KG_EXIT_PASS;
+}
+
+/* --benchmark NAME: for the inputs after it; the first also names those before. */
+static int take_benchmark(const struct kg_opt *o, const char *arg)
+{
+	struct ingest_args *ia = o->ctx;
+
+	if (!ia->benchmark)
+		for (size_t i = 0; i < ia->nargs; i++)
+			ia->args[i].bench_opt = arg;
+	ia->benchmark = arg;
+	return KG_EXIT_PASS;
+}
+
+/* --input-format NAME | auto */
+static int take_format(const struct kg_opt *o, const char *arg)
+{
+	struct ingest_args *ia = o->ctx;
+
+	if (!strcmp(arg, "auto")) {
+		ia->input_format = NULL;
+	} else if (!import_find(arg)) {
+		char *fmts = import_names();
+		kg_error("--input-format '%s' is not one of: %s, auto", arg, fmts);
+		free(fmts);
+		return KG_EXIT_USAGE;
+	} else {
+		ia->input_format = arg;
+	}
+	return KG_EXIT_PASS;
+}
+
 int cmd_ingest(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "db", required_argument, NULL, 'd' },
-		{ "commit", required_argument, NULL, 'c' },
-		{ "branch", required_argument, NULL, 'b' },
-		{ "records", required_argument, NULL, 'r' },
-		{ "ncu-csv", required_argument, NULL, 'n' },
-		{ "input-format", required_argument, NULL, 'I' },
-		{ "benchmark", required_argument, NULL, 'B' },
-		{ "repeat", required_argument, NULL, 'R' },
-		{ "label", required_argument, NULL, 'l' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	const char *db = "kgate.db", *commit = NULL, *branch = NULL, *benchmark = NULL;
-	const char *label = NULL, *format = "text", *input_format = NULL;
+	const char *db = store_default_db(), *commit = NULL, *branch = NULL;
+	const char *label = NULL, *format = "text";
+	struct ingest_args ia = { NULL, 0, NULL, NULL };
 	struct arg *args = NULL;
 	struct input *in = NULL;
 	size_t nargs = 0, nin = 0;
 	long repeat0 = 0;
-	int c, rc = KG_EXIT_USAGE;
+	int argi, rc;
+	const struct kg_opt opts[] = {
+		KG_OPT_STR("db", 0, "PATH", &db, "the database (default kgate.db)"),
+		KG_OPT_STR("commit", 0, "SHA", &commit,
+			   "the commit measured (default: git rev-parse HEAD); a short SHA or ref is "
+			   "stored as the full SHA git gives"),
+		KG_OPT_STR("branch", 0, "NAME", &branch,
+			   "its branch (default: from git or GITHUB_HEAD_REF)"),
+		KG_OPT_CALL("input-format", 0, "NAME", take_format, &ia,
+			    "the format of the files and directories after it: one of the formats "
+			    "below, or auto (default: told from each file's content); a directory "
+			    "then gives all its files"),
+		KG_OPT_CALL("records", 0, "FILE", take_input, &ia,
+			    "a records file (--input-format records FILE)"),
+		KG_OPT_CALL("ncu-csv", 0, "FILE", take_input, &ia,
+			    "an ncu CSV export (--input-format ncu-csv FILE)"),
+		KG_OPT_CALL("benchmark", 0, "NAME", take_benchmark, &ia,
+			    "benchmark name of the inputs after it (the first one also names those "
+			    "before it; default: from each file, the records file's argv[0] basename "
+			    "or ncu's process name; a warning says when that name would merge files "
+			    "of different command lines)"),
+		KG_OPT_LONG("repeat", 0, "N", &repeat0, 0, 1000000,
+			    "repeat number of the first file of each benchmark (default 0; later "
+			    "files of one benchmark count up)"),
+		KG_OPT_STR("label", 0, "L", &label, "a label for the run (compare uses base/head)"),
+		KG_OPT_ONEOF("format", 0, "F", &format, kg_opt_text_json,
+			     "text (default) or json: a JSON summary on stdout"),
+		KG_OPT_OPERANDS_CALL("FILE | DIR", take_input, &ia,
+				     "files and directories to store, in order among the options"),
+		KG_OPT_END
+	};
+	char *epi = epilogue();
+	const struct kg_optspec spec = { "ingest", synopsis, epi, opts, 1, 0 };
 
-	if (cmd_wants_help(argc, argv)) {
-		usage(stdout);
-		return KG_EXIT_PASS;
-	}
-	optind = 1;
-	opterr = 0;
-	/* "-": files come in order among the options (--benchmark and
-	 * --input-format apply to those after them) */
-	while ((c = getopt_long(argc, argv, "-:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'd': db = optarg; break;
-		case 'c': commit = optarg; break;
-		case 'b': branch = optarg; break;
-		case 'B':
-			if (!benchmark)
-				for (size_t i = 0; i < nargs; i++)
-					args[i].bench_opt = optarg;
-			benchmark = optarg;
-			break;
-		case 'l': label = optarg; break;
-		case 'f': format = optarg; break;
-		case 'I':
-			if (!strcmp(optarg, "auto")) {
-				input_format = NULL;
-			} else if (!import_find(optarg)) {
-				char *fmts = import_names();
-				kg_error("--input-format '%s' is not one of: %s, auto", optarg, fmts);
-				free(fmts);
-				goto out;
-			} else {
-				input_format = optarg;
-			}
-			break;
-		case 1:
-		case 'r':
-		case 'n':
-			args = xrealloc(args, (nargs + 1) * sizeof(*args));
-			args[nargs++] = (struct arg){ optarg,
-						      c == 'r' ? "records" : c == 'n' ? "ncu-csv"
-										: input_format,
-						      benchmark };
-			break;
-		case 'R': {
-			char *end;
-			repeat0 = strtol(optarg, &end, 10);
-			if (*end || end == optarg || repeat0 < 0 || repeat0 > 1000000) {
-				kg_error("--repeat '%s' is not a non-negative integer", optarg);
-				goto out;
-			}
-			break;
-		}
-		case 'h':
-			usage(stdout);
-			rc = KG_EXIT_PASS;
-			goto out;
-		default:
-			rc = cmd_option_error("ingest", c, argv);
-			goto out;
-		}
-	}
-	for (; optind < argc; optind++) {   /* the files after "--" */
-		args = xrealloc(args, (nargs + 1) * sizeof(*args));
-		args[nargs++] = (struct arg){ argv[optind], input_format, benchmark };
-	}
-	if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0) {
-		kg_error("--format '%s' is not one of: text, json", format);
+	rc = opt_parse(&spec, argc, argv, &argi);
+	args = ia.args;
+	nargs = ia.nargs;
+	if (rc != KG_OPT_GO)
 		goto out;
-	}
+	rc = KG_EXIT_USAGE;
 	if (!nargs) {
 		kg_error("nothing to ingest: give files or directories (or --records FILE, "
-			 "--ncu-csv FILE)");
-		usage(stderr);
+			 "--ncu-csv FILE); see 'kgate ingest --help'");
 		goto out;
 	}
 
@@ -528,5 +518,6 @@ out:
 	}
 	free(in);
 	free(args);
+	free(epi);
 	return rc;
 }

@@ -7,18 +7,18 @@
  */
 #include "cmd.h"
 #include "kgate/kgate.h"
+#include "kgate/opt.h"
 #include "kgate/metric.h"
 #include "kgate/metricinfo.h"
 #include "kgate/store.h"
 #include "kgate/util.h"
 
-#include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char usage_text[] =
+static const char synopsis[] =
 	"usage: kgate metrics [--chip CHIP] [--format text|json] [NAME...]\n"
 	"\n"
 	"Check metric names offline (no GPU needed) with the CUPTI host API,\n"
@@ -27,11 +27,9 @@ static const char usage_text[] =
 	"nearest valid names), its unit when known, whether it is a deterministic\n"
 	"counter (compared exactly by the gate) or noisy; then the replay passes\n"
 	"the whole set needs.  With no NAME, list the chip's base metric names\n"
-	"(a full name adds a rollup such as .sum or .avg.pct_of_peak_sustained_elapsed).\n"
-	"\n"
-	"  --chip CHIP   the chip (default gh100: H100, H200)\n"
-	"  --format F    text (default) or json\n"
-	"\n"
+	"(a full name adds a rollup such as .sum or .avg.pct_of_peak_sustained_elapsed).\n";
+
+static const char epilogue[] =
 	"Metrics kgate derives from activity records (gpu__time_duration.sum and\n"
 	"the launch__ configuration metrics) are always valid.\n"
 	"\n"
@@ -76,9 +74,8 @@ static int list_metrics(const char *chip, int json)
 		for (size_t i = 0; metricinfo_derived[i]; i++)
 			json_array_append_new(d, json_string(metricinfo_derived[i]));
 		json_t *o = json_pack("{s:s, s:o, s:o}", "chip", chip, "metrics", a, "derived", d);
-		char *s = json_dumps(o, JSON_INDENT(2));
-		puts(s);
-		free(s);
+		json_dumpf(o, stdout, JSON_INDENT(2));
+		putchar('\n');
 		json_decref(o);
 	} else {
 		for (size_t i = 0; i < n; i++)
@@ -91,46 +88,31 @@ static int list_metrics(const char *chip, int json)
 
 int cmd_metrics(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "chip", required_argument, NULL, 'c' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	const char *chip = "gh100", *format = "text";
-	int c, json, rc = KG_EXIT_PASS;
+	int argi, json, rc = KG_EXIT_PASS;
+	const struct kg_opt opts[] = {
+		KG_OPT_STR("chip", 0, "CHIP", &chip, "the chip (default gh100: H100, H200)"),
+		KG_OPT_ONEOF("format", 0, "F", &format, kg_opt_text_json, "text (default) or json"),
+		KG_OPT_END
+	};
+	const struct kg_optspec spec = { "metrics", synopsis, epilogue, opts, 1, 0 };
 
-	if (cmd_wants_help(argc, argv)) {
-		fputs(usage_text, stdout);
-		return KG_EXIT_PASS;
-	}
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c': chip = optarg; break;
-		case 'f': format = optarg; break;
-		default:
-			return cmd_option_error("metrics", c, argv);
-		}
-	}
-	if (strcmp(format, "text") && strcmp(format, "json")) {
-		kg_error("--format '%s' is not one of: text, json", format);
-		return KG_EXIT_USAGE;
-	}
+	if ((rc = opt_parse(&spec, argc, argv, &argi)) != KG_OPT_GO)
+		return rc;
+	rc = KG_EXIT_PASS;
 	if (!*chip) {
 		kg_error("--chip needs a chip name, such as gh100");
 		return KG_EXIT_USAGE;
 	}
 	json = !strcmp(format, "json");
-	if (optind == argc)
+	if (argi == argc)
 		return list_metrics(chip, json);
 
-	size_t n = (size_t)(argc - optind), ninvalid = 0;
+	size_t n = (size_t)(argc - argi), ninvalid = 0;
 	struct answer *a = xcalloc(n, sizeof(*a));
 	for (size_t i = 0; i < n; i++) {
 		struct kg_buf err = KG_BUF_INIT;
-		a[i].name = argv[optind + (int)i];
+		a[i].name = argv[argi + (int)i];
 		a[i].derived = is_derived(a[i].name);
 		int v = metricinfo_valid(chip, a[i].name, &err);
 		if (v < 0) {
@@ -187,9 +169,8 @@ int cmd_metrics(int argc, char **argv)
 		}
 		json_t *o = json_pack("{s:s, s:o}", "chip", chip, "metrics", arr);
 		json_object_set_new(o, "passes", passes >= 0 ? json_integer(passes) : json_null());
-		char *s = json_dumps(o, JSON_INDENT(2));
-		puts(s);
-		free(s);
+		json_dumpf(o, stdout, JSON_INDENT(2));
+		putchar('\n');
 		json_decref(o);
 	} else {
 		size_t w = 0;

@@ -8,12 +8,12 @@
 #include "cmd.h"
 #include "kgate/http.h"
 #include "kgate/kgate.h"
+#include "kgate/opt.h"
 #include "kgate/report.h"
 #include "kgate/store.h"
 #include "kgate/util.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -23,9 +23,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char usage_text[] =
-	"usage: kgate report [--db PATH] [--branch NAME] [--since 30d] [--html FILE | --dir DIR]\n"
-	"                    [--charts-per-page N] [--post URL] [--link URL]\n"
+static const char synopsis[] =
+	"usage: kgate report [--db PATH] [--branch NAME] [--since 30d]\n"
+	"                    [--html FILE | --dir DIR] [--charts-per-page N]\n"
+	"                    [--post URL] [--link URL]\n"
 	"                    [--peak-gflops X --peak-gbs Y] [--alpha P] [--min-shift 1%]\n"
 	"\n"
 	"Write the trend report: a chart per benchmark, kernel and metric over\n"
@@ -34,24 +35,9 @@ static const char usage_text[] =
 	"newest verdicts and a roofline chart where FLOP and byte counts exist.\n"
 	"--html writes one self-contained file, for small reports; --dir writes\n"
 	"DIR/index.html (verdicts, change points, roofline, the list of pages) and\n"
-	"DIR/p1.html, p2.html, ... of the charts, each page one benchmark's.\n"
-	"\n"
-	"  --db PATH          the database (default kgate.db)\n"
-	"  --branch NAME      only runs of this branch (default: every branch)\n"
-	"  --since AGE        only runs newer than AGE: 30d, 12h, 2w, or 'all' (default all)\n"
-	"  --html FILE        write the report to FILE, every chart in it\n"
-	"  --dir DIR          write the report into DIR (made if missing): an index and\n"
-	"                     pages of charts\n"
-	"  --charts-per-page N  charts on a page of --dir (default 200; a kernel's\n"
-	"                     charts are never split)\n"
-	"  --post URL         post a short summary as Slack-compatible JSON ({\"text\": ...})\n"
-	"  --link URL         where the report can be seen, linked from the summary\n"
-	"                     (default: the GitHub Actions run, when there is one)\n"
-	"  --peak-gflops X    peak GFLOP/s and GB/s of the GPU: draw the roofline's roofs\n"
-	"  --peak-gbs Y\n"
-	"  --alpha P          change-point significance (default 0.005)\n"
-	"  --min-shift R      smallest change of the median reported (default 1%)\n"
-	"\n"
+	"DIR/p1.html, p2.html, ... of the charts, each page one benchmark's.\n";
+
+static const char epilogue[] =
 	"Exit status: 0 written (and posted); 2 bad usage; 3 database, file or\n"
 	"posting error.\n";
 
@@ -88,6 +74,47 @@ static int parse_pos(const char *s, int pct, double *out)
 		return -1;
 	*out = v;
 	return 0;
+}
+
+/* --since AGE */
+static int opt_since(const struct kg_opt *o, const char *arg)
+{
+	if (parse_age(arg, o->ctx)) {
+		kg_error("report: --since wants an age such as 30d, 12h or 2w, or 'all'; got '%s'", arg);
+		return KG_EXIT_USAGE;
+	}
+	return KG_EXIT_PASS;
+}
+
+/* --peak-gflops X, --peak-gbs Y */
+static int opt_peak(const struct kg_opt *o, const char *arg)
+{
+	if (parse_pos(arg, 0, o->ctx)) {
+		kg_error("report: --%s wants a positive number, got '%s'", o->name, arg);
+		return KG_EXIT_USAGE;
+	}
+	return KG_EXIT_PASS;
+}
+
+/* --alpha P */
+static int opt_alpha(const struct kg_opt *o, const char *arg)
+{
+	double *alpha = o->ctx;
+	if (parse_pos(arg, 0, alpha) || *alpha <= 0 || *alpha >= 1) {
+		kg_error("report: --alpha wants a number between 0 and 1, got '%s'", arg);
+		return KG_EXIT_USAGE;
+	}
+	return KG_EXIT_PASS;
+}
+
+/* --min-shift R */
+static int opt_min_shift(const struct kg_opt *o, const char *arg)
+{
+	if (parse_pos(arg, 1, o->ctx)) {
+		kg_error("report: --min-shift wants a relative change such as 1%%, got '%s'", arg);
+		return KG_EXIT_USAGE;
+	}
+	return KG_EXIT_PASS;
 }
 
 static int write_atomic(const char *path, const char *data, size_t len)
@@ -143,85 +170,43 @@ static int post_summary(const char *url, const char *text)
 
 int cmd_report(int argc, char **argv)
 {
-	if (cmd_wants_help(argc, argv)) {
-		fputs(usage_text, stdout);
-		return KG_EXIT_PASS;
-	}
-	static const struct option opts[] = {
-		{ "db", required_argument, NULL, 'd' },
-		{ "branch", required_argument, NULL, 'b' },
-		{ "since", required_argument, NULL, 's' },
-		{ "html", required_argument, NULL, 'o' },
-		{ "dir", required_argument, NULL, 'D' },
-		{ "charts-per-page", required_argument, NULL, 'P' },
-		{ "post", required_argument, NULL, 'p' },
-		{ "link", required_argument, NULL, 'l' },
-		{ "peak-gflops", required_argument, NULL, 'F' },
-		{ "peak-gbs", required_argument, NULL, 'B' },
-		{ "alpha", required_argument, NULL, 'a' },
-		{ "min-shift", required_argument, NULL, 'm' },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct report_opts o;
 	report_opts_defaults(&o);
-	const char *db = "kgate.db", *html_path = NULL, *dir = NULL, *post = NULL;
-	size_t per_page = 200;
-	int ch;
-	optind = 1;
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'd': db = optarg; break;
-		case 'b': o.branch = optarg; break;
-		case 's':
-			if (parse_age(optarg, &o.since)) {
-				kg_error("report: --since wants an age such as 30d, 12h or 2w, or 'all'; got '%s'", optarg);
-				return KG_EXIT_USAGE;
-			}
-			break;
-		case 'o': html_path = optarg; break;
-		case 'D': dir = optarg; break;
-		case 'P': {
-			char *end;
-			errno = 0;
-			long v = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || v < 1 || v > 1000000) {
-				kg_error("report: --charts-per-page wants a positive integer, got '%s'", optarg);
-				return KG_EXIT_USAGE;
-			}
-			per_page = (size_t)v;
-			break;
-		}
-		case 'p': post = optarg; break;
-		case 'l': o.link = optarg; break;
-		case 'F':
-		case 'B':
-			if (parse_pos(optarg, 0, ch == 'F' ? &o.peak_gflops : &o.peak_gbs)) {
-				kg_error("report: --%s wants a positive number, got '%s'",
-					 ch == 'F' ? "peak-gflops" : "peak-gbs", optarg);
-				return KG_EXIT_USAGE;
-			}
-			break;
-		case 'a':
-			if (parse_pos(optarg, 0, &o.cp.alpha) || o.cp.alpha <= 0 || o.cp.alpha >= 1) {
-				kg_error("report: --alpha wants a number between 0 and 1, got '%s'", optarg);
-				return KG_EXIT_USAGE;
-			}
-			break;
-		case 'm':
-			if (parse_pos(optarg, 1, &o.cp.min_shift)) {
-				kg_error("report: --min-shift wants a relative change such as 1%%, got '%s'", optarg);
-				return KG_EXIT_USAGE;
-			}
-			break;
-		default:
-			return cmd_option_error("report", ch, argv);
-		}
-	}
-	if (optind < argc) {
-		kg_error("report: unexpected argument '%s'", argv[optind]);
-		return KG_EXIT_USAGE;
-	}
+	const char *db = store_default_db(), *html_path = NULL, *dir = NULL, *post = NULL;
+	long per_page = 200;
+	int argi;
+	const struct kg_opt opts[] = {
+		KG_OPT_STR("db", 0, "PATH", &db, "the database (default kgate.db)"),
+		KG_OPT_STR("branch", 0, "NAME", &o.branch,
+			   "only runs of this branch (default: every branch)"),
+		KG_OPT_CALL("since", 0, "AGE", opt_since, &o.since,
+			    "only runs newer than AGE: 30d, 12h, 2w, or 'all' (default all)"),
+		KG_OPT_STR("html", 0, "FILE", &html_path, "write the report to FILE, every chart in it"),
+		KG_OPT_STR("dir", 0, "DIR", &dir,
+			   "write the report into DIR (made if missing): an index and pages of "
+			   "charts"),
+		KG_OPT_LONG("charts-per-page", 0, "N", &per_page, 1, 1000000,
+			    "charts on a page of --dir (default 200; a kernel's charts are never "
+			    "split)"),
+		KG_OPT_STR("post", 0, "URL", &post,
+			   "post a short summary as Slack-compatible JSON (a \"text\" field)"),
+		KG_OPT_STR("link", 0, "URL", &o.link,
+			   "where the report can be seen, linked from the summary (default: the "
+			   "GitHub Actions run, when there is one)"),
+		KG_OPT_CALL("peak-gflops", 0, "X", opt_peak, &o.peak_gflops,
+			    "the GPU's peak GFLOP/s: with --peak-gbs, draw the roofline's roofs"),
+		KG_OPT_CALL("peak-gbs", 0, "Y", opt_peak, &o.peak_gbs,
+			    "the GPU's peak GB/s: with --peak-gflops, draw the roofline's roofs"),
+		KG_OPT_CALL("alpha", 0, "P", opt_alpha, &o.cp.alpha,
+			    "change-point significance (default 0.005)"),
+		KG_OPT_CALL("min-shift", 0, "R", opt_min_shift, &o.cp.min_shift,
+			    "smallest change of the median reported (default 1%)"),
+		KG_OPT_END
+	};
+	const struct kg_optspec spec = { "report", synopsis, epilogue, opts, 0, 0 };
+	int rc = opt_parse(&spec, argc, argv, &argi);
+	if (rc != KG_OPT_GO)
+		return rc;
 	if (!html_path && !dir && !post) {
 		kg_error("report: say where the report goes: --html FILE or --dir DIR, --post URL, or both");
 		return KG_EXIT_USAGE;
@@ -241,7 +226,7 @@ int cmd_report(int argc, char **argv)
 		o.link = link;
 	}
 	struct kg_store *st;
-	int rc = store_open(db, KG_STORE_READONLY, &st);
+	rc = store_open(db, KG_STORE_READONLY, &st);
 	if (rc != KG_EXIT_PASS) {
 		free(link);
 		return rc;
@@ -249,7 +234,7 @@ int cmd_report(int argc, char **argv)
 	struct report_page *pages = NULL;
 	size_t npages = 0;
 	struct report_summary sum;
-	rc = report_pages(st, &o, dir ? per_page : 0, &pages, &npages, &sum);
+	rc = report_pages(st, &o, dir ? (size_t)per_page : 0, &pages, &npages, &sum);
 	store_close(st);
 	if (rc == KG_EXIT_PASS && html_path) {
 		if (write_atomic(html_path, pages[0].html, pages[0].len) != 0) {

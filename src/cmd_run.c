@@ -8,38 +8,26 @@
 #include "kgate/ghevent.h"
 #include "kgate/git.h"
 #include "kgate/kgate.h"
+#include "kgate/opt.h"
 #include "kgate/runner.h"
 #include "kgate/store.h"
 #include "kgate/suiterun.h"
 #include "kgate/util.h"
 
-#include <getopt.h>
 #include <jansson.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char usage_text[] =
+static const char synopsis[] =
 	"usage: kgate run [-c kgate.yaml] [--db PATH] [--commit SHA] [--branch NAME]\n"
 	"                 [--only REGEX] [--quick] [--label L] [-v] [--format text|json]\n"
 	"\n"
 	"Run every benchmark of the suite under the collector (warmup runs, then\n"
-	"the measured repeats) and store all of their records as one run.\n"
-	"\n"
-	"  -c, --config FILE  the suite (default kgate.yaml)\n"
-	"  --db PATH          the database (default kgate.db)\n"
-	"  --commit SHA       the commit measured (default: git rev-parse HEAD; in a\n"
-	"                     pull request's GitHub Actions job, its head commit); a\n"
-	"                     short SHA or ref is stored as the full SHA git gives\n"
-	"  --branch NAME      its branch (default: from git or GITHUB_HEAD_REF)\n"
-	"  --only REGEX       only the benchmarks whose name matches (POSIX ERE)\n"
-	"  --quick            quick_repeat repeats instead of repeat (pre-push); a\n"
-	"                     quick run is never a baseline\n"
-	"  --label L          a label for the run\n"
-	"  -v, --verbose      show the benchmarks' output on stderr\n"
-	"  --format F         text (default) or json: the summary on stdout\n"
-	"\n"
+	"the measured repeats) and store all of their records as one run.\n";
+
+static const char epilogue[] =
 	"Environment: KGATE_COLLECTOR (the collector library), KGATE_CUPTI (a\n"
 	"libcupti.so for NVTX instead of the collector), TMPDIR (scratch records files).\n"
 	"\n"
@@ -49,22 +37,9 @@ static const char usage_text[] =
 
 int cmd_run(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "db", required_argument, NULL, 'd' },
-		{ "commit", required_argument, NULL, 'C' },
-		{ "branch", required_argument, NULL, 'b' },
-		{ "only", required_argument, NULL, 'o' },
-		{ "quick", no_argument, NULL, 'q' },
-		{ "label", required_argument, NULL, 'l' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	const char *cfg = "kgate.yaml", *db = "kgate.db", *commit = NULL, *branch = NULL;
+	const char *cfg = "kgate.yaml", *db = store_default_db(), *commit = NULL, *branch = NULL;
 	const char *only = NULL, *label = NULL, *format = "text";
-	int quick = 0, verbose = 0, c, rc = KG_EXIT_USAGE;
+	int quick = 0, verbose = 0, argi, rc = KG_EXIT_USAGE;
 	struct kg_suite *s = NULL;
 	struct kg_suiterun sr = { 0 };
 	struct kg_recset *sets = NULL;
@@ -77,47 +52,32 @@ int cmd_run(int argc, char **argv)
 	int have_re = 0;
 	size_t nsel = 0;
 
-	if (cmd_wants_help(argc, argv)) {
-		fputs(usage_text, stdout);
-		return KG_EXIT_PASS;
-	}
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":c:vh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c': cfg = optarg; break;
-		case 'd': db = optarg; break;
-		case 'C': commit = optarg; break;
-		case 'b': branch = optarg; break;
-		case 'o': only = optarg; break;
-		case 'q': quick = 1; break;
-		case 'l': label = optarg; break;
-		case 'v': verbose = 1; break;
-		case 'f': format = optarg; break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return KG_EXIT_PASS;
-		default:
-			return cmd_option_error("run", c, argv);
-		}
-	}
-	if (optind < argc) {
-		kg_error("unexpected argument '%s'", argv[optind]);
-		fputs(usage_text, stderr);
-		return KG_EXIT_USAGE;
-	}
-	if (strcmp(format, "text") && strcmp(format, "json")) {
-		kg_error("--format '%s' is not one of: text, json", format);
-		return KG_EXIT_USAGE;
-	}
+	const struct kg_opt opts[] = {
+		KG_OPT_STR("config", 'c', "FILE", &cfg, "the suite (default kgate.yaml)"),
+		KG_OPT_STR("db", 0, "PATH", &db, "the database (default kgate.db)"),
+		KG_OPT_STR("commit", 0, "SHA", &commit,
+			   "the commit measured (default: git rev-parse HEAD; in a pull request's "
+			   "GitHub Actions job, its head commit); a short SHA or ref is stored as "
+			   "the full SHA git gives"),
+		KG_OPT_STR("branch", 0, "NAME", &branch,
+			   "its branch (default: from git or GITHUB_HEAD_REF)"),
+		KG_OPT_STR("only", 0, "REGEX", &only,
+			   "only the benchmarks whose name matches (POSIX ERE)"),
+		KG_OPT_FLAG("quick", 0, &quick,
+			    "quick_repeat repeats instead of repeat (pre-push); a quick run is "
+			    "never a baseline"),
+		KG_OPT_STR("label", 0, "L", &label, "a label for the run"),
+		KG_OPT_FLAG("verbose", 'v', &verbose, "show the benchmarks' output on stderr"),
+		KG_OPT_ONEOF("format", 0, "F", &format, kg_opt_text_json,
+			     "text (default) or json: the summary on stdout"),
+		KG_OPT_END
+	};
+	const struct kg_optspec spec = { "run", synopsis, epilogue, opts, 0, 0 };
+	if ((rc = opt_parse(&spec, argc, argv, &argi)) != KG_OPT_GO)
+		return rc;
 	if (only) {
-		int e = regcomp(&re, only, REG_EXTENDED | REG_NOSUB);
-		if (e) {
-			char msg[256];
-			regerror(e, &re, msg, sizeof(msg));
-			kg_error("--only '%s' is not a valid regular expression: %s", only, msg);
-			return KG_EXIT_USAGE;
-		}
+		if ((rc = opt_regex("only", only, &re)) != KG_EXIT_PASS)
+			return rc;
 		have_re = 1;
 	}
 	if ((rc = config_load_suite(cfg, &s)) != KG_EXIT_PASS)
@@ -202,9 +162,8 @@ int cmd_run(int argc, char **argv)
 				      "run", (json_int_t)run.id, "commit", run.commit,
 				      "branch", run.branch, "gpu", run.gpu_name, "uuid", run.gpu_uuid,
 				      "chip", run.gpu_chip, "driver", run.driver, "benchmarks", arr);
-		char *js = json_dumps(o, JSON_COMPACT);
-		puts(js);
-		free(js);
+		json_dumpf(o, stdout, JSON_COMPACT);
+		putchar('\n');
 		json_decref(o);
 	} else {
 		int w = 9;

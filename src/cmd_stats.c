@@ -4,26 +4,28 @@
  * nvtx_sum (one row per benchmark and NVTX path, over the kernels launched
  * inside the range).  Owns the choice of run, the statistics of each row and
  * the three output formats (aligned text, RFC 4180 CSV, JSON via jansson).
- * The SQL is in store.c (store_summary_values).
+ * The queries are the store's (store_summary_values).
  */
 #include "cmd.h"
+#include "kgate/escape.h"
 #include "kgate/ghevent.h"
+#include "kgate/gpustate.h"
 #include "kgate/kgate.h"
+#include "kgate/opt.h"
 #include "kgate/stats.h"
 #include "kgate/check.h"
 #include "kgate/store.h"
 #include "kgate/util.h"
 
-#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char usage_text[] =
+static const char synopsis[] =
 	"usage: kgate stats [--db PATH] [--commit SHA | --run ID]\n"
-	"                   --report kernel_sum|nvtx_sum [--metric NAME]\n"
+	"                   --report kernel_sum|nvtx_sum|gpu_state [--metric NAME]\n"
 	"                   [--format text|json|csv]\n"
 	"\n"
 	"Summary tables of one stored run, in the style of nsys stats, sorted by\n"
@@ -38,20 +40,17 @@ static const char usage_text[] =
 	"               (the instances are kernel launches, not range instances;\n"
 	"               kgate does not store the time of a range itself); kernels\n"
 	"               launched outside any range are the row '(none)'\n"
-	"\n"
-	"  --db PATH        the database (default kgate.db), opened read-only\n"
-	"  --commit SHA     the newest run of this commit (default: git HEAD, or a\n"
-	"                   pull request's head commit in its Actions job; when\n"
-	"                   there is no repository or no run of HEAD, the newest\n"
-	"                   run in the database, with a note on stderr)\n"
-	"  --run ID         the run with this id instead\n"
-	"  --report R       kernel_sum or nvtx_sum\n"
-	"  --metric NAME    the metric summarised (default gpu__time_duration.sum)\n"
-	"  --format F       text (default: aligned columns, long names shortened\n"
-	"                   with an ellipsis), csv (RFC 4180, full names) or json\n"
-	"\n"
+	"  gpu_state    one row per benchmark: what the GPU was doing around its\n"
+	"               processes, as NVML reported it (SM clock range, hottest\n"
+	"               temperature, most power drawn, and any throttling or other\n"
+	"               compute process seen); 'not recorded' and why without NVML\n";
+
+static const char epilogue[] =
 	"Exit status: 0 printed; 2 bad usage, no such run or metric;\n"
 	"3 database error (or no such database).\n";
+
+static const char *const reports[] = { "kernel_sum", "nvtx_sum", "gpu_state", NULL };
+static const char *const formats[] = { "text", "json", "csv", NULL };
 
 #define DEFAULT_METRIC "gpu__time_duration.sum"
 #define NAME_WIDTH 60
@@ -129,27 +128,29 @@ static size_t u8_width(const char *s)
 	return w;
 }
 
-/* s cut to at most width code points, the last one an ellipsis if cut;
- * control characters (a hostile name's newline) shown as '?'; the header
- * line goes through kg_text_safe(). */
+/* s as terminal text (escape_text: control characters are spaces, bad
+ * bytes U+FFFD), cut to at most width code points, the last one an
+ * ellipsis if cut. */
 static char *u8_fit(const char *s, size_t width)
 {
 	struct kg_buf b = KG_BUF_INIT;
-	size_t w = 0, total = u8_width(s);
+	char *t = escape_text_dup(s);
+	size_t w = 0, total = u8_width(t);
 	const char *p;
 
-	for (p = s; *p; p++) {
+	for (p = t; *p; p++) {
 		if (((unsigned char)*p & 0xC0) != 0x80) {
 			if (total > width && w == width - 1)
 				break;
 			w++;
 		}
-		buf_addc(&b, (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p);
+		buf_addc(&b, *p);
 	}
 	if (*p)
 		buf_adds(&b, "\xE2\x80\xA6"); /* U+2026 HORIZONTAL ELLIPSIS */
 	if (!b.s)
 		buf_adds(&b, "");
+	free(t);
 	return buf_detach(&b);
 }
 
@@ -226,22 +227,6 @@ static void print_text(const struct row *rows, size_t n, const char *const *head
 	free(cell);
 }
 
-/* One CSV field, RFC 4180: quoted when it holds a comma, quote, CR or LF. */
-static void csv_field(struct kg_buf *b, const char *s)
-{
-	if (!strpbrk(s, ",\"\r\n")) {
-		buf_adds(b, s);
-		return;
-	}
-	buf_addc(b, '"');
-	for (; *s; s++) {
-		if (*s == '"')
-			buf_addc(b, '"');
-		buf_addc(b, *s);
-	}
-	buf_addc(b, '"');
-}
-
 static void print_csv(const struct row *rows, size_t n, const char *const *head)
 {
 	struct kg_buf b = KG_BUF_INIT;
@@ -250,7 +235,7 @@ static void print_csv(const struct row *rows, size_t n, const char *const *head)
 	for (int c = 0; c < NCOLS; c++) {
 		if (c)
 			buf_addc(&b, ',');
-		csv_field(&b, head[c]);
+		escape_csv(&b, head[c]);
 	}
 	buf_adds(&b, "\r\n");
 	for (size_t i = 0; i < n; i++) {
@@ -262,9 +247,9 @@ static void print_csv(const struct row *rows, size_t n, const char *const *head)
 			buf_adds(&b, num);
 			buf_addc(&b, ',');
 		}
-		csv_field(&b, r->benchmark);
+		escape_csv(&b, r->benchmark);
 		buf_addc(&b, ',');
-		csv_field(&b, r->name);
+		escape_csv(&b, r->name);
 		buf_adds(&b, "\r\n");
 	}
 	fwrite(b.s, 1, b.len, stdout);
@@ -278,20 +263,117 @@ static void print_json(const struct row *rows, size_t n, const struct kg_run_inf
 
 	for (size_t i = 0; i < n; i++) {
 		const struct row *r = &rows[i];
+		/* jansson refuses a string that is not UTF-8: repaired first */
+		char *bench = escape_utf8_dup(r->benchmark), *name = escape_utf8_dup(r->name);
 		json_array_append_new(arr, json_pack("{s:s, s:s, s:f, s:f, s:I, s:f, s:f, s:f, s:f, s:f}",
-						     "benchmark", r->benchmark, "name", r->name,
+						     "benchmark", bench, "name", name,
 						     "pct", r->pct, "total", r->total,
 						     "instances", (json_int_t)r->n, "avg", r->avg,
 						     "med", r->med, "min", r->min, "max", r->max,
 						     "stddev", r->sd));
+		free(bench);
+		free(name);
 	}
+	char *commit = run->commit ? escape_utf8_dup(run->commit) : NULL;
+	char *gpu = run->gpu_name ? escape_utf8_dup(run->gpu_name) : NULL;
+	char *m = escape_utf8_dup(metric), *u = escape_utf8_dup(unit);
 	json_t *o = json_pack("{s:I, s:s?, s:s?, s:s, s:s, s:s, s:o}", "run", (json_int_t)run->id,
-			      "commit", run->commit, "gpu", run->gpu_name, "report", report,
-			      "metric", metric, "unit", unit, "rows", arr);
-	char *s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+			      "commit", commit, "gpu", gpu, "report", report,
+			      "metric", m, "unit", u, "rows", arr);
+	char *s = escape_json_dumped(json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(17)));
 	puts(s);
 	free(s);
+	free(commit);
+	free(gpu);
+	free(m);
+	free(u);
 	json_decref(o);
+}
+
+/* ---- gpu_state: what the GPU was doing ---------------------------------- */
+
+static int print_gpu_state(struct kg_store *st, const struct kg_run_info *run, enum fmt fmt)
+{
+	char **names = NULL, **states = NULL;
+	size_t n = 0;
+	int rc = store_run_gpu_states(st, run->id, &names, &states, &n);
+	json_t *arr = json_array();
+	struct kg_buf csv = KG_BUF_INIT;
+
+	if (rc != KG_EXIT_PASS) {
+		json_decref(arr);
+		return rc;
+	}
+	if (fmt == FMT_TEXT) {
+		char *sha = escape_text_dup(run->commit);
+		printf("run %lld, commit %.12s: the GPU's state around each benchmark's processes\n\n",
+		       (long long)run->id, sha);
+		free(sha);
+		if (!n)
+			printf("(not recorded: the run was stored before kgate recorded GPU state, "
+			       "or was ingested from files)\n");
+	} else if (fmt == FMT_CSV) {
+		buf_printf(&csv, "benchmark,processes,recorded,state,concerns\r\n");
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct kg_gpu_summary sum;
+		char err[200], line[400], worry[400];
+		json_error_t je;
+		json_t *j = json_loads(states[i], 0, &je);
+
+		if (!j || gpustate_summary_from_json(j, &sum, err, sizeof(err)) < 0) {
+			kg_warn("run %lld, benchmark '%s': unreadable GPU state (%s)",
+				(long long)run->id, names[i], j ? err : je.text);
+			json_decref(j);
+			continue;
+		}
+		gpustate_summary_line(&sum, line, sizeof(line));
+		gpustate_summary_concerns(&sum, worry, sizeof(worry));
+		if (fmt == FMT_TEXT) {
+			char *b = escape_text_dup(names[i]), *l = escape_text_dup(line);
+			char *w = escape_text_dup(worry);
+			printf("%s: %s%s%s\n", b, l, *w ? "\n    seen: " : "", w);
+			free(b);
+			free(l);
+			free(w);
+		} else if (fmt == FMT_CSV) {
+			escape_csv(&csv, names[i]);
+			buf_printf(&csv, ",%d,%d,", sum.processes, sum.recorded);
+			escape_csv(&csv, line);
+			buf_addc(&csv, ',');
+			escape_csv(&csv, worry);
+			buf_printf(&csv, "\r\n");
+		} else {
+			json_object_set_new(j, "benchmark", json_string(names[i]));
+			json_object_set_new(j, "summary", json_string(line));
+			json_object_set_new(j, "concerns", json_string(worry));
+			json_array_append(arr, j);
+		}
+		json_decref(j);
+	}
+	if (fmt == FMT_CSV) {
+		fwrite(csv.s ? csv.s : "", 1, csv.len, stdout);
+	} else if (fmt == FMT_JSON) {
+		char *commit = run->commit ? escape_utf8_dup(run->commit) : NULL;
+		char *gpu = run->gpu_name ? escape_utf8_dup(run->gpu_name) : NULL;
+		json_t *o = json_pack("{s:I, s:s?, s:s?, s:s, s:O}", "run", (json_int_t)run->id,
+				      "commit", commit, "gpu", gpu, "report", "gpu_state", "rows", arr);
+		char *text = escape_json_dumped(json_dumps(o, JSON_INDENT(2)));
+		puts(text);
+		free(text);
+		free(commit);
+		free(gpu);
+		json_decref(o);
+	}
+	buf_free(&csv);
+	json_decref(arr);
+	store_names_free(names, n);
+	store_names_free(states, n);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		kg_error("cannot write the table to stdout");
+		return KG_EXIT_RUNTIME;
+	}
+	return KG_EXIT_PASS;
 }
 
 /* ---- choosing the run --------------------------------------------------- */
@@ -397,65 +479,35 @@ static void column_heads(const char *unit, const char *report, char **head)
 
 int cmd_stats(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "db", required_argument, NULL, 'd' },
-		{ "commit", required_argument, NULL, 'c' },
-		{ "run", required_argument, NULL, 'r' },
-		{ "report", required_argument, NULL, 'R' },
-		{ "metric", required_argument, NULL, 'm' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	const char *db = "kgate.db", *commit = NULL, *run_s = NULL, *report = NULL;
-	const char *metric = DEFAULT_METRIC, *format = "text";
+	const char *db = store_default_db(), *commit = NULL, *run_s = NULL, *report = NULL;
+	const char *metric = DEFAULT_METRIC;
 	struct kg_store *st = NULL;
 	struct kg_run_info run = { 0 };
 	struct kg_summary_group *g = NULL;
 	struct row *rows = NULL;
 	size_t ng = 0;
-	enum fmt fmt;
-	int c, rc;
+	int fmt = FMT_TEXT, argi, rc;
+	const struct kg_opt opts[] = {
+		KG_OPT_STR("db", 0, "PATH", &db, "the database (default kgate.db), opened read-only"),
+		KG_OPT_STR("commit", 0, "SHA", &commit,
+			   "the newest run of this commit (default: git HEAD, or a pull request's "
+			   "head commit in its Actions job; when there is no repository or no run of "
+			   "HEAD, the newest run in the database, with a note on stderr)"),
+		KG_OPT_STR("run", 0, "ID", &run_s, "the run with this id instead"),
+		KG_OPT_ONEOF("report", 0, "R", &report, reports, "kernel_sum, nvtx_sum or gpu_state"),
+		KG_OPT_STR("metric", 0, "NAME", &metric,
+			   "the metric summarised (default gpu__time_duration.sum)"),
+		KG_OPT_CHOICE("format", 0, "F", &fmt, formats,
+			      "text (default: aligned columns, long names shortened with an "
+			      "ellipsis), csv (RFC 4180, full names) or json"),
+		KG_OPT_END
+	};
+	const struct kg_optspec spec = { "stats", synopsis, epilogue, opts, 0, 0 };
 
-	if (cmd_wants_help(argc, argv)) {
-		fputs(usage_text, stdout);
-		return KG_EXIT_PASS;
-	}
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'd': db = optarg; break;
-		case 'c': commit = optarg; break;
-		case 'r': run_s = optarg; break;
-		case 'R': report = optarg; break;
-		case 'm': metric = optarg; break;
-		case 'f': format = optarg; break;
-		default:
-			return cmd_option_error("stats", c, argv);
-		}
-	}
-	if (optind < argc) {
-		kg_error("unexpected argument '%s'", argv[optind]);
-		fputs(usage_text, stderr);
-		return KG_EXIT_USAGE;
-	}
+	if ((rc = opt_parse(&spec, argc, argv, &argi)) != KG_OPT_GO)
+		return rc;
 	if (!report) {
-		kg_error("give --report kernel_sum or --report nvtx_sum");
-		return KG_EXIT_USAGE;
-	}
-	if (strcmp(report, "kernel_sum") && strcmp(report, "nvtx_sum")) {
-		kg_error("--report '%s' is not one of: kernel_sum, nvtx_sum", report);
-		return KG_EXIT_USAGE;
-	}
-	if (!strcmp(format, "text"))
-		fmt = FMT_TEXT;
-	else if (!strcmp(format, "json"))
-		fmt = FMT_JSON;
-	else if (!strcmp(format, "csv"))
-		fmt = FMT_CSV;
-	else {
-		kg_error("--format '%s' is not one of: text, json, csv", format);
+		kg_error("give --report kernel_sum, nvtx_sum or gpu_state");
 		return KG_EXIT_USAGE;
 	}
 	if (commit && run_s) {
@@ -471,6 +523,10 @@ int cmd_stats(int argc, char **argv)
 		goto out;
 	if ((rc = pick_run(st, db, commit, run_s, &run)) != KG_EXIT_PASS)
 		goto out;
+	if (!strcmp(report, "gpu_state")) {
+		rc = print_gpu_state(st, &run, fmt);
+		goto out;
+	}
 	rc = store_summary_values(st, run.id, metric,
 				  strcmp(report, "nvtx_sum") ? KG_SUMMARY_KERNEL : KG_SUMMARY_NVTX,
 				  &g, &ng);
@@ -527,8 +583,8 @@ int cmd_stats(int argc, char **argv)
 	column_heads(g[0].unit, report, head);
 	switch (fmt) {
 	case FMT_TEXT: {
-		char *sha = kg_text_safe(run.commit), *gpu = kg_text_safe(run.gpu_name);
-		char *m = kg_text_safe(metric);
+		char *sha = escape_text_dup(run.commit), *gpu = escape_text_dup(run.gpu_name);
+		char *m = escape_text_dup(metric);
 		printf("run %lld, commit %.12s%s%s: %s by %s\n\n", (long long)run.id, sha,
 		       run.gpu_name ? ", " : "", run.gpu_name ? gpu : "", m,
 		       strcmp(report, "nvtx_sum") ? "kernel" : "NVTX range");

@@ -547,19 +547,6 @@ static int expect_kind(struct ctx *c, const struct ynode *key, const struct ynod
 	return 0;
 }
 
-/*
- * kg_suggest, but only when the word is at most half wrong: "warning" may
- * mean "warn", "nope" does not mean "ignore".
- */
-static const char *suggest(const char *word, const char *const *cand, size_t n)
-{
-	const char *s = kg_suggest(word, cand, n);
-
-	if (s && 2 * kg_levenshtein(word, s) > strlen(word))
-		return NULL;
-	return s;
-}
-
 /* Walk a mapping through a schema table. */
 static void walk_map(struct ctx *c, const struct ynode *map, const struct field *f, size_t nf,
 		     void *obj)
@@ -579,7 +566,7 @@ static void walk_map(struct ctx *c, const struct ynode *map, const struct field 
 			if (!strcmp(key->str, f[j].name))
 				break;
 		if (j == nf) {
-			const char *s = suggest(key->str, names, nf);
+			const char *s = kg_suggest_close(key->str, names, nf);
 			if (s) {
 				problem(c, key->line, key->col, "unknown key '%s'; did you mean '%s'?",
 					key->str, s);
@@ -661,7 +648,7 @@ static int get_enum(struct ctx *c, const struct ynode *key, const struct ynode *
 	}
 	for (i = 0; i < n; i++)
 		buf_printf(&b, "%s%s", i ? (i + 1 == n ? " or " : ", ") : "", choices[i]);
-	s = suggest(val->str, choices, n);
+	s = kg_suggest_close(val->str, choices, n);
 	if (s)
 		problem(c, val->line, val->col, "'%s' must be %s, got '%s'; did you mean '%s'?",
 			key->str, b.s, val->str, s);
@@ -925,7 +912,7 @@ static int check_metric(struct ctx *c, const struct ynode *n)
 		size_t i, k = 0;
 		for (i = 0; i < nnames; i++)
 			cand[k++] = names[i];
-		sugg = suggest(base, cand, k);
+		sugg = kg_suggest_close(base, cand, k);
 		if (sugg && dot) {
 			problem(c, n->line, n->col, "unknown metric '%s'; did you mean '%s%s'?",
 				n->str, sugg, dot);
@@ -935,7 +922,7 @@ static int check_metric(struct ctx *c, const struct ynode *n)
 				cand[k++] = metricinfo_derived[i];
 			for (i = 0; i < nnames; i++)
 				cand[k++] = names[i];
-			sugg = suggest(n->str, cand, k);
+			sugg = kg_suggest_close(n->str, cand, k);
 			if (sugg)
 				problem(c, n->line, n->col, "unknown metric '%s'; did you mean '%s'?",
 					n->str, sugg);
@@ -1303,13 +1290,31 @@ static int size_ok(struct ctx *c, size_t len)
 	return 0;
 }
 
+/* Parse one file's text into obj through the schema f: the number of
+ * problems found (said in errs). */
+static size_t parse_file(struct ctx *c, const char *text, size_t len, const struct field *f,
+			 size_t nf, void *obj, const char *what, struct kg_buf *errs)
+{
+	struct ynode *root = NULL;
+	int fatal = 0;
+
+	if (size_ok(c, len))
+		root = tree_parse(c, text, len, &fatal);
+	else
+		fatal = 1;
+	if (!fatal && root && root->kind == Y_MAP)
+		walk_map(c, root, f, nf, obj);
+	else if (!fatal)
+		root_ok(c, root, what);
+	node_free(root);
+	return ctx_finish(c, errs);
+}
+
 static int parse_thresholds(const char *name, const char *text, size_t len, int trusted,
 			    struct kg_thresholds **out, struct kg_buf *errs)
 {
 	struct ctx c = { 0 };
 	struct kg_thresholds *t = xcalloc(1, sizeof(*t));
-	struct ynode *root = NULL;
-	int fatal = 0;
 
 	c.file = name;
 	c.trusted = trusted;
@@ -1322,16 +1327,8 @@ static int parse_thresholds(const char *name, const char *text, size_t len, int 
 	t->on_missing_kernel = KG_POLICY_FAIL;
 	t->on_inconclusive = KG_POLICY_WARN;
 	t->on_no_baseline = KG_POLICY_WARN;
-	if (size_ok(&c, len))
-		root = tree_parse(&c, text, len, &fatal);
-	else
-		fatal = 1;
-	if (!fatal && root && root->kind == Y_MAP)
-		walk_map(&c, root, thresholds_fields, NFIELDS(thresholds_fields), t);
-	else if (!fatal)
-		root_ok(&c, root, "thresholds");
-	node_free(root);
-	if (ctx_finish(&c, errs)) {
+	if (parse_file(&c, text, len, thresholds_fields, NFIELDS(thresholds_fields), t, "thresholds",
+		       errs)) {
 		config_free_thresholds(t);
 		return KG_EXIT_USAGE;
 	}
@@ -1814,8 +1811,36 @@ static void su_benchmarks(struct ctx *c, const struct ynode *k, const struct yno
 	free(refs);
 }
 
+static void su_require_idle_gpu(struct ctx *c, const struct ynode *k, const struct ynode *v,
+			       void *o)
+{
+	struct kg_suite *s = o;
+
+	if (!strcmp(v->str, "true"))
+		s->require_idle_gpu = 1;
+	else if (!strcmp(v->str, "false"))
+		s->require_idle_gpu = 0;
+	else
+		problem(c, v->line, v->col, "'require_idle_gpu' must be true or false, got '%s'",
+			v->str);
+}
+
+static void su_idle_wait(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
+{
+	struct kg_suite *s = o;
+	double d;
+
+	if (config_parse_duration(v->str, &d) == 0 && d >= 0)
+		s->idle_wait_s = d;
+	else
+		problem(c, v->line, v->col,
+			"'idle_wait' must be a duration such as 0s, 30s or 5m, got '%s'", v->str);
+}
+
 static const struct field suite_fields[] = {
 	{ "version", Y_SCALAR, 1, su_version },
+	{ "require_idle_gpu", Y_SCALAR, 0, su_require_idle_gpu },
+	{ "idle_wait", Y_SCALAR, 0, su_idle_wait },
 	{ "thresholds", Y_SCALAR, 0, su_thresholds },
 	{ "collector", Y_MAP, 0, su_collector },
 	{ "benchmarks", Y_SEQ, 1, su_benchmarks },
@@ -1864,8 +1889,6 @@ int config_parse_suite(const char *name, const char *text, size_t len,
 {
 	struct ctx c = { 0 };
 	struct kg_suite *s = xcalloc(1, sizeof(*s));
-	struct ynode *root = NULL;
-	int fatal = 0;
 
 	c.file = name;
 	*out = NULL;
@@ -1873,16 +1896,8 @@ int config_parse_suite(const char *name, const char *text, size_t len,
 	s->dir = path_dir(name);
 	s->collector.mode = KG_MODE_TRACE;
 	s->collector.replay = KG_REPLAY_KERNEL;
-	if (size_ok(&c, len))
-		root = tree_parse(&c, text, len, &fatal);
-	else
-		fatal = 1;
-	if (!fatal && root && root->kind == Y_MAP)
-		walk_map(&c, root, suite_fields, NFIELDS(suite_fields), s);
-	else if (!fatal)
-		root_ok(&c, root, "suite");
-	node_free(root);
-	if (ctx_finish(&c, errs)) {
+	s->idle_wait_s = 300;
+	if (parse_file(&c, text, len, suite_fields, NFIELDS(suite_fields), s, "suite", errs)) {
 		config_free_suite(s);
 		return KG_EXIT_USAGE;
 	}
@@ -1934,22 +1949,26 @@ static int read_capped(const char *path, char **text, size_t *len)
 	return 0;
 }
 
+/* After a parse of a file read by read_capped: its problems on stderr. */
+static int loaded(int rc, char *text, struct kg_buf *errs)
+{
+	if (errs->s)
+		fputs(errs->s, stderr);
+	buf_free(errs);
+	free(text);
+	return rc;
+}
+
 int config_load_suite(const char *path, struct kg_suite **out)
 {
 	struct kg_buf errs = KG_BUF_INIT;
 	char *text;
 	size_t len;
-	int rc;
 
 	*out = NULL;
 	if (read_capped(path, &text, &len) < 0)
 		return KG_EXIT_USAGE;
-	rc = config_parse_suite(path, text, len, out, &errs);
-	if (errs.s)
-		fputs(errs.s, stderr);
-	buf_free(&errs);
-	free(text);
-	return rc;
+	return loaded(config_parse_suite(path, text, len, out, &errs), text, &errs);
 }
 
 int config_load_thresholds(const char *path, struct kg_thresholds **out)
@@ -1957,15 +1976,9 @@ int config_load_thresholds(const char *path, struct kg_thresholds **out)
 	struct kg_buf errs = KG_BUF_INIT;
 	char *text;
 	size_t len;
-	int rc;
 
 	*out = NULL;
 	if (read_capped(path, &text, &len) < 0)
 		return KG_EXIT_USAGE;
-	rc = config_parse_thresholds(path, text, len, out, &errs);
-	if (errs.s)
-		fputs(errs.s, stderr);
-	buf_free(&errs);
-	free(text);
-	return rc;
+	return loaded(config_parse_thresholds(path, text, len, out, &errs), text, &errs);
 }

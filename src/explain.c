@@ -18,10 +18,10 @@
 
 #include <jansson.h>
 
+#include "kgate/escape.h"
 #include "kgate/explain.h"
 #include "kgate/gate.h"
 #include "kgate/metric.h"
-#include "kgate/output.h"
 #include "kgate/stats.h"
 
 const char *const explain_diagnostic_metrics[] = {
@@ -681,7 +681,7 @@ static void move_change(struct kg_buf *b, const struct kg_xmove *m)
 		buf_adds(b, ", deterministic");
 }
 
-/* One line of the text rendering: formatted, then through buf_add_safe()
+/* One line of the text rendering: formatted, then through escape_text()
  * (a rule's text or a note read from a file may carry LF, CR or ESC). */
 static void text_line(struct kg_buf *b, const char *fmt, ...) KG_PRINTF(2, 3);
 static void text_line(struct kg_buf *b, const char *fmt, ...)
@@ -692,7 +692,7 @@ static void text_line(struct kg_buf *b, const char *fmt, ...)
 	va_start(ap, fmt);
 	buf_vprintf(&l, fmt, ap);
 	va_end(ap);
-	buf_add_safe(b, l.s ? l.s : "");
+	escape_text(b, l.s ? l.s : "");
 	buf_addc(b, '\n');
 	buf_free(&l);
 }
@@ -725,7 +725,7 @@ static void render_markdown(const struct kg_explanation *x, struct kg_buf *b)
 	for (size_t i = 0; i < x->n_rules; i++) {
 		const struct kg_xrow *r = &x->rule[i];
 		buf_printf(b, "| %s | %s | %s: ", r->id, r->base, r->head);
-		output_escape_markdown(b, r->text);
+		escape_markdown(b, r->text);
 		if (isnan(r->speedup))
 			buf_adds(b, " | - |\n");
 		else
@@ -740,7 +740,7 @@ static void render_markdown(const struct kg_explanation *x, struct kg_buf *b)
 	}
 	if (x->note) {
 		buf_adds(b, "\n");
-		output_escape_markdown(b, x->note);
+		escape_markdown(b, x->note);
 		buf_adds(b, "\n");
 	}
 }
@@ -753,16 +753,16 @@ static void render_html(const struct kg_explanation *x, struct kg_buf *b)
 		const struct kg_xrow *r = &x->rule[i];
 		int newly = !strcmp(r->head, "fires") && strcmp(r->base, "fires");
 		buf_printf(b, "<tr%s><td>", newly ? " class=\"fires\"" : "");
-		output_escape_xml(b, r->id);
+		escape_html(b, r->id);
 		buf_adds(b, "</td><td>");
-		output_escape_xml(b, r->base);
+		escape_html(b, r->base);
 		buf_adds(b, "</td><td>");
-		output_escape_xml(b, r->head);
+		escape_html(b, r->head);
 		if (isnan(r->speedup))
 			buf_adds(b, "</td><td>-</td><td>");
 		else
 			buf_printf(b, "</td><td>%.1f%%</td><td>", r->speedup);
-		output_escape_xml(b, r->text);
+		escape_html(b, r->text);
 		buf_adds(b, "</td></tr>\n");
 	}
 	buf_adds(b, "</table>\n");
@@ -770,7 +770,7 @@ static void render_html(const struct kg_explanation *x, struct kg_buf *b)
 		buf_adds(b, "<p>Counters that moved most:</p>\n<ul>\n");
 	for (size_t i = 0; i < x->n_moved; i++) {
 		buf_adds(b, "<li><code>");
-		output_escape_xml(b, x->moved[i].metric);
+		escape_html(b, x->moved[i].metric);
 		buf_printf(b, "</code> %.6g &rarr; %.6g (", x->moved[i].base, x->moved[i].head);
 		move_change(b, &x->moved[i]);
 		buf_adds(b, ")</li>\n");
@@ -779,7 +779,7 @@ static void render_html(const struct kg_explanation *x, struct kg_buf *b)
 		buf_adds(b, "</ul>\n");
 	if (x->note) {
 		buf_adds(b, "<p class=\"note\">");
-		output_escape_xml(b, x->note);
+		escape_html(b, x->note);
 		buf_adds(b, "</p>\n");
 	}
 }

@@ -50,25 +50,28 @@ const char *gate_verdict_name(enum kg_verdict v)
 	return verdict_name(v);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* Sorted copy of v, thinned to at most MAX_SIDE order statistics. */
+/* Copy of sorted v, thinned to at most MAX_SIDE order statistics. */
 static double *side_prepare(const double *v, size_t n, size_t *out_n)
 {
 	double *s = xmalloc((n ? n : 1) * sizeof *s);
-	memcpy(s, v, n * sizeof *s);
-	qsort(s, n, sizeof *s, cmp_double);
 	if (n > MAX_SIDE) {
 		for (size_t i = 0; i < MAX_SIDE; i++)
-			s[i] = s[(size_t)((double)i * (double)(n - 1) / (MAX_SIDE - 1))];
+			s[i] = v[(size_t)((double)i * (double)(n - 1) / (MAX_SIDE - 1))];
 		n = MAX_SIDE;
+	} else {
+		memcpy(s, v, n * sizeof *s);
 	}
 	*out_n = n;
 	return s;
+}
+
+/* Sorted copy of a series' values (the caller frees). */
+static double *sorted_values(const struct kg_series *s)
+{
+	double *v = xmalloc((s->n ? s->n : 1) * sizeof *v);
+	memcpy(v, s->v, s->n * sizeof *v);
+	stats_sort(v, s->n);
+	return v;
 }
 
 static int identity_cmp(const struct kg_series *a, const struct kg_series *b)
@@ -102,6 +105,7 @@ static struct kg_result *result_add(struct kg_gate *g, size_t *cap, const struct
 	r->metric = s->metric;
 	r->unit = s->unit ? s->unit : "";
 	r->base = r->head = r->shift = r->lo = r->hi = r->p = r->p_adj = r->threshold = NAN;
+	r->cycle_shift = NAN;
 	return r;
 }
 
@@ -116,6 +120,18 @@ static void say(struct kg_result *r, const char *fmt, ...)
 	(void)n;
 }
 
+/* -v[n-1], ..., -v[0]: an ascending array stays ascending. */
+static void negate_reversed(double *v, size_t n)
+{
+	for (size_t i = 0, j = n; i < j; i++) {
+		j--;
+		double t = v[i];
+		v[i] = -v[j];
+		v[j] = -t;     /* i == j: the middle, negated once */
+	}
+}
+
+/* b and h hold their values sorted ascending. */
 static void compare_noisy(double alpha, const struct kg_metric_rule *rule,
 			  const struct kg_series *b, const struct kg_series *h, struct kg_result *r)
 {
@@ -148,13 +164,12 @@ static void compare_noisy(double alpha, const struct kg_metric_rule *rule,
 		x[i] = logs ? log(x[i]) : x[i];
 	for (size_t i = 0; i < nh; i++)
 		y[i] = logs ? log(y[i]) : y[i];
-	/* Orient so that "larger" always means "worse". */
+	/* Orient so that "larger" always means "worse" (reversed, so that
+	 * both stay sorted ascending). */
 	int flip = r->higher_is_better;
 	if (flip) {
-		for (size_t i = 0; i < nb; i++)
-			x[i] = -x[i];
-		for (size_t i = 0; i < nh; i++)
-			y[i] = -y[i];
+		negate_reversed(x, nb);
+		negate_reversed(y, nh);
 	}
 	struct stats_shift st;
 	int ci = stats_shift_test(x, nb, y, nh, 1.0 - 2.0 * alpha, &st);
@@ -212,10 +227,12 @@ static void change_text(char *out, size_t size, double b, double h)
  * judged: a kernel launched at two sizes keeps its two values, and a
  * change in one launch of seven is one changed launch, not lost in a
  * median.  The worst pair decides; the message counts the head launches
- * that changed and shows the worst.
+ * that changed and shows the worst.  x and y: the two sides' values sorted
+ * ascending, scratch (reordered here).
  */
 static void compare_deterministic(const struct kg_metric_rule *rule, const struct kg_series *b,
-				  const struct kg_series *h, struct kg_result *r)
+				  const struct kg_series *h, double *x, double *y,
+				  struct kg_result *r)
 {
 	double tol = rule->has_tolerance ? rule->tolerance
 		     : rule->has_regression ? rule->regression : 0.0;
@@ -227,12 +244,7 @@ static void compare_deterministic(const struct kg_metric_rule *rule, const struc
 		return;
 	}
 	size_t n = h->n;
-	double *x = xmalloc(b->n * sizeof *x), *y = xmalloc(n * sizeof *y);
 	double *xs = xmalloc(n * sizeof *xs);
-	memcpy(x, b->v, b->n * sizeof *x);
-	memcpy(y, h->v, n * sizeof *y);
-	qsort(x, b->n, sizeof *x, cmp_double);
-	qsort(y, n, sizeof *y, cmp_double);
 	for (size_t i = 0; i < n; i++) {
 		size_t k = b->n == n ? i : (size_t)(((double)i + 0.5) * (double)b->n / (double)n);
 		xs[i] = x[k < b->n ? k : b->n - 1];
@@ -267,8 +279,6 @@ static void compare_deterministic(const struct kg_metric_rule *rule, const struc
 			wb = vb, wh = vh;
 		}
 	}
-	free(x);
-	free(y);
 	free(xs);
 	char what[64];
 	if (worse) {
@@ -412,11 +422,13 @@ static int compare_by_config(const struct kg_thresholds *t, const struct kg_metr
 			struct kg_series sb = *b, sh = *h;
 			sb.n = cfg_pick(b, cb, ch, first[g], xb);
 			sh.n = cfg_pick(h, ch, ch, first[g], xh);
+			stats_sort(xb, sb.n);
+			stats_sort(xh, sh.n);
 			sb.v = xb;
 			sh.v = xh;
 			struct kg_result one = *r;
-			one.base = stats_median(xb, sb.n);
-			one.head = stats_median(xh, sh.n);
+			one.base = stats_median_sorted(xb, sb.n);
+			one.head = stats_median_sorted(xh, sh.n);
 			one.n_base = sb.n;
 			one.n_head = sh.n;
 			compare_noisy(alpha, rule, &sb, &sh, &one);
@@ -459,10 +471,16 @@ static void compare_pair(const struct kg_thresholds *t, struct kg_gate *g, size_
 			     h->demangled ? h->demangled : h->kernel, h->metric, &rule))
 		return;
 	struct kg_result *r = result_add(g, cap, h);
+	/* Each side sorted once: the medians, the deterministic comparison
+	 * and the pooled statistics all read the sorted values. */
+	double *xs = sorted_values(b), *ys = sorted_values(h);
+	struct kg_series sb = *b, sh = *h;
+	sb.v = xs;
+	sh.v = ys;
 	r->n_base = b->n;
 	r->n_head = h->n;
-	r->base = stats_median(b->v, b->n);
-	r->head = stats_median(h->v, h->n);
+	r->base = stats_median_sorted(xs, b->n);
+	r->head = stats_median_sorted(ys, h->n);
 	r->better = rule.better ? rule.better : (int)metric_better(h->metric);
 	r->higher_is_better = r->better == KG_BETTER_HIGHER;
 	/* The vocabulary, not the flag stored at ingest: a database written
@@ -471,7 +489,7 @@ static void compare_pair(const struct kg_thresholds *t, struct kg_gate *g, size_
 			   : metric_deterministic(h->metric);
 	r->verdict = KG_VERDICT_PASS;
 	if (r->deterministic) {
-		compare_deterministic(&rule, b, h, r);
+		compare_deterministic(&rule, b, h, xs, ys, r);
 	} else if (rule.has_regression) {
 		if (b->n < (size_t)t->min_samples || h->n < (size_t)t->min_samples) {
 			r->verdict = KG_VERDICT_INCONCLUSIVE;
@@ -482,10 +500,12 @@ static void compare_pair(const struct kg_thresholds *t, struct kg_gate *g, size_
 			launch_cfg_of(bset, b, &cb);
 			launch_cfg_of(hset, h, &ch);
 			if (!compare_by_config(t, &rule, b, h, &cb, &ch, r))
-				compare_noisy(t->alpha, &rule, b, h, r);
+				compare_noisy(t->alpha, &rule, &sb, &sh, r);
 			r->verdict = KG_VERDICT_SKIP; /* decided after Holm */
 		}
 	}
+	free(xs);
+	free(ys);
 	check_bounds(&rule, r);
 }
 
@@ -604,24 +624,38 @@ void gate_compare(const struct kg_thresholds *t, const struct kg_sampleset *base
 		}
 	}
 	decide_noisy(t, out);
-	for (size_t k = 0; k < out->n; k++) {
-		struct kg_result *r = &out->r[k];
+	gate_count(t, out);
+	if (out->n)
+		qsort(out->r, out->n, sizeof *out->r, result_cmp);
+}
+
+void gate_count(const struct kg_thresholds *t, struct kg_gate *g)
+{
+	g->n_fail = g->n_pass = g->n_inconclusive = g->n_new = g->n_missing = 0;
+	g->exit_status = KG_EXIT_PASS;
+	for (size_t k = 0; k < g->n; k++) {
+		struct kg_result *r = &g->r[k];
+		r->fails = 0;
 		switch (r->verdict) {
-		case KG_VERDICT_FAIL: r->fails = 1; out->n_fail++; break;
-		case KG_VERDICT_PASS: out->n_pass++; break;
+		case KG_VERDICT_FAIL: r->fails = 1; g->n_fail++; break;
+		case KG_VERDICT_PASS: g->n_pass++; break;
 		case KG_VERDICT_INCONCLUSIVE:
 			r->fails = t->on_inconclusive == KG_POLICY_FAIL;
-			out->n_inconclusive++;
+			g->n_inconclusive++;
 			break;
-		case KG_VERDICT_NEW: out->n_new++; break;
-		case KG_VERDICT_MISSING: out->n_missing++; break;
+		case KG_VERDICT_NEW:
+			r->fails = t->on_new_kernel == KG_POLICY_FAIL;
+			g->n_new++;
+			break;
+		case KG_VERDICT_MISSING:
+			r->fails = t->on_missing_kernel == KG_POLICY_FAIL;
+			g->n_missing++;
+			break;
 		case KG_VERDICT_SKIP: case KG_VERDICT_NO_BASELINE: break;
 		}
 		if (r->fails)
-			out->exit_status = KG_EXIT_REGRESSION;
+			g->exit_status = KG_EXIT_REGRESSION;
 	}
-	if (out->n)
-		qsort(out->r, out->n, sizeof *out->r, result_cmp);
 }
 
 void gate_free(struct kg_gate *g)

@@ -6,6 +6,7 @@
 #include "kgate/git.h"
 #include "kgate/util.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -14,6 +15,18 @@
 #include <unistd.h>
 
 extern char **environ;
+
+/* git's exit status, or -1 when it was killed or cannot be waited for (a
+ * parent that ignored SIGCHLD leaves nothing to wait for: ECHILD). */
+static int git_wait(pid_t pid)
+{
+	int status;
+
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
 
 /* Run git with args; its stdout up to the first newline, or NULL. */
 static char *git_run(const char *const *args)
@@ -49,10 +62,7 @@ static char *git_run(const char *const *args)
 	while ((r = read(fd[0], buf, sizeof(buf))) > 0)
 		buf_add(&out, buf, (size_t)r);
 	close(fd[0]);
-	int status;
-	while (waitpid(pid, &status, 0) < 0)
-		;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !out.s) {
+	if (git_wait(pid) != 0 || !out.s) {
 		buf_free(&out);
 		return NULL;
 	}
@@ -164,7 +174,6 @@ int git_call(const char *const *args, int quiet)
 	char *argv[24];
 	size_t n = 0;
 	pid_t pid;
-	int status;
 
 	argv[n++] = (char *)"git";
 	for (; *args && n < 23; args++)
@@ -182,14 +191,18 @@ int git_call(const char *const *args, int quiet)
 	posix_spawn_file_actions_destroy(&fa);
 	if (rc != 0)
 		return -1;
-	while (waitpid(pid, &status, 0) < 0)
-		;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	return git_wait(pid);
 }
 
 char *git_output(const char *const *args)
 {
 	return git_run(args);
+}
+
+char *git_hooks_dir(void)
+{
+	const char *a[] = { "rev-parse", "--git-path", "hooks", NULL };
+	return git_run(a);
 }
 
 int git_is_dirty(void)

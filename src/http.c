@@ -7,6 +7,7 @@
  * in the Authorization header list, and everything this module prints or
  * hands back as text has been through http_redact().
  */
+#include "kgate/escape.h"
 #include "kgate/http.h"
 #include "kgate/kgate.h"
 #include "kgate/util.h"
@@ -233,7 +234,7 @@ static int on_debug(CURL *h, curl_infotype type, char *data, size_t size, void *
 		if (strncasecmp(line, "authorization:", 14) == 0)
 			fprintf(stderr, "kgate: http: %sAuthorization: ***\n", dir);
 		else {
-			char *safe = kg_text_safe(line);
+			char *safe = escape_text_dup(line);
 			fprintf(stderr, "kgate: http: %s%s\n", dir, safe);
 			free(safe);
 		}

@@ -1,18 +1,21 @@
 /*
  * main.c: kgate's entry point and its command table.
  *
- * Finds the subcommand named by argv[1] in kg_commands[] and calls it with
- * the rest of argv; handles the few options that belong to kgate itself
- * (--help, --version) and "kgate help COMMAND".  Nothing else lives here.
+ * Finds the subcommand named by the first operand in kg_commands[] and
+ * calls it with the rest of argv; handles the few options that belong to
+ * kgate itself (--help, --version, parsed by opt.c before the command) and
+ * "kgate help COMMAND".  Nothing else lives here.
  */
-#include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cmd.h"
 #include "kgate/kgate.h"
 #include "kgate/metricinfo.h"
+#include "kgate/opt.h"
 #include "kgate/util.h"
 
 const struct kg_cmd kg_commands[] = {
@@ -30,92 +33,85 @@ const struct kg_cmd kg_commands[] = {
 	{ NULL, NULL, NULL }
 };
 
-static void usage(FILE *fp)
+static const char epilogue[] =
+	"'kgate <command> --help' describes a command; 'man kgate' has it all.\n"
+	"exit status: 0 pass, 1 regression, 2 usage or input error, 3 runtime failure\n"
+	"environment: KGATE_DB names the database where --db is not given (default\n"
+	"   kgate.db; a path or sqlite:PATH)\n";
+
+/* The usage line and the command table; the options follow. */
+static char *synopsis(void)
 {
-	fprintf(fp, "usage: kgate [--version] [--help] <command> [<args>]\n\n"
-		    "commands:\n");
+	struct kg_buf b = KG_BUF_INIT;
+
+	buf_adds(&b, "usage: kgate [--version] [--help] <command> [<args>]\n\ncommands:\n");
 	for (const struct kg_cmd *c = kg_commands; c->name; c++)
-		fprintf(fp, "   %-9s %s\n", c->name, c->summary);
-	fprintf(fp, "\n'kgate <command> --help' describes a command; 'man kgate' has it all.\n"
-		    "exit status: 0 pass, 1 regression, 2 usage or input error, 3 runtime failure\n");
+		buf_printf(&b, "   %-9s %s\n", c->name, c->summary);
+	buf_adds(&b, "\noptions:");
+	return buf_detach(&b);
 }
 
+/* The command called name, or NULL after saying so (with the nearest name). */
 static const struct kg_cmd *find_cmd(const char *name)
 {
-	for (const struct kg_cmd *c = kg_commands; c->name; c++)
+	const char *names[32];
+	size_t n = 0;
+
+	for (const struct kg_cmd *c = kg_commands; c->name; c++) {
 		if (strcmp(c->name, name) == 0)
 			return c;
-	return NULL;
-}
-
-int cmd_wants_help(int argc, char **argv)
-{
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--") == 0)
-			return 0;
-		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
-			return 1;
+		if (n < 32)
+			names[n++] = c->name;
 	}
-	return 0;
-}
-
-int cmd_option_error(const char *cmd, int c, char **argv)
-{
-	const char *word = optind > 0 ? argv[optind - 1] : "?";
-	char shortopt[3] = { '-', (char)optopt, '\0' };
-
-	/* a short option inside a cluster ("-vx") is named on its own */
-	if (optopt && strncmp(word, "--", 2) != 0)
-		word = shortopt;
-	if (c == ':')
-		kg_error("option '%s' needs a value", word);
+	const char *near = kg_suggest(name, names, n);
+	if (near)
+		kg_error("'%s' is not a kgate command; did you mean '%s'?", name, near);
 	else
-		kg_error("unknown option '%s'; see 'kgate %s --help'", word, cmd);
-	return KG_EXIT_USAGE;
+		kg_error("'%s' is not a kgate command; see 'kgate --help'", name);
+	return NULL;
 }
 
 int main(int argc, char **argv)
 {
-	if (argc < 2) {
-		usage(stderr);
-		return KG_EXIT_USAGE;
+	int version = 0, help = 0, argi;
+	char *syn = synopsis();
+	const struct kg_opt opts[] = {
+		KG_OPT_FLAG("version", 0, &version, "print kgate's version"),
+		KG_OPT_FLAG("help", 'h', &help, "print this help"),
+		KG_OPT_END
+	};
+	const struct kg_optspec spec = { NULL, syn, epilogue, opts, 1, 1 };
+
+	/* A parent that ignores SIGCHLD would leave kgate's children (git, the
+	 * benchmarks) nothing to wait for: their exit status would be lost. */
+	signal(SIGCHLD, SIG_DFL);
+	int rc = opt_parse(&spec, argc, argv, &argi);
+	if (rc == KG_OPT_GO && !version &&
+	    (help || argi == argc || (argi + 1 == argc && strcmp(argv[argi], "help") == 0))) {
+		/* "kgate" alone is a usage error, "kgate help" is not */
+		int bare = !help && argi == argc;
+		opt_help(bare ? stderr : stdout, &spec);
+		rc = bare ? KG_EXIT_USAGE : KG_EXIT_PASS;
 	}
-	const char *name = argv[1];
-	if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
-		usage(stdout);
-		return KG_EXIT_PASS;
-	}
-	if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+	free(syn);
+	if (rc != KG_OPT_GO)
+		return rc;
+	const char *name = argv[argi];
+	if (version || strcmp(name, "version") == 0) {
 		printf("kgate %s\n", KGATE_VERSION);
 		return KG_EXIT_PASS;
 	}
 	if (strcmp(name, "help") == 0) {
-		if (argc < 3) {
-			usage(stdout);
-			return KG_EXIT_PASS;
-		}
-		const struct kg_cmd *c = find_cmd(argv[2]);
-		if (!c) {
-			kg_error("'%s' is not a kgate command; see 'kgate --help'", argv[2]);
+		const struct kg_cmd *c = find_cmd(argv[argi + 1]);
+		if (!c)
 			return KG_EXIT_USAGE;
-		}
 		char *args[] = { (char *)c->name, "--help", NULL };
 		return c->fn(2, args);
 	}
 	const struct kg_cmd *c = find_cmd(name);
-	if (!c) {
-		const char *names[32];
-		size_t n = 0;
-		for (const struct kg_cmd *k = kg_commands; k->name && n < 32; k++)
-			names[n++] = k->name;
-		const char *near = kg_suggest(name, names, n);
-		if (near)
-			kg_error("'%s' is not a kgate command; did you mean '%s'?", name, near);
-		else
-			kg_error("'%s' is not a kgate command; see 'kgate --help'", name);
+	if (!c)
 		return KG_EXIT_USAGE;
-	}
-	int rc = c->fn(argc - 1, argv + 1);
+	rc = c->fn(argc - argi, argv + argi);
 	/* Once libcupti and libnvperf_host were loaded (to check metric names),
 	 * their exit-time destructors are not kgate's to run: the command is
 	 * done, and its exit status must not depend on how they tear down. */

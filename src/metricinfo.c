@@ -30,7 +30,7 @@
  * rewritten.
  */
 #include "kgate/metricinfo.h"
-#include "kgate/collector.h"
+#include "kgate/records_format.h"
 #include "kgate/util.h"
 
 #include <ctype.h>
@@ -123,8 +123,6 @@ static int try_open(const char *path, struct kg_buf *why)
 static int open_collector(struct kg_buf *why)
 {
 	const char *env = getenv("KGATE_COLLECTOR");
-	char exe[PATH_MAX];
-	ssize_t n;
 	int ok;
 
 	if (KG_ASAN) {
@@ -134,15 +132,11 @@ static int open_collector(struct kg_buf *why)
 	}
 	if (env && *env)
 		return try_open(env, why);
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0) {
+	char *exe = kg_exe_dir();
+	if (!exe) {
 		buf_adds(why, "cannot find the kgate binary (/proc/self/exe)");
 		return 0;
 	}
-	exe[n] = '\0';
-	char *slash = strrchr(exe, '/');
-	if (slash)
-		*slash = '\0';
 	char *p = xasprintf("%s/" COLLECTOR_SO, exe);
 	ok = try_open(p, why);
 	free(p);
@@ -151,6 +145,7 @@ static int open_collector(struct kg_buf *why)
 		ok = try_open(p, why);
 		free(p);
 	}
+	free(exe);
 	return ok;
 }
 
@@ -271,27 +266,23 @@ static size_t base_len(const char *metric)
 static char *collector_path(void)
 {
 	const char *env = getenv("KGATE_COLLECTOR");
-	char exe[PATH_MAX];
-	ssize_t n;
 
 	if (env && *env)
 		return access(env, R_OK) == 0 ? xstrdup(env) : NULL;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
+	char *exe = kg_exe_dir();
+	if (!exe)
 		return NULL;
-	exe[n] = '\0';
-	char *slash = strrchr(exe, '/');
-	if (slash)
-		*slash = '\0';
 	char *p = xasprintf("%s/" COLLECTOR_SO, exe);
-	if (access(p, R_OK) == 0)
-		return p;
-	free(p);
-	p = xasprintf("%s/../lib/kgate/" COLLECTOR_SO, exe);
-	if (access(p, R_OK) == 0)
-		return p;
-	free(p);
-	return NULL;
+	if (access(p, R_OK) != 0) {
+		free(p);
+		p = xasprintf("%s/../lib/kgate/" COLLECTOR_SO, exe);
+		if (access(p, R_OK) != 0) {
+			free(p);
+			p = NULL;
+		}
+	}
+	free(exe);
+	return p;
 }
 
 /* "kgate metric names 1 <path> <size> <mtime>": what the cached names were

@@ -2,11 +2,8 @@
  * output.c: renders the verdicts of one check in the formats of
  * "kgate check --format": text, markdown, json, junit and github.
  *
- * This file owns the escaping of everything a kernel or benchmark name can
- * carry into a reader that would interpret it: Markdown and HTML markup,
- * XML entities and characters XML 1.0 forbids, JSON strings (through
- * jansson), and the %-encoding of GitHub workflow commands.  Invalid UTF-8
- * is replaced by U+FFFD before any format sees it.
+ * Every name a format carries goes through the format's escaper in
+ * escape.c (Markdown, XML, JSON, GitHub workflow commands, terminal text).
  */
 #include <jansson.h>
 #include <math.h>
@@ -14,16 +11,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kgate/escape.h"
 #include "kgate/explain.h"
 #include "kgate/output.h"
 #include "kgate/util.h"
 
-static const char *const format_names[] = { "text", "markdown", "json", "junit", "github" };
+const char *const output_format_names[] = { "text", "markdown", "json", "junit", "github", NULL };
 
 int output_format_parse(const char *s, enum kg_format *out)
 {
-	for (size_t i = 0; i < sizeof format_names / sizeof *format_names; i++)
-		if (strcmp(s, format_names[i]) == 0) {
+	for (size_t i = 0; output_format_names[i]; i++)
+		if (strcmp(s, output_format_names[i]) == 0) {
 			*out = (enum kg_format)i;
 			return 0;
 		}
@@ -33,133 +31,6 @@ int output_format_parse(const char *s, enum kg_format *out)
 const char *output_format_choices(void)
 {
 	return "text, markdown, json, junit, github";
-}
-
-/* Length of the valid UTF-8 sequence at s (1-4), or 0 when invalid. */
-static size_t utf8_len(const unsigned char *s)
-{
-	unsigned c = s[0];
-	if (c < 0x80)
-		return 1;
-	size_t n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-	if (!n || (n == 3 && c >= 0xf0))
-		return 0;
-	for (size_t i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	if (n == 3 && ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] >= 0xa0)))
-		return 0; /* overlong, surrogate */
-	if (n == 4 && ((c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] >= 0x90)))
-		return 0;
-	return n;
-}
-
-/* s with every invalid byte replaced by U+FFFD (malloc'd). */
-static char *utf8_clean(const char *s)
-{
-	struct kg_buf b = KG_BUF_INIT;
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
-	while (*p) {
-		size_t n = utf8_len(p);
-		if (n) {
-			buf_add(&b, (const char *)p, n);
-			p += n;
-		} else {
-			buf_adds(&b, "\xef\xbf\xbd");
-			p++;
-		}
-	}
-	if (!b.s)
-		buf_adds(&b, "");
-	return buf_detach(&b);
-}
-
-void output_escape_markdown(struct kg_buf *b, const char *s)
-{
-	char *c = utf8_clean(s);
-	for (const char *p = c; *p; p++) {
-		switch (*p) {
-		case '<': buf_adds(b, "&lt;"); break;
-		case '>': buf_adds(b, "&gt;"); break;
-		case '&': buf_adds(b, "&amp;"); break;
-		case '|': buf_adds(b, "&#124;"); break;
-		case '@': buf_adds(b, "@&#8203;"); break;   /* no live @mention */
-		case '\n': case '\r': case '\t': buf_addc(b, ' '); break;
-		case '\\': case '`': case '*': case '_': case '[': case ']': case '~':
-		case '!': case '#': case '(': case ')': case '{': case '}': case '$':
-			buf_addc(b, '\\');
-			buf_addc(b, *p);
-			break;
-		default:
-			if ((unsigned char)*p < 0x20 || *p == 0x7f)
-				buf_addc(b, ' ');
-			else
-				buf_addc(b, *p);
-		}
-	}
-	free(c);
-}
-
-/* Inside <code>...</code> in a table cell: HTML escaping only. */
-static void escape_md_code(struct kg_buf *b, const char *s)
-{
-	char *c = utf8_clean(s);
-	for (const char *p = c; *p; p++) {
-		switch (*p) {
-		case '<': buf_adds(b, "&lt;"); break;
-		case '>': buf_adds(b, "&gt;"); break;
-		case '&': buf_adds(b, "&amp;"); break;
-		case '|': buf_adds(b, "&#124;"); break;
-		case '`': buf_adds(b, "&#96;"); break;
-		case '\\': buf_adds(b, "&#92;"); break;
-		default:
-			buf_addc(b, (unsigned char)*p < 0x20 || *p == 0x7f ? ' ' : *p);
-		}
-	}
-	free(c);
-}
-
-void output_escape_xml(struct kg_buf *b, const char *s)
-{
-	char *c = utf8_clean(s);
-	for (const char *p = c; *p; p++) {
-		unsigned char u = (unsigned char)*p;
-		switch (*p) {
-		case '<': buf_adds(b, "&lt;"); break;
-		case '>': buf_adds(b, "&gt;"); break;
-		case '&': buf_adds(b, "&amp;"); break;
-		case '"': buf_adds(b, "&quot;"); break;
-		case '\'': buf_adds(b, "&apos;"); break;
-		case '\n': buf_adds(b, "&#10;"); break;
-		case '\t': buf_adds(b, "&#9;"); break;
-		case '\r': buf_adds(b, "&#13;"); break;
-		default:
-			/* XML 1.0 has no way to write other C0 controls. */
-			if (u < 0x20 || u == 0x7f)
-				buf_adds(b, "\xef\xbf\xbd");
-			else
-				buf_addc(b, *p);
-		}
-	}
-	free(c);
-}
-
-/* GitHub workflow command data (prop=0) or property value (prop=1). */
-static void escape_github(struct kg_buf *b, const char *s, int prop)
-{
-	char *c = utf8_clean(s);
-	for (const char *p = c; *p; p++) {
-		switch (*p) {
-		case '%': buf_adds(b, "%25"); break;
-		case '\r': buf_adds(b, "%0D"); break;
-		case '\n': buf_adds(b, "%0A"); break;
-		case ':': buf_adds(b, prop ? "%3A" : ":"); break;
-		case ',': buf_adds(b, prop ? "%2C" : ","); break;
-		default:
-			buf_addc(b, (unsigned char)*p < 0x20 ? ' ' : *p);
-		}
-	}
-	free(c);
 }
 
 /* ---- numbers ---- */
@@ -300,7 +171,7 @@ static size_t text_width(const char *s)
 /* s cut to at most max code points, with an ellipsis when cut. */
 static char *text_cut(const char *s, size_t max)
 {
-	char *u = utf8_clean(s), *c = kg_text_safe(u);
+	char *u = escape_utf8_dup(s), *c = escape_text_dup(u);
 	free(u);
 	if (text_width(c) <= max)
 		return c;
@@ -377,14 +248,14 @@ static void render_text(const struct kg_check_info *info, const struct kg_gate *
 	}
 
 	buf_adds(out, "kgate check: ");
-	buf_add_safe(out, info->head_commit ? info->head_commit : "?");
+	escape_text(out, info->head_commit ? info->head_commit : "?");
 	buf_adds(out, " against ");
-	buf_add_safe(out, info->baseline ? info->baseline : "?");
+	escape_text(out, info->baseline ? info->baseline : "?");
 	if (info->n_base_runs)
 		buf_printf(out, " (%zu run%s)", info->n_base_runs, info->n_base_runs == 1 ? "" : "s");
 	if (info->gpu) {
 		buf_adds(out, " on ");
-		buf_add_safe(out, info->gpu);
+		escape_text(out, info->gpu);
 	}
 	buf_adds(out, "\n\n");
 	if (rows) {
@@ -440,7 +311,7 @@ static void render_text(const struct kg_check_info *info, const struct kg_gate *
 	buf_addc(out, '\n');
 	for (size_t i = 0; i < info->n_why; i++) {
 		buf_adds(out, "\nwhy: ");
-		buf_add_safe(out, info->why[i].why);   /* it names the kernel */
+		escape_text(out, info->why[i].why);   /* it names the kernel */
 		buf_addc(out, '\n');
 		explain_render(&info->why[i], KG_EXPLAIN_TEXT, out);
 	}
@@ -464,25 +335,25 @@ static void render_markdown(const struct kg_check_info *info, const struct kg_ga
 		   : failed ? ":x: FAIL: performance regression"
 			    : ":white_check_mark: PASS: no regression");
 	buf_adds(out, "Head `");
-	escape_md_code(out, info->head_commit ? info->head_commit : "?");
+	escape_markdown_code(out, info->head_commit ? info->head_commit : "?");
 	buf_adds(out, "` against `");
-	escape_md_code(out, info->baseline ? info->baseline : "?");
+	escape_markdown_code(out, info->baseline ? info->baseline : "?");
 	buf_printf(out, "` (%zu baseline run%s)", info->n_base_runs, info->n_base_runs == 1 ? "" : "s");
 	if (info->gpu) {
 		buf_adds(out, " on ");
-		output_escape_markdown(out, info->gpu);
+		escape_markdown(out, info->gpu);
 	}
 	buf_adds(out, ". ");
 	summary_line(out, info);
 	buf_adds(out, ".\n\n");
 	if (oc->verdict == KG_VERDICT_NO_BASELINE) {
 		buf_adds(out, "**No baseline:** ");
-		output_escape_markdown(out, oc->note ? oc->note : "nothing to compare with");
+		escape_markdown(out, oc->note ? oc->note : "nothing to compare with");
 		buf_adds(out, ".\n\n");
 	}
 	if (oc->not_compared) {
 		buf_adds(out, "**Not compared:** ");
-		output_escape_markdown(out, oc->not_compared);
+		escape_markdown(out, oc->not_compared);
 		buf_adds(out, ".\n\n");
 	}
 	size_t shown = 0;
@@ -498,18 +369,18 @@ static void render_markdown(const struct kg_check_info *info, const struct kg_ga
 			buf_printf(out, "| %s%s%s%s | ", r->fails ? "**" : "",
 				   gate_verdict_name(r->verdict), r->fails ? "**" : "",
 				   policy_of(r) ? " (fails)" : "");
-			output_escape_markdown(out, r->benchmark);
+			escape_markdown(out, r->benchmark);
 			if (*r->nvtx) {
 				buf_adds(out, " <sub>");
-				output_escape_markdown(out, r->nvtx);
+				escape_markdown(out, r->nvtx);
 				buf_adds(out, "</sub>");
 			}
 			buf_adds(out, " | <code>");
-			escape_md_code(out, kernel_label(r));
+			escape_markdown_code(out, kernel_label(r));
 			buf_adds(out, "</code> | ");
 			if (*r->metric) {
 				buf_adds(out, "<code>");
-				escape_md_code(out, r->metric);
+				escape_markdown_code(out, r->metric);
 				buf_adds(out, "</code>");
 			} else {
 				buf_adds(out, "-");
@@ -532,7 +403,7 @@ static void render_markdown(const struct kg_check_info *info, const struct kg_ga
 		buf_printf(out, "%zu passing comparison%s not shown.\n", g->n_pass, g->n_pass == 1 ? "" : "s");
 	for (size_t i = 0; i < info->n_why; i++) {
 		buf_adds(out, "\n**Why:** ");
-		output_escape_markdown(out, info->why[i].why);
+		escape_markdown(out, info->why[i].why);
 		buf_adds(out, "\n\n");
 		explain_render(&info->why[i], KG_EXPLAIN_MARKDOWN, out);
 	}
@@ -547,7 +418,7 @@ static json_t *jnum(double v)
 
 static json_t *jstr(const char *s)
 {
-	char *c = utf8_clean(s);
+	char *c = escape_utf8_dup(s);
 	json_t *j = json_string(c);
 	free(c);
 	return j ? j : json_string("");
@@ -611,6 +482,10 @@ static json_t *json_result(const struct kg_check_info *info, const struct kg_res
 	json_object_set_new(o, "n_base", json_integer((json_int_t)r->n_base));
 	json_object_set_new(o, "n_head", json_integer((json_int_t)r->n_head));
 	json_object_set_new(o, "message", jstr(r->message));
+	if (!isnan(r->cycle_shift)) {
+		json_object_set_new(o, "cycle_shift", jnum(r->cycle_shift));
+		json_object_set_new(o, "cycle_source", jstr(r->cycle_source));
+	}
 	const struct kg_explanation *x = why_of(info, r, NULL);
 	if (x)
 		json_object_set_new(o, "why", jstr(x->why));
@@ -652,7 +527,7 @@ static void render_json_to(const struct kg_check_info *info, const struct kg_gat
 	json_object_set_new(sum, "missing", json_integer((json_int_t)oc->n_missing));
 	json_object_set_new(sum, "failing", json_integer((json_int_t)oc->n_failing));
 	json_object_set_new(root, "summary", sum);
-	char *s = json_dumps(root, JSON_FLAGS);
+	char *s = escape_json_dumped(json_dumps(root, JSON_FLAGS));
 	json_decref(root);
 	size_t l = strlen(s);
 	jput(k, s, l - 2); /* without the closing "\n}" */
@@ -663,7 +538,7 @@ static void render_json_to(const struct kg_check_info *info, const struct kg_gat
 		jputs(k, ",\n  \"results\": [\n    ");
 		for (size_t i = 0; i < g->n; i++) {
 			json_t *o = json_result(info, &g->r[i]);
-			s = json_dumps(o, JSON_FLAGS);
+			s = escape_json_dumped(json_dumps(o, JSON_FLAGS));
 			json_decref(o);
 			if (i)
 				jputs(k, ",\n    ");
@@ -688,7 +563,7 @@ static void render_json_to(const struct kg_check_info *info, const struct kg_gat
 			free(d);
 		}
 		json_object_set_new(w, "explanations", xs);
-		s = json_dumps(w, JSON_FLAGS);
+		s = escape_json_dumped(json_dumps(w, JSON_FLAGS));
 		json_decref(w);
 		l = strlen(s);
 		jputs(k, ",");
@@ -727,30 +602,30 @@ static void render_junit(const struct kg_check_info *info, const struct kg_gate 
 	buf_printf(out, "<testsuites name=\"kgate\" tests=\"%zu\" failures=\"%zu\" skipped=\"%zu\">\n",
 		   tests, fails, skipped);
 	buf_adds(out, "  <testsuite name=\"kgate check ");
-	output_escape_xml(out, info->head_commit ? info->head_commit : "?");
+	escape_xml(out, info->head_commit ? info->head_commit : "?");
 	buf_adds(out, " against ");
-	output_escape_xml(out, info->baseline ? info->baseline : "?");
+	escape_xml(out, info->baseline ? info->baseline : "?");
 	buf_printf(out, "\" tests=\"%zu\" failures=\"%zu\" skipped=\"%zu\">\n", tests, fails, skipped);
 	if (nb) {
 		const char *tag = oc->exit_status ? "failure" : "skipped";
 		buf_printf(out, "    <testcase classname=\"kgate\" name=\"baseline\">\n      <%s type=\"%s\""
 			   " message=\"", tag, verdict_name(oc->verdict));
-		output_escape_xml(out, oc->note ? oc->note : "nothing to compare with");
+		escape_xml(out, oc->note ? oc->note : "nothing to compare with");
 		buf_printf(out, "\"/>\n    </testcase>\n");
 	}
 	for (size_t i = 0; i < g->n; i++) {
 		const struct kg_result *r = &g->r[i];
 		buf_adds(out, "    <testcase classname=\"");
-		output_escape_xml(out, r->benchmark);
+		escape_xml(out, r->benchmark);
 		if (*r->nvtx) {
 			buf_addc(out, '/');
-			output_escape_xml(out, r->nvtx);
+			escape_xml(out, r->nvtx);
 		}
 		buf_adds(out, "\" name=\"");
-		output_escape_xml(out, kernel_label(r));
+		escape_xml(out, kernel_label(r));
 		if (*r->metric) {
 			buf_addc(out, ' ');
-			output_escape_xml(out, r->metric);
+			escape_xml(out, r->metric);
 		}
 		buf_adds(out, "\"");
 		if (r->verdict == KG_VERDICT_PASS) {
@@ -760,11 +635,11 @@ static void render_junit(const struct kg_check_info *info, const struct kg_gate 
 		buf_adds(out, ">\n      <");
 		const char *tag = r->fails ? "failure" : "skipped";
 		buf_printf(out, "%s type=\"%s\" message=\"", tag, gate_verdict_name(r->verdict));
-		output_escape_xml(out, r->message);
+		escape_xml(out, r->message);
 		if (policy_of(r)) {
-			output_escape_xml(out, " (fails: ");
-			output_escape_xml(out, policy_of(r));
-			output_escape_xml(out, ")");
+			escape_xml(out, " (fails: ");
+			escape_xml(out, policy_of(r));
+			escape_xml(out, ")");
 		}
 		buf_adds(out, "\">");
 		struct kg_buf d = KG_BUF_INIT;
@@ -787,7 +662,7 @@ static void render_junit(const struct kg_check_info *info, const struct kg_gate 
 				explain_render(x, KG_EXPLAIN_TEXT, &d);
 			told[xi] = 1;
 		}
-		output_escape_xml(out, d.s);
+		escape_xml(out, d.s);
 		buf_free(&d);
 		buf_printf(out, "</%s>\n    </testcase>\n", tag);
 	}
@@ -808,7 +683,7 @@ static void render_github(const struct kg_check_info *info, const struct kg_gate
 		buf_printf(out, "::%s title=", r->fails ? "error" : "warning");
 		struct kg_buf t = KG_BUF_INIT;
 		buf_printf(&t, "kgate %s: %s", gate_verdict_name(r->verdict), r->benchmark);
-		escape_github(out, t.s, 1);
+		escape_workflow(out, t.s, 1);
 		buf_free(&t);
 		buf_adds(out, "::");
 		struct kg_buf m = KG_BUF_INIT;
@@ -829,25 +704,25 @@ static void render_github(const struct kg_check_info *info, const struct kg_gate
 			buf_printf(&m, "\nwhy: %s", x->why);
 			told[xi] = 1;
 		}
-		escape_github(out, m.s, 0);
+		escape_workflow(out, m.s, 0);
 		buf_free(&m);
 		buf_addc(out, '\n');
 	}
 	const struct kg_outcome *oc = info->outcome;
 	if (oc->verdict == KG_VERDICT_NO_BASELINE) {
 		buf_printf(out, "::%s title=", oc->exit_status ? "error" : "warning");
-		escape_github(out, "kgate NO BASELINE", 1);
+		escape_workflow(out, "kgate NO BASELINE", 1);
 		buf_adds(out, "::");
 		struct kg_buf m = KG_BUF_INIT;
 		buf_printf(&m, "nothing compared: %s (on_no_baseline: %s)",
 			   oc->note ? oc->note : "no baseline", oc->exit_status ? "fail" : "warn");
-		escape_github(out, m.s, 0);
+		escape_workflow(out, m.s, 0);
 		buf_free(&m);
 		buf_addc(out, '\n');
 	}
 	if (oc->not_compared) {
 		buf_adds(out, "::notice title=kgate not compared::");
-		escape_github(out, oc->not_compared, 0);
+		escape_workflow(out, oc->not_compared, 0);
 		buf_addc(out, '\n');
 	}
 	struct kg_buf s = KG_BUF_INIT;
@@ -857,7 +732,7 @@ static void render_github(const struct kg_check_info *info, const struct kg_gate
 	buf_adds(&s, ": ");
 	verdict_words(&s, oc);
 	buf_adds(out, "::notice title=kgate::");
-	escape_github(out, s.s, 0);
+	escape_workflow(out, s.s, 0);
 	buf_addc(out, '\n');
 	buf_free(&s);
 	free(told);

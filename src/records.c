@@ -1,6 +1,6 @@
 /*
  * records.c: reading records files, the JSON Lines the collector writes
- * (collector.h, docs/records.md), into the run open in the store.
+ * (records_format.h, docs/records.md), into the run open in the store.
  *
  * The file is streamed one line at a time (kg_getline: a line over 16 MiB is
  * rejected once 16 MiB of it are read, so memory stays bounded) and each
@@ -11,8 +11,9 @@
  * (end - start) where "metrics" lacks them.
  */
 #include "kgate/records.h"
-#include "kgate/collector.h"
+#include "kgate/demangle.h"
 #include "kgate/import.h"
+#include "kgate/records_format.h"
 #include "kgate/metric.h"
 #include "kgate/util.h"
 

@@ -2,11 +2,12 @@
  * report.c: the Markdown verdict table of a stored check and the nightly
  * HTML trend report (see kgate/report.h).
  *
- * Owns the report's read-only queries (through store_db()), the grouping of
- * samples into per-commit series, the SVG drawing and the summary text.
+ * Owns the grouping of samples into per-commit series (read from the store
+ * as they stream by), the SVG drawing and the summary text.
  * Change points come from changepoint.c, run on each series' per-commit
  * medians.
  */
+#include "kgate/escape.h"
 #include "kgate/report.h"
 #include "kgate/github.h"
 #include "kgate/kgate.h"
@@ -14,87 +15,11 @@
 #include "kgate/verdict.h"
 
 #include <math.h>
-#include <pthread.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 /* ---------------------------------------------------------------- helpers */
-
-void report_html_escape(struct kg_buf *b, const char *s)
-{
-	for (const char *p = s ? s : ""; *p; p++) {
-		switch (*p) {
-		case '&': buf_adds(b, "&amp;"); break;
-		case '<': buf_adds(b, "&lt;"); break;
-		case '>': buf_adds(b, "&gt;"); break;
-		case '"': buf_adds(b, "&quot;"); break;
-		case '\'': buf_adds(b, "&#39;"); break;
-		default: buf_addc(b, *p);
-		}
-	}
-}
-
-/* Markdown table cell: HTML-escaped, pipes escaped, no control characters,
- * and no live "@user" mention (a zero-width space after the '@'). */
-static void md_cell(struct kg_buf *b, const char *s)
-{
-	char *safe = kg_text_safe(s ? s : "");
-	for (const char *p = safe; *p; p++) {
-		switch (*p) {
-		case '|': buf_adds(b, "\\|"); break;
-		case '@': buf_adds(b, "@&#8203;"); break;
-		case '`': buf_adds(b, "&#96;"); break;
-		case '*': buf_adds(b, "\\*"); break;
-		case '_': buf_adds(b, "\\_"); break;
-		case '[': buf_adds(b, "\\["); break;
-		case ']': buf_adds(b, "\\]"); break;
-		case '&': buf_adds(b, "&amp;"); break;
-		case '<': buf_adds(b, "&lt;"); break;
-		case '>': buf_adds(b, "&gt;"); break;
-		default: buf_addc(b, *p);
-		}
-	}
-	free(safe);
-}
-
-/*
- * Text of a Slack message: '&', '<' and '>' as entities (Slack's own
- * escaping), so that a name cannot write "<!channel>", "<!here>" or a
- * "<url|label>" link; backticks and control characters as spaces.
- */
-static void slack_escape(struct kg_buf *b, const char *s)
-{
-	char *safe = kg_text_safe(s ? s : "");
-	for (const char *p = safe; *p; p++) {
-		switch (*p) {
-		case '&': buf_adds(b, "&amp;"); break;
-		case '<': buf_adds(b, "&lt;"); break;
-		case '>': buf_adds(b, "&gt;"); break;
-		case '`': buf_addc(b, '\''); break;
-		default: buf_addc(b, *p);
-		}
-	}
-	free(safe);
-}
-
-static char *col_text(sqlite3_stmt *s, int i)
-{
-	const unsigned char *t = sqlite3_column_text(s, i);
-	return t ? xstrdup((const char *)t) : NULL;
-}
-
-static double col_num(sqlite3_stmt *s, int i)
-{
-	return sqlite3_column_type(s, i) == SQLITE_NULL ? NAN : sqlite3_column_double(s, i);
-}
-
-static int db_fail(sqlite3 *db, const char *what)
-{
-	kg_error("cannot %s: %s", what, sqlite3_errmsg(db));
-	return -1;
-}
 
 static void fmt_date(char *out, size_t n, int64_t t)
 {
@@ -111,57 +36,46 @@ static void short_sha(char *out, const char *sha)
 
 /* ---------------------------------------------------------------- checks */
 
-static int load_check_rows(sqlite3 *db, struct report_check *c)
+static char *dup_or_null(const char *t)
 {
-	sqlite3_stmt *s;
-	const char *sql =
-		"SELECT v.benchmark, v.nvtx, v.kernel, COALESCE(k.demangled, v.kernel), v.metric,"
-		" v.verdict, v.message, v.shift, v.lo, v.hi, v.p, v.base_value, v.head_value,"
-		" v.n_base, v.n_head, v.fails FROM verdicts v LEFT JOIN kernels k ON k.mangled = v.kernel"
-		" WHERE v.check_id = ?1 ORDER BY v.id";
-	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
-		return db_fail(db, "read the stored verdicts");
-	sqlite3_bind_int64(s, 1, c->id);
-	size_t cap = 0;
-	int rc;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (c->n == cap) {
-			cap = cap ? 2 * cap : 16;
-			c->v = xrealloc(c->v, cap * sizeof *c->v);
-		}
-		struct report_verdict *v = &c->v[c->n++];
-		v->benchmark = col_text(s, 0);
-		v->nvtx = col_text(s, 1);
-		v->kernel = col_text(s, 2);
-		v->demangled = col_text(s, 3);
-		v->metric = col_text(s, 4);
-		v->verdict = col_text(s, 5);
-		v->message = col_text(s, 6);
-		v->shift = col_num(s, 7);
-		v->lo = col_num(s, 8);
-		v->hi = col_num(s, 9);
-		v->p = col_num(s, 10);
-		v->base_value = col_num(s, 11);
-		v->head_value = col_num(s, 12);
-		v->n_base = sqlite3_column_int64(s, 13);
-		v->n_head = sqlite3_column_int64(s, 14);
-		v->fails = sqlite3_column_int(s, 15);
-		enum kg_verdict vd = KG_VERDICT_SKIP;
-		verdict_parse(v->verdict, &vd);
-		struct kg_outcome *o = &c->outcome;
-		switch (vd) {
-		case KG_VERDICT_FAIL: o->n_fail++; break;
-		case KG_VERDICT_INCONCLUSIVE: o->n_inconclusive++; break;
-		case KG_VERDICT_PASS: o->n_pass++; break;
-		case KG_VERDICT_NEW: o->n_new++; break;
-		case KG_VERDICT_MISSING: o->n_missing++; break;
-		default: o->n_skip++; break;
-		}
-		o->n_failing += v->fails != 0;
+	return t ? xstrdup(t) : NULL;
+}
+
+/* A stored verdict row into check arg's rows, counted in its outcome. */
+static int add_check_row(void *arg, const struct kg_verdict_rec *r)
+{
+	struct report_check *c = arg;
+	if (c->n % 16 == 0)
+		c->v = xrealloc(c->v, (c->n + 16) * sizeof *c->v);
+	struct report_verdict *v = &c->v[c->n++];
+	v->benchmark = dup_or_null(r->benchmark);
+	v->nvtx = dup_or_null(r->nvtx);
+	v->kernel = dup_or_null(r->kernel);
+	v->demangled = dup_or_null(r->demangled);
+	v->metric = dup_or_null(r->metric);
+	v->verdict = dup_or_null(r->verdict);
+	v->message = dup_or_null(r->message);
+	v->shift = r->shift;
+	v->lo = r->lo;
+	v->hi = r->hi;
+	v->p = r->p;
+	v->base_value = r->base_value;
+	v->head_value = r->head_value;
+	v->n_base = (long)r->n_base;
+	v->n_head = (long)r->n_head;
+	v->fails = r->fails;
+	enum kg_verdict vd = KG_VERDICT_SKIP;
+	verdict_parse(v->verdict, &vd);
+	struct kg_outcome *o = &c->outcome;
+	switch (vd) {
+	case KG_VERDICT_FAIL: o->n_fail++; break;
+	case KG_VERDICT_INCONCLUSIVE: o->n_inconclusive++; break;
+	case KG_VERDICT_PASS: o->n_pass++; break;
+	case KG_VERDICT_NEW: o->n_new++; break;
+	case KG_VERDICT_MISSING: o->n_missing++; break;
+	default: o->n_skip++; break;
 	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE)
-		return db_fail(db, "read the stored verdicts");
+	o->n_failing += v->fails != 0;
 	return 0;
 }
 
@@ -180,119 +94,63 @@ static int check_flags(const struct report_check *c, const char *b, const char *
 	return 0;
 }
 
-/* The explanations of c's run, newest first, one per kernel pair, of the
- * kernels c flags; then put back in the order they were stored. */
-static int load_check_why(sqlite3 *db, struct report_check *c)
+/* A stored explanation (newest first) into check arg's, when it is of a
+ * kernel the check flags and the first of its kernel pair. */
+static int add_check_why(void *arg, const struct kg_explain_row *x)
 {
-	sqlite3_stmt *s;
-	if (sqlite3_prepare_v2(db, "SELECT benchmark, nvtx, base_kernel, head_kernel, why, details"
-				   " FROM explanations WHERE run = ?1 ORDER BY id DESC", -1, &s, NULL) != SQLITE_OK)
-		return db_fail(db, "read the stored explanations");
-	sqlite3_bind_int64(s, 1, c->run);
-	size_t cap = 0;
-	int rc;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		const char *t[6];
-		for (int i = 0; i < 6; i++)
-			t[i] = (const char *)sqlite3_column_text(s, i);
-		if (!t[0] || !t[1] || !t[2] || !t[3] ||
-		    !(check_flags(c, t[0], t[1], t[2]) || check_flags(c, t[0], t[1], t[3])))
-			continue;
-		int seen = 0;
-		for (size_t i = 0; i < c->n_why && !seen; i++)
-			seen = !strcmp(c->why[i].benchmark, t[0]) && !strcmp(c->why[i].nvtx, t[1]) &&
-			       !strcmp(c->why[i].base_kernel, t[2]) && !strcmp(c->why[i].head_kernel, t[3]);
-		if (seen)
-			continue;
-		if (c->n_why == cap) {
-			cap = cap ? 2 * cap : 4;
-			c->why = xrealloc(c->why, cap * sizeof *c->why);
-		}
-		if (explain_from_json(t[0], t[1], t[2], t[3], t[4], t[5], &c->why[c->n_why]) == 0)
-			c->n_why++;
+	struct report_check *c = arg;
+	const char *t[6] = { x->benchmark, x->nvtx, x->base_kernel, x->head_kernel, x->why,
+			     x->details };
+	if (!t[0] || !t[1] || !t[2] || !t[3] ||
+	    !(check_flags(c, t[0], t[1], t[2]) || check_flags(c, t[0], t[1], t[3])))
+		return 0;
+	for (size_t i = 0; i < c->n_why; i++)
+		if (!strcmp(c->why[i].benchmark, t[0]) && !strcmp(c->why[i].nvtx, t[1]) &&
+		    !strcmp(c->why[i].base_kernel, t[2]) && !strcmp(c->why[i].head_kernel, t[3]))
+			return 0;
+	if (c->n_why % 4 == 0)
+		c->why = xrealloc(c->why, (c->n_why + 4) * sizeof *c->why);
+	if (explain_from_json(t[0], t[1], t[2], t[3], t[4], t[5], &c->why[c->n_why]) == 0)
+		c->n_why++;
+	return 0;
+}
+
+/* The newest check that f chooses, its rows, and the explanations of the
+ * kernels it flags (in the order they were stored): 0, 1 when there is
+ * none, -1 on a database error (printed). */
+static int load_newest(struct kg_store *st, const struct kg_check_filter *f,
+		       struct report_check *out)
+{
+	struct kg_stored_check ci;
+
+	memset(out, 0, sizeof *out);
+	if (store_check_newest(st, f, &ci) != KG_EXIT_PASS)
+		return -1;
+	if (!ci.id)
+		return 1;
+	out->id = ci.id;
+	out->run = ci.run;
+	out->commit = ci.commit;
+	out->baseline = ci.baseline;
+	out->time = ci.time;
+	out->outcome = ci.outcome;
+	if (store_check_verdicts(st, out->id, add_check_row, out) != KG_EXIT_PASS ||
+	    store_run_explanations(st, out->run, add_check_why, out) != KG_EXIT_PASS) {
+		report_check_free(out);
+		return -1;
 	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE)
-		return db_fail(db, "read the stored explanations");
-	for (size_t i = 0; i < c->n_why / 2; i++) {
-		struct kg_explanation t = c->why[i];
-		c->why[i] = c->why[c->n_why - 1 - i];
-		c->why[c->n_why - 1 - i] = t;
+	for (size_t i = 0; i < out->n_why / 2; i++) {
+		struct kg_explanation t = out->why[i];
+		out->why[i] = out->why[out->n_why - 1 - i];
+		out->why[out->n_why - 1 - i] = t;
 	}
 	return 0;
 }
 
-/* A stored policy name, or -1 (NULL: a check stored before schema 4). */
-static int col_policy(sqlite3_stmt *s, int i)
-{
-	enum kg_policy p;
-	const char *t = (const char *)sqlite3_column_text(s, i);
-	return t && verdict_policy_parse(t, &p) == 0 ? (int)p : -1;
-}
-
-/* The newest check among runs chosen by where_sql (binds ?1 to arg, ?2
- * to since; r is the run, c the check). */
-static int load_newest(sqlite3 *db, const char *where_sql, const char *arg,
-		       int64_t since, struct report_check *out)
-{
-	memset(out, 0, sizeof *out);
-	char *sql = xasprintf("SELECT c.id, c.run, c.baseline, c.time, r.commit_sha, c.verdict,"
-			      " c.exit_status, c.on_new_kernel, c.on_missing_kernel, c.on_inconclusive,"
-			      " c.on_no_baseline, c.note, c.not_compared FROM checks c"
-			      " JOIN runs r ON r.id = c.run WHERE %s ORDER BY c.id DESC LIMIT 1",
-			      where_sql);
-	sqlite3_stmt *s;
-	int rc = sqlite3_prepare_v2(db, sql, -1, &s, NULL);
-	free(sql);
-	if (rc != SQLITE_OK)
-		return db_fail(db, "find the stored check");
-	if (arg)
-		sqlite3_bind_text(s, 1, arg, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(s, 1);
-	sqlite3_bind_int64(s, 2, since);
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_DONE) {
-		sqlite3_finalize(s);
-		return 1;
-	}
-	if (rc != SQLITE_ROW) {
-		sqlite3_finalize(s);
-		return db_fail(db, "find the stored check");
-	}
-	out->id = sqlite3_column_int64(s, 0);
-	out->run = sqlite3_column_int64(s, 1);
-	out->baseline = col_text(s, 2);
-	out->time = sqlite3_column_int64(s, 3);
-	out->commit = col_text(s, 4);
-	struct kg_outcome *o = &out->outcome;
-	const char *vd = (const char *)sqlite3_column_text(s, 5);
-	if (verdict_parse(vd, &o->verdict) != 0) {
-		kg_error("the stored check %lld has an unknown verdict '%s'", (long long)out->id,
-			 vd ? vd : "");
-		sqlite3_finalize(s);
-		free(out->baseline);
-		free(out->commit);
-		memset(out, 0, sizeof *out);
-		return -1;
-	}
-	o->exit_status = sqlite3_column_int(s, 6);
-	o->on_new_kernel = col_policy(s, 7);
-	o->on_missing_kernel = col_policy(s, 8);
-	o->on_inconclusive = col_policy(s, 9);
-	o->on_no_baseline = col_policy(s, 10);
-	o->note = col_text(s, 11);
-	o->not_compared = col_text(s, 12);
-	sqlite3_finalize(s);
-	rc = load_check_rows(db, out);
-	return rc ? rc : load_check_why(db, out);
-}
-
 int report_check_load(struct kg_store *st, const char *commit, struct report_check *out)
 {
-	return load_newest(store_db(st),
-			   "(r.commit_sha = ?1 OR substr(r.commit_sha, 1, length(?1)) = ?1)"
-			   " AND ?2 >= 0", commit, 0, out);
+	struct kg_check_filter f = { .commit = commit };
+	return load_newest(st, &f, out);
 }
 
 void report_check_free(struct report_check *c)
@@ -365,21 +223,21 @@ static void md_row(struct kg_buf *b, const struct report_verdict *v)
 	fmt_num(hv, sizeof hv, v->head_value);
 	buf_printf(b, "| %s%s | ", verdict_label(v->verdict),
 		   v->fails && strcmp(v->verdict ? v->verdict : "", "fail") ? " (fails)" : "");
-	md_cell(b, v->benchmark);
+	escape_markdown(b, v->benchmark);
 	buf_adds(b, " | ");
-	md_cell(b, v->demangled ? v->demangled : v->kernel);
+	escape_markdown(b, v->demangled ? v->demangled : v->kernel);
 	if (v->nvtx && *v->nvtx) {
 		buf_adds(b, " (");
-		md_cell(b, v->nvtx);
+		escape_markdown(b, v->nvtx);
 		buf_adds(b, ")");
 	}
 	buf_adds(b, " | ");
-	md_cell(b, v->metric);
+	escape_markdown(b, v->metric);
 	if (isnan(v->lo) || isnan(v->hi))
 		buf_printf(b, " | %s | %s | %s → %s | ", shift, p, bv, hv);
 	else
 		buf_printf(b, " | %s [%s, %s] | %s | %s → %s | ", shift, lo, hi, p, bv, hv);
-	md_cell(b, v->message);
+	escape_markdown(b, v->message);
 	buf_adds(b, " |\n");
 }
 
@@ -414,7 +272,7 @@ void report_check_markdown(const struct report_check *c, struct kg_buf *b)
 		buf_adds(b, "### kgate: \xE2\x9C\x85 PASS: no regression\n\n");
 	buf_printf(b, "Commit `%s` against ", sha);
 	buf_adds(b, "baseline ");
-	md_cell(b, c->baseline ? c->baseline : "(none)");
+	escape_markdown(b, c->baseline ? c->baseline : "(none)");
 	buf_printf(b, ": %zu fail, %zu missing, %zu inconclusive, %zu new, %zu pass",
 		   o->n_fail, o->n_missing, o->n_inconclusive, o->n_new, o->n_pass);
 	if (o->n_failing != o->n_fail)
@@ -422,12 +280,12 @@ void report_check_markdown(const struct report_check *c, struct kg_buf *b)
 	buf_adds(b, ".\n\n");
 	if (o->verdict == KG_VERDICT_NO_BASELINE) {
 		buf_adds(b, "**No baseline:** ");
-		md_cell(b, o->note ? o->note : "nothing to compare with");
+		escape_markdown(b, o->note ? o->note : "nothing to compare with");
 		buf_adds(b, ".\n\n");
 	}
 	if (o->not_compared) {
 		buf_adds(b, "**Not compared:** ");
-		md_cell(b, o->not_compared);
+		escape_markdown(b, o->not_compared);
 		buf_adds(b, ".\n\n");
 	}
 	const struct report_verdict **ord = xmalloc((c->n + 1) * sizeof *ord);
@@ -457,14 +315,14 @@ void report_check_markdown(const struct report_check *c, struct kg_buf *b)
 		buf_adds(b, "\n#### Why\n");
 	for (size_t k = 0; k < c->n_why; k++) {
 		buf_adds(b, "\n");
-		md_cell(b, c->why[k].benchmark);
+		escape_markdown(b, c->why[k].benchmark);
 		if (*c->why[k].nvtx) {
 			buf_adds(b, " [");
-			md_cell(b, c->why[k].nvtx);
+			escape_markdown(b, c->why[k].nvtx);
 			buf_adds(b, "]");
 		}
 		buf_adds(b, ": ");
-		md_cell(b, c->why[k].why);
+		escape_markdown(b, c->why[k].why);
 		buf_adds(b, "\n\n<details><summary>rules and counters</summary>\n\n");
 		explain_render(&c->why[k], KG_EXPLAIN_MARKDOWN, b);
 		buf_adds(b, "\n</details>\n");
@@ -518,7 +376,7 @@ struct run_pos {
 };
 
 struct ctx {
-	sqlite3 *db;
+	struct kg_store *st;
 	const struct report_opts *o;
 	struct run *runs;
 	size_t nruns;
@@ -554,34 +412,19 @@ static const char *name_of(const struct names *t, int64_t id)
 	return nm && nm->s ? nm->s : "?";
 }
 
-static int load_names(sqlite3 *db, const char *sql, struct names *t)
+static int add_name(void *arg, const struct kg_name_row *r)
 {
-	sqlite3_stmt *s;
-	char *q = xasprintf("%s ORDER BY id", sql);
-	int rc = sqlite3_prepare_v2(db, q, -1, &s, NULL);
-	size_t cap = 0;
+	struct names *t = arg;
+	if (t->n % 64 == 0)
+		t->v = xrealloc(t->v, (t->n + 64) * sizeof *t->v);
+	t->v[t->n++] = (struct name){ r->id, dup_or_null(r->name), dup_or_null(r->demangled),
+				      dup_or_null(r->unit), r->deterministic };
+	return 0;
+}
 
-	free(q);
-	if (rc != SQLITE_OK)
-		return db_fail(db, "read the name tables");
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (t->n == cap) {
-			cap = cap ? 2 * cap : 64;
-			t->v = xrealloc(t->v, cap * sizeof *t->v);
-		}
-		struct name *nm = &t->v[t->n++];
-		memset(nm, 0, sizeof *nm);
-		nm->id = sqlite3_column_int64(s, 0);
-		nm->s = col_text(s, 1);
-		if (sqlite3_column_count(s) > 2)
-			nm->demangled = col_text(s, 2);
-		if (sqlite3_column_count(s) > 3)
-			nm->unit = col_text(s, 3);
-		if (sqlite3_column_count(s) > 4)
-			nm->det = sqlite3_column_int(s, 4);
-	}
-	sqlite3_finalize(s);
-	return rc == SQLITE_DONE ? 0 : db_fail(db, "read the name tables");
+static int load_names(struct kg_store *st, enum kg_name_table which, struct names *t)
+{
+	return store_names_each(st, which, add_name, t) == KG_EXIT_PASS ? 0 : -1;
 }
 
 static void free_names(struct names *t)
@@ -594,10 +437,6 @@ static void free_names(struct names *t)
 	free(t->v);
 }
 
-static const char run_where[] =
-	" FROM runs WHERE (?1 IS NULL OR branch = ?1) AND time >= ?2 AND label IS NULL"
-	" AND status <> 'quick'";
-
 static int cmp_run_pos(const void *a, const void *b)
 {
 	const struct run_pos *x = a, *y = b;
@@ -606,40 +445,31 @@ static int cmp_run_pos(const void *a, const void *b)
 
 static int load_runs(struct ctx *c)
 {
-	char *sql = xasprintf("SELECT id, commit_sha, time, COALESCE(gpu_name, '')%s"
-			      " ORDER BY time, id", run_where);
-	sqlite3_stmt *s;
-	int rc = sqlite3_prepare_v2(c->db, sql, -1, &s, NULL);
-	free(sql);
-	if (rc != SQLITE_OK)
-		return db_fail(c->db, "read the runs");
-	if (c->o->branch)
-		sqlite3_bind_text(s, 1, c->o->branch, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, c->o->since);
-	size_t cap = 0;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (c->nruns == cap) {
-			cap = cap ? 2 * cap : 64;
-			c->runs = xrealloc(c->runs, cap * sizeof *c->runs);
-		}
+	struct kg_run_filter f = { .branch = c->o->branch, .since = c->o->since, .no_quick = 1,
+				   .no_label = 1, .oldest_first = 1 };
+	struct kg_run_info *ri;
+	size_t n;
+	if (store_find_runs(c->st, &f, &ri, &n) != KG_EXIT_PASS)
+		return -1;
+	c->runs = xmalloc((n ? n : 1) * sizeof *c->runs);
+	for (size_t i = 0; i < n; i++) {
 		struct run *r = &c->runs[c->nruns++];
-		r->id = sqlite3_column_int64(s, 0);
-		r->commit = col_text(s, 1);
-		r->time = sqlite3_column_int64(s, 2);
-		const char *g = (const char *)sqlite3_column_text(s, 3);
+		r->id = ri[i].id;
+		r->commit = ri[i].commit;
+		ri[i].commit = NULL;
+		r->time = ri[i].time;
+		const char *g = ri[i].gpu_name ? ri[i].gpu_name : "";
 		size_t k;
 		for (k = 0; k < c->ngpus; k++)
-			if (!strcmp(c->gpus[k], g ? g : ""))
+			if (!strcmp(c->gpus[k], g))
 				break;
 		if (k == c->ngpus) {
 			c->gpus = xrealloc(c->gpus, (c->ngpus + 1) * sizeof *c->gpus);
-			c->gpus[c->ngpus++] = xstrdup(g ? g : "");
+			c->gpus[c->ngpus++] = xstrdup(g);
 		}
 		r->gpu = (int)k;
 	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE)
-		return db_fail(c->db, "read the runs");
+	store_runs_free(ri, n);
 	/* never an array indexed by an id read from the file: ids are any int64 */
 	c->by_id = xmalloc((c->nruns ? c->nruns : 1) * sizeof *c->by_id);
 	for (size_t i = 0; i < c->nruns; i++)
@@ -777,164 +607,69 @@ static void series_reset(struct ctx *c)
 
 /*
  * The samples of the selected runs, each series' values reduced to a point
- * per commit as they are read, so memory holds points, not samples.  That
- * needs each run's rows to come together: they do in rowid order (a run is
- * stored in one transaction) and in the run index's order, which the reads
- * below follow; should a run's rows come apart anyway (1 is returned then),
- * the caller reads again in ORDER BY run.  When most runs are selected the
- * table is scanned in rowid order, which is cheaper than looking every row
- * up through the run index, by two threads over two rowid ranges split at
- * a run's first row; seen[pos] is set for each run met.
+ * per commit as they are read, so memory holds points, not samples: the
+ * store streams each run's rows together (store_samples_stream), into two
+ * parts that it may fill at once from two threads.  Each part has its own
+ * series; the second's points are appended to the first's at the end.
  */
-static int load_samples_once(struct ctx *c, int ordered, int scan, int64_t lo, int64_t hi,
-			     unsigned char *seen)
+static void sample_row(void *part, int64_t run, int64_t b, int64_t nv, int64_t k, int64_t m,
+		       double v)
 {
-	char *sql = scan ? xasprintf("SELECT run, benchmark, nvtx, kernel, metric, value FROM samples"
-				     " WHERE rowid >= ?3 AND rowid < ?4%s", ordered ? " ORDER BY run" : "")
-		: xasprintf("SELECT run, benchmark, nvtx, kernel, metric, value FROM samples"
-			    " WHERE run IN (SELECT id%s)%s", run_where, ordered ? " ORDER BY run" : "");
-	sqlite3_stmt *s;
-	int rc = sqlite3_prepare_v2(c->db, sql, -1, &s, NULL);
-	free(sql);
-	if (rc != SQLITE_OK)
-		return db_fail(c->db, "read the samples");
-	if (scan) {
-		sqlite3_bind_int64(s, 3, lo);
-		sqlite3_bind_int64(s, 4, hi);
-	} else {
-		if (c->o->branch)
-			sqlite3_bind_text(s, 1, c->o->branch, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 2, c->o->since);
+	struct ctx *c = part;
+	uint32_t pos;
+	if (!run_pos_of(c, run, &pos))
+		return;
+	struct series *x = series_get(c, c->runs[pos].gpu, b, nv, k, m);
+	if (x->ncur && x->cur_pos != pos)
+		series_flush(x, c->nruns);
+	x->cur_pos = pos;
+	if (x->ncur == x->capcur) {
+		x->capcur = x->capcur ? 2 * x->capcur : 8;
+		x->cur = xrealloc(x->cur, x->capcur * sizeof *x->cur);
 	}
-	unsigned char *done = xcalloc(c->nruns + 1, 1);   /* runs whose rows have passed */
-	int64_t prev = -1;
-	uint32_t prev_pos = 0;
-	int apart = 0;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		int64_t run = sqlite3_column_int64(s, 0);
-		uint32_t pos;
-		if (!run_pos_of(c, run, &pos))
-			continue;
-		if (run != prev) {
-			if (prev >= 0)
-				done[prev_pos] = 1;
-			if (done[pos]) {
-				apart = 1;
-				break;
-			}
-			seen[pos] = 1;
-			prev = run;
-			prev_pos = pos;
-		}
-		struct series *x = series_get(c, c->runs[pos].gpu, sqlite3_column_int64(s, 1),
-					      sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3),
-					      sqlite3_column_int64(s, 4));
-		if (x->ncur && x->cur_pos != pos)
-			series_flush(x, c->nruns);
-		x->cur_pos = pos;
-		if (x->ncur == x->capcur) {
-			x->capcur = x->capcur ? 2 * x->capcur : 8;
-			x->cur = xrealloc(x->cur, x->capcur * sizeof *x->cur);
-		}
-		x->cur[x->ncur++] = sqlite3_column_double(s, 5);
-	}
-	sqlite3_finalize(s);
-	free(done);
-	if (apart)
-		return 1;
-	if (rc != SQLITE_DONE)
-		return db_fail(c->db, "read the samples");
-	for (size_t i = 0; i < c->ns; i++) {
-		series_flush(&c->s[i], c->nruns);
-		free(c->s[i].cur);
-		c->s[i].cur = NULL;
-		c->s[i].capcur = 0;
-	}
-	return 0;
+	x->cur[x->ncur++] = v;
 }
 
-struct half {
-	struct ctx c;           /* its own connection and series */
-	int64_t lo, hi;
-	unsigned char *seen;
-	int rc;
-};
-
-static void *read_half(void *arg)
+static void sample_reset(void *part)
 {
-	struct half *h = arg;
-	h->rc = load_samples_once(&h->c, 0, 1, h->lo, h->hi, h->seen);
-	return NULL;
+	series_reset(part);
 }
 
-static int64_t one_int(sqlite3 *db, const char *sql, int64_t arg, int64_t dflt)
+static int load_samples(struct ctx *c)
 {
-	sqlite3_stmt *s;
-	int64_t v = dflt;
-	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
-		return dflt;
-	sqlite3_bind_int64(s, 1, arg);
-	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL)
-		v = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
-	return v;
-}
-
-/* The scan in two threads: 0 done, 1 the runs' rows came apart (or a
- * thread could not be had: read again in one), -1 error (printed). */
-static int load_samples_split(struct ctx *c, unsigned char *seen)
-{
-	int64_t first = one_int(c->db, "SELECT min(rowid) FROM samples", 0, -1);
-	int64_t last = one_int(c->db, "SELECT max(rowid) FROM samples", 0, -1);
-	const char *file = sqlite3_db_filename(c->db, "main");
-	if (first < 0 || last - first < 100000 || !file || !*file)
-		return 1;
-	int64_t mid_run = one_int(c->db, "SELECT run FROM samples WHERE rowid >= ?1 ORDER BY rowid LIMIT 1",
-				  first + (last - first) / 2, -1);
-	int64_t split = one_int(c->db, "SELECT min(rowid) FROM samples WHERE run = ?1", mid_run, -1);
-	if (mid_run < 0 || split <= first)
-		return 1;
-	struct half h[2];
-	memset(h, 0, sizeof h);
+	struct ctx h[2];
 	for (int k = 0; k < 2; k++) {
-		h[k].c = *c;
-		h[k].c.s = NULL;
-		h[k].c.slot = NULL;
-		h[k].c.ns = h[k].c.cap = 0;
-		h[k].seen = xcalloc(c->nruns + 1, 1);
+		h[k] = *c;
+		h[k].s = NULL;
+		h[k].slot = NULL;
+		h[k].ns = h[k].cap = 0;
+		h[k].last_hit = 0;
 	}
-	h[0].lo = first;
-	h[0].hi = split;
-	h[1].lo = split;
-	h[1].hi = last + 1;
-	int rc = 0;
-	if (sqlite3_open_v2(file, &h[1].c.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-		sqlite3_close(h[1].c.db);
-		h[1].c.db = NULL;
-		rc = 1;
-	}
-	pthread_t tid;
-	if (!rc && pthread_create(&tid, NULL, read_half, &h[1]) != 0)
-		rc = 1;
-	if (!rc) {
-		read_half(&h[0]);
-		pthread_join(tid, NULL);
-		rc = h[0].rc < 0 || h[1].rc < 0 ? -1 : h[0].rc || h[1].rc;
-		for (size_t i = 0; !rc && i < c->nruns; i++)
-			if (h[0].seen[i] && h[1].seen[i])
-				rc = 1;   /* a run on both sides of the split */
-	}
-	if (!rc) {
-		/* the first half's series, then the second's points appended */
-		c->s = h[0].c.s;
-		c->slot = h[0].c.slot;
-		c->ns = h[0].c.ns;
-		c->cap = h[0].c.cap;
-		h[0].c.s = NULL;
-		h[0].c.slot = NULL;
-		h[0].c.ns = 0;
-		for (size_t i = 0; i < h[1].c.ns; i++) {
-			struct series *y = &h[1].c.s[i];
+	void *parts[2] = { &h[0], &h[1] };
+	struct kg_sample_reader rd = { parts, 2, sample_row, sample_reset };
+	int64_t *ids = xmalloc((c->nruns ? c->nruns : 1) * sizeof *ids);
+	for (size_t i = 0; i < c->nruns; i++)
+		ids[i] = c->runs[i].id;
+	int rc = store_samples_stream(c->st, ids, c->nruns, &rd);
+	free(ids);
+	for (int k = 0; rc == KG_EXIT_PASS && k < 2; k++)
+		for (size_t i = 0; i < h[k].ns; i++) {
+			series_flush(&h[k].s[i], c->nruns);
+			free(h[k].s[i].cur);
+			h[k].s[i].cur = NULL;
+			h[k].s[i].capcur = 0;
+		}
+	if (rc == KG_EXIT_PASS) {
+		/* the first part's series, then the second's points appended */
+		c->s = h[0].s;
+		c->slot = h[0].slot;
+		c->ns = h[0].ns;
+		c->cap = h[0].cap;
+		h[0].s = NULL;
+		h[0].slot = NULL;
+		h[0].ns = 0;
+		for (size_t i = 0; i < h[1].ns; i++) {
+			struct series *y = &h[1].s[i];
 			struct series *x = series_get(c, y->gpu, y->bench, y->nvtx, y->kernel, y->metric);
 			if (!x->npt) {
 				x->pt = y->pt;
@@ -950,40 +685,10 @@ static int load_samples_split(struct ctx *c, unsigned char *seen)
 			memcpy(x->pt + x->npt, y->pt, y->npt * sizeof *y->pt);
 			x->npt += y->npt;
 		}
-		for (size_t i = 0; i < c->nruns; i++)
-			seen[i] = h[0].seen[i] | h[1].seen[i];
 	}
-	for (int k = 0; k < 2; k++) {
-		series_reset(&h[k].c);
-		free(h[k].seen);
-	}
-	if (h[1].c.db)
-		sqlite3_close(h[1].c.db);
-	return rc;
-}
-
-static int load_samples(struct ctx *c)
-{
-	sqlite3_stmt *s;
-	int64_t all = 0;
-	if (sqlite3_prepare_v2(c->db, "SELECT count(*) FROM runs", -1, &s, NULL) != SQLITE_OK)
-		return db_fail(c->db, "count the runs");
-	if (sqlite3_step(s) == SQLITE_ROW)
-		all = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
-	int scan = (int64_t)c->nruns * 4 >= all * 3;
-	unsigned char *seen = xcalloc(c->nruns + 1, 1);
-	int rc = scan ? load_samples_split(c, seen) : 1;
-	if (rc == 1) {
-		series_reset(c);
-		rc = load_samples_once(c, 0, scan, INT64_MIN, INT64_MAX, seen);
-	}
-	if (rc == 1) {
-		series_reset(c);
-		rc = load_samples_once(c, 1, scan, INT64_MIN, INT64_MAX, seen);
-	}
-	free(seen);
-	return rc == 1 ? db_fail(c->db, "read the samples in run order") : rc;
+	series_reset(&h[0]);
+	series_reset(&h[1]);
+	return rc == KG_EXIT_PASS ? 0 : -1;
 }
 
 static int cmp_point(const void *a, const void *b)
@@ -1196,24 +901,24 @@ static void chart(struct ctx *c, const struct series *x, struct kg_buf *b, int h
 	if (aggregate)
 		buf_printf(b, " data-columns=\"%zu\"", ncol);
 	buf_adds(b, " data-metric=\"");
-	report_html_escape(b, metric);
+	escape_html(b, metric);
 	buf_adds(b, "\"><figcaption><b>");
-	report_html_escape(b, kernel_label(c, x->kernel));
+	escape_html(b, kernel_label(c, x->kernel));
 	buf_adds(b, "</b> · ");
-	report_html_escape(b, metric);
+	escape_html(b, metric);
 	if (*unit) {
 		buf_adds(b, " (");
-		report_html_escape(b, unit);
+		escape_html(b, unit);
 		buf_adds(b, ")");
 	}
 	const char *nv = name_of(&c->nvtx, x->nvtx);
 	if (*nv && strcmp(nv, "?")) {
 		buf_adds(b, " · NVTX ");
-		report_html_escape(b, nv);
+		escape_html(b, nv);
 	}
 	if (c->ngpus > 1 && *c->gpus[x->gpu]) {
 		buf_adds(b, " · ");
-		report_html_escape(b, c->gpus[x->gpu]);
+		escape_html(b, c->gpus[x->gpu]);
 	}
 	if (aggregate)
 		buf_printf(b, " · %zu commits in %zu columns", x->npt, ncol);
@@ -1229,18 +934,18 @@ static void chart(struct ctx *c, const struct series *x, struct kg_buf *b, int h
 		fmt_axis(llo, sizeof llo, lo, unit, prec);
 	} while (!strcmp(lhi, llo) && ++prec < 12);
 	buf_printf(b, "<text class=\"ax\" x=\"%d\" y=\"%d\" text-anchor=\"end\">", ML - 4, MT + 10);
-	report_html_escape(b, lhi);
+	escape_html(b, lhi);
 	buf_printf(b, "</text><text class=\"ax\" x=\"%d\" y=\"%d\" text-anchor=\"end\">", ML - 4, H - MB);
-	report_html_escape(b, llo);
+	escape_html(b, llo);
 	buf_adds(b, "</text>");
 	char sha[16];
 	short_sha(sha, c->runs[x->pt[0].pos].commit);
 	buf_printf(b, "<text class=\"ax\" x=\"%d\" y=\"%d\">", ML, H - MB + 16);
-	report_html_escape(b, sha);
+	escape_html(b, sha);
 	buf_adds(b, "</text>");
 	short_sha(sha, c->runs[x->pt[x->npt - 1].pos].commit);
 	buf_printf(b, "<text class=\"ax\" x=\"%d\" y=\"%d\" text-anchor=\"end\">", W - MR, H - MB + 16);
-	report_html_escape(b, sha);
+	escape_html(b, sha);
 	buf_adds(b, "</text>");
 	/* the spread band, then the median line */
 	int *xs = xmalloc(ncol * sizeof *xs), *ys = xmalloc(ncol * sizeof *ys);
@@ -1271,7 +976,7 @@ static void chart(struct ctx *c, const struct series *x, struct kg_buf *b, int h
 		short_sha(sha, c->runs[x->pt[r->at].pos].commit);
 		buf_printf(b, "<line class=\"cp\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"><title>change point at ",
 			   cx, MT, cx, H - MB);
-		report_html_escape(b, sha);
+		escape_html(b, sha);
 		buf_printf(b, ": %.6g → %.6g (%+.2f%%), p = %.3g</title></line>", r->before, r->after,
 			   100 * r->shift, r->p);
 	}
@@ -1291,7 +996,7 @@ static void chart(struct ctx *c, const struct series *x, struct kg_buf *b, int h
 		short_sha(sha, r->commit);
 		buf_printf(b, "<circle class=\"pt%s\" cx=\"%d\" cy=\"%d\" r=\"3\"><title>", is_cp ? " cpt" : "",
 			   ML + (int)lround(XOF(p->pos)), YOF(p->med));
-		report_html_escape(b, sha);
+		escape_html(b, sha);
 		buf_printf(b, " (%s): median %.6g, IQR %.6g–%.6g, range %.6g–%.6g, n = %u</title></circle>",
 			   date, p->med, p->q1, p->q3, p->lo, p->hi, p->n);
 	}
@@ -1422,9 +1127,9 @@ static size_t roofline(struct ctx *c, struct kg_buf *b)
 	for (size_t i = 0; i < np; i++) {
 		buf_printf(b, "<circle class=\"rp\" cx=\"%d\" cy=\"%d\" r=\"4\"><title>", RX(pts[i].ai),
 			   RY(pts[i].gflops));
-		report_html_escape(b, name_of(&c->bench, pts[i].any->bench));
+		escape_html(b, name_of(&c->bench, pts[i].any->bench));
 		buf_adds(b, ": ");
-		report_html_escape(b, kernel_label(c, pts[i].any->kernel));
+		escape_html(b, kernel_label(c, pts[i].any->kernel));
 		buf_printf(b, ": %.4g FLOP/byte, %.4g GFLOP/s</title></circle>", pts[i].ai, pts[i].gflops);
 	}
 #undef RX
@@ -1455,8 +1160,8 @@ static void html_verdicts(struct ctx *c, struct kg_buf *b, struct report_summary
 {
 	buf_adds(b, "<h2 id=\"verdicts\">Newest verdicts</h2>\n");
 	struct report_check chk;
-	int rc = load_newest(c->db, "c.run IN (SELECT id FROM runs WHERE (?1 IS NULL OR branch = ?1)"
-			     " AND time >= ?2)", c->o->branch, c->o->since, &chk);
+	struct kg_check_filter f = { .branch = c->o->branch, .since = c->o->since };
+	int rc = load_newest(c->st, &f, &chk);
 	if (rc != 0) {
 		buf_adds(b, "<p class=\"note\">No check is stored for these runs.</p>\n");
 		if (rc == 0 || rc == 1)
@@ -1467,21 +1172,21 @@ static void html_verdicts(struct ctx *c, struct kg_buf *b, struct report_summary
 	short_sha(sha, chk.commit);
 	fmt_date(date, sizeof date, chk.time);
 	buf_adds(b, "<p>Commit <code>");
-	report_html_escape(b, sha);
+	escape_html(b, sha);
 	buf_adds(b, "</code> against ");
-	report_html_escape(b, chk.baseline ? chk.baseline : "(none)");
+	escape_html(b, chk.baseline ? chk.baseline : "(none)");
 	const struct kg_outcome *oc = &chk.outcome;
 	buf_printf(b, ", checked %s: <span class=\"%s\">%s</span>: %zu fail, %zu missing, %zu inconclusive,"
 		   " %zu new, %zu pass.</p>\n", date, verdict_key(oc->verdict), verdict_name(oc->verdict),
 		   oc->n_fail, oc->n_missing, oc->n_inconclusive, oc->n_new, oc->n_pass);
 	if (oc->verdict == KG_VERDICT_NO_BASELINE) {
 		buf_adds(b, "<p>No baseline: ");
-		report_html_escape(b, oc->note ? oc->note : "nothing to compare with");
+		escape_html(b, oc->note ? oc->note : "nothing to compare with");
 		buf_adds(b, ".</p>\n");
 	}
 	if (oc->not_compared) {
 		buf_adds(b, "<p>Not compared: ");
-		report_html_escape(b, oc->not_compared);
+		escape_html(b, oc->not_compared);
 		buf_adds(b, ".</p>\n");
 	}
 	sum->check_verdict = oc->verdict;
@@ -1505,20 +1210,20 @@ static void html_verdicts(struct ctx *c, struct kg_buf *b, struct report_summary
 		fmt_num(bv, sizeof bv, v->base_value);
 		fmt_num(hv, sizeof hv, v->head_value);
 		buf_adds(b, "<tr><td class=\"");
-		report_html_escape(b, v->verdict);
+		escape_html(b, v->verdict);
 		buf_adds(b, "\">");
-		report_html_escape(b, v->verdict);
+		escape_html(b, v->verdict);
 		buf_adds(b, "</td><td>");
-		report_html_escape(b, v->benchmark);
+		escape_html(b, v->benchmark);
 		buf_adds(b, "</td><td>");
-		report_html_escape(b, v->demangled ? v->demangled : v->kernel);
+		escape_html(b, v->demangled ? v->demangled : v->kernel);
 		buf_adds(b, "</td><td>");
-		report_html_escape(b, v->nvtx);
+		escape_html(b, v->nvtx);
 		buf_adds(b, "</td><td>");
-		report_html_escape(b, v->metric);
+		escape_html(b, v->metric);
 		buf_printf(b, "</td><td>%s</td><td>%s … %s</td><td>%s</td><td>%s</td><td>%s</td><td>",
 			   s1, s2, s3, p, bv, hv);
-		report_html_escape(b, v->message);
+		escape_html(b, v->message);
 		buf_adds(b, "</td></tr>\n");
 	}
 	buf_adds(b, "</table>\n");
@@ -1527,14 +1232,14 @@ static void html_verdicts(struct ctx *c, struct kg_buf *b, struct report_summary
 		const struct kg_explanation *x = &chk.why[i];
 		buf_adds(b, i ? "" : "<h3>Why</h3>\n");
 		buf_adds(b, "<p class=\"why\">");
-		report_html_escape(b, x->benchmark);
+		escape_html(b, x->benchmark);
 		if (*x->nvtx) {
 			buf_adds(b, " [");
-			report_html_escape(b, x->nvtx);
+			escape_html(b, x->nvtx);
 			buf_adds(b, "]");
 		}
 		buf_adds(b, ": ");
-		report_html_escape(b, x->why);
+		escape_html(b, x->why);
 		buf_adds(b, "</p>\n<details><summary>rules and counters</summary>\n");
 		explain_render(x, KG_EXPLAIN_HTML, b);
 		buf_adds(b, "</details>\n");
@@ -1557,17 +1262,17 @@ static void page_head(struct kg_buf *b, const struct report_opts *o, const char 
 		    "<meta name=\"generator\" content=\"kgate " KGATE_VERSION "\"><title>kgate trend report");
 	if (o->branch) {
 		buf_adds(b, ": ");
-		report_html_escape(b, o->branch);
+		escape_html(b, o->branch);
 	}
 	if (sub) {
 		buf_adds(b, " · ");
-		report_html_escape(b, sub);
+		escape_html(b, sub);
 	}
 	buf_printf(b, "</title><style>%s</style></head>\n<body data-kgate-report=\"1\" data-runs=\"%zu\""
 		   " data-series=\"%zu\">\n<h1>kgate trend report", css, nruns, ns);
 	if (o->branch) {
 		buf_adds(b, ": branch ");
-		report_html_escape(b, o->branch);
+		escape_html(b, o->branch);
 	}
 	buf_adds(b, "</h1>\n");
 }
@@ -1617,7 +1322,7 @@ static void html_charts(struct ctx *c, struct kg_buf *b, size_t i0, size_t j0)
 		while (j < j0 && c->s[j].bench == c->s[i].bench)
 			j++;
 		buf_printf(b, "<section class=\"benchmark\" data-charts=\"%zu\"><h2>Benchmark ", j - i);
-		report_html_escape(b, name_of(&c->bench, c->s[i].bench));
+		escape_html(b, name_of(&c->bench, c->s[i].bench));
 		buf_adds(b, "</h2>\n");
 		for (size_t k = i; k < j; k++)
 			chart(c, &c->s[k], b, hover_all, k);
@@ -1654,18 +1359,16 @@ int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_ch
 	*npages = 0;
 	struct ctx c;
 	memset(&c, 0, sizeof c);
-	c.db = store_db(st);
+	c.st = st;
 	c.o = o;
 	c.pages = max_charts > 0;
 	int ret = KG_EXIT_RUNTIME;
 	struct kg_buf b = KG_BUF_INIT;
 	struct cp_ref *cps = NULL;
 	size_t ncps = 0, nchart_pages = 0;
-	if (load_runs(&c) || load_names(c.db, "SELECT id, name FROM benchmarks", &c.bench) ||
-	    load_names(c.db, "SELECT id, path FROM nvtx", &c.nvtx) ||
-	    load_names(c.db, "SELECT id, mangled, demangled FROM kernels", &c.kernel) ||
-	    load_names(c.db, "SELECT id, name, NULL, unit, deterministic FROM metrics", &c.metric) ||
-	    load_samples(&c))
+	if (load_runs(&c) || load_names(st, KG_NAMES_BENCHMARK, &c.bench) ||
+	    load_names(st, KG_NAMES_NVTX, &c.nvtx) || load_names(st, KG_NAMES_KERNEL, &c.kernel) ||
+	    load_names(st, KG_NAMES_METRIC, &c.metric) || load_samples(&c))
 		goto out;
 	for (size_t i = 0; i < c.ns; i++) {
 		build_points(&c, &c.s[i]);
@@ -1734,19 +1437,19 @@ int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_ch
 			if (c.pages)
 				page_name(pn, sizeof pn, x->page);
 			buf_printf(&b, "<tr><td>");
-			report_html_escape(&b, name_of(&c.bench, x->bench));
+			escape_html(&b, name_of(&c.bench, x->bench));
 			buf_printf(&b, "</td><td><a href=\"%s#s%zu\">", pn, (size_t)(x - c.s));
-			report_html_escape(&b, kernel_label(&c, x->kernel));
+			escape_html(&b, kernel_label(&c, x->kernel));
 			buf_adds(&b, "</a></td><td>");
-			report_html_escape(&b, name_of(&c.nvtx, x->nvtx));
+			escape_html(&b, name_of(&c.nvtx, x->nvtx));
 			buf_adds(&b, "</td><td>");
-			report_html_escape(&b, name_of(&c.metric, x->metric));
+			escape_html(&b, name_of(&c.metric, x->metric));
 			char ssha[16];
 			short_sha(ssha, run->commit);
 			buf_adds(&b, "</td><td><code title=\"");
-			report_html_escape(&b, run->commit);
+			escape_html(&b, run->commit);
 			buf_adds(&b, "\">");
-			report_html_escape(&b, ssha);
+			escape_html(&b, ssha);
 			buf_printf(&b, "</code></td><td>%s</td><td>%.6g</td><td>%.6g</td><td>%s</td>"
 				   "<td>%.3g</td></tr>\n", date, r->before, r->after, sh, r->p);
 		}
@@ -1778,12 +1481,12 @@ int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_ch
 			page_name(pn, sizeof pn, c.s[i].page);
 			const char *bn = name_of(&c.bench, c.s[i].bench);
 			buf_printf(&b, "<tr><td><a href=\"%s\">%s</a></td><td>", pn, pn);
-			report_html_escape(&b, bn);
+			escape_html(&b, bn);
 			buf_adds(&b, "</td><td>");
-			report_html_escape(&b, kernel_label(&c, c.s[i].kernel));
+			escape_html(&b, kernel_label(&c, c.s[i].kernel));
 			if (nk > 1) {
 				buf_adds(&b, " … ");
-				report_html_escape(&b, kernel_label(&c, c.s[j - 1].kernel));
+				escape_html(&b, kernel_label(&c, c.s[j - 1].kernel));
 			}
 			buf_printf(&b, " (%zu)</td><td>%zu</td><td>%zu</td></tr>\n", nk, j - i, ncp);
 			char sub[64];
@@ -1793,7 +1496,7 @@ int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_ch
 				   " points, roofline, every page). This is page %zu of %zu: %zu charts of",
 				   c.s[i].page, nchart_pages, j - i);
 			buf_adds(&pg, " benchmark ");
-			report_html_escape(&pg, bn);
+			escape_html(&pg, bn);
 			buf_printf(&pg, ", %zu run%s from %s to %s.", c.nruns, c.nruns == 1 ? "" : "s", d0, d1);
 			if (c.s[i].page > 1) {
 				char prev[32];
@@ -1826,7 +1529,7 @@ int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_ch
 	buf_adds(&t, "*kgate trend report*");
 	if (o->branch) {
 		buf_adds(&t, " for `");
-		slack_escape(&t, o->branch);
+		escape_slack(&t, o->branch);
 		buf_adds(&t, "`");
 	}
 	buf_printf(&t, ": %zu runs, %zu series", c.nruns, c.ns);
@@ -1845,13 +1548,13 @@ int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_ch
 		char sha[16];
 		short_sha(sha, c.runs[x->pt[cps[i].r->at].pos].commit);
 		buf_adds(&t, "• ");
-		slack_escape(&t, name_of(&c.bench, x->bench));
+		escape_slack(&t, name_of(&c.bench, x->bench));
 		buf_adds(&t, " / ");
-		slack_escape(&t, kernel_label(&c, x->kernel));
+		escape_slack(&t, kernel_label(&c, x->kernel));
 		buf_adds(&t, " / ");
-		slack_escape(&t, name_of(&c.metric, x->metric));
+		escape_slack(&t, name_of(&c.metric, x->metric));
 		buf_printf(&t, ": %+.1f%% at `", 100 * cps[i].r->shift);
-		slack_escape(&t, sha);
+		escape_slack(&t, sha);
 		buf_adds(&t, "`\n");
 	}
 	if (sum->has_check)

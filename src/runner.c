@@ -17,7 +17,7 @@
  */
 #include "kgate/runner.h"
 #include "kgate/kgate.h"
-#include "kgate/collector.h"
+#include "kgate/records_format.h"
 #include "kgate/util.h"
 
 #include <dirent.h>
@@ -182,21 +182,6 @@ static int is_file(const char *p)
 	return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
-static char *self_dir(void)
-{
-	char buf[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-
-	if (n <= 0)
-		return NULL;
-	buf[n] = '\0';
-	char *slash = strrchr(buf, '/');
-	if (!slash)
-		return NULL;
-	*slash = '\0';
-	return xstrdup(buf[0] ? buf : "/");
-}
-
 char *runner_find_collector(void)
 {
 	const char *env = getenv("KGATE_COLLECTOR");
@@ -209,7 +194,7 @@ char *runner_find_collector(void)
 		}
 		return realpath(env, NULL);
 	}
-	char *dir = self_dir();
+	char *dir = kg_exe_dir();
 	if (dir) {
 		char *cand[2] = { xasprintf("%s/%s", dir, COLLECTOR_SO),
 				  xasprintf("%s/../lib/kgate/%s", dir, COLLECTOR_SO) };

@@ -9,10 +9,17 @@
  * its process fails (exit status, signal, timeout), when it wrote no records
  * file, or when a records file lacks its footer; the failure message names
  * the benchmark and the repeat and quotes the last lines of its stderr.
+ *
+ * Around every process the state of each GPU is read (gpustate.h: clocks,
+ * temperature, power, clock-event reasons, other compute processes) and
+ * added to the benchmark's summary for that device; the run stores the
+ * summary of the device its records name.  With require_idle_gpu, a process
+ * starts only once no other process computes on a GPU (waiting idle_wait).
  */
+#include "kgate/escape.h"
 #include "kgate/suiterun.h"
-#include "kgate/collector.h"
 #include "kgate/import.h"
+#include "kgate/records_format.h"
 #include "kgate/kgate.h"
 #include "kgate/runner.h"
 #include "kgate/util.h"
@@ -47,6 +54,7 @@ int suiterun_init(struct kg_suiterun *sr)
 	}
 	sr->scratch = tmpl;
 	sr->progress = isatty(2);
+	sr->nvml = gpustate_open();
 	return KG_EXIT_PASS;
 }
 
@@ -70,6 +78,7 @@ void suiterun_free(struct kg_suiterun *sr)
 	free(sr->scratch);
 	free(sr->collector);
 	free(sr->nvtx);
+	gpustate_close(sr->nvml);
 	memset(sr, 0, sizeof(*sr));
 }
 
@@ -100,6 +109,8 @@ void suiterun_recset_free(struct kg_recset *rs)
 	free(rs->path);
 	free(rs->fp);
 	free(rs->repeat);
+	free(rs->gpu);
+	free(rs->gpu_uuid);
 	memset(rs, 0, sizeof(*rs));
 }
 
@@ -159,7 +170,7 @@ static void print_tail(const char *err_tail)
 	while (*p) {
 		const char *nl = strchr(p, '\n');
 		size_t l = nl ? (size_t)(nl - p) : strlen(p);
-		char *line = xstrndup(p, l), *safe = kg_text_safe(line);
+		char *line = xstrndup(p, l), *safe = escape_text_dup(line);
 		fprintf(stderr, "    %s\n", safe);
 		free(safe);
 		free(line);
@@ -172,6 +183,80 @@ static char *where(const char *tag, int repeat)
 	if (repeat < 0)
 		return xasprintf("%s%swarmup %d", tag ? tag : "", tag ? " " : "", -repeat - 1);
 	return xasprintf("%s%srepeat %d", tag ? tag : "", tag ? " " : "", repeat);
+}
+
+/* Add one process's before/after states of every device to acc's summaries. */
+static void gpu_add(struct kg_recset *acc, const struct kg_gpu_state *before, size_t nb,
+		    const struct kg_gpu_state *after, size_t na, const char *why)
+{
+	if (!na && !acc->ngpu && !acc->gpu_why[0])
+		snprintf(acc->gpu_why, sizeof(acc->gpu_why), "%s",
+			 why && *why ? why : "NVML read no device");
+	for (size_t i = 0; i < na; i++) {
+		const struct kg_gpu_state *b = NULL;
+		struct kg_gpu_state none;
+		size_t k;
+
+		for (size_t j = 0; j < nb && !b; j++)
+			if (!strcmp(before[j].uuid, after[i].uuid))
+				b = &before[j];
+		if (!b) {
+			memset(&none, 0, sizeof(none));
+			snprintf(none.why, sizeof(none.why), "not read before the process");
+			b = &none;
+		}
+		for (k = 0; k < acc->ngpu; k++)
+			if (!strcmp(acc->gpu_uuid[k], after[i].uuid))
+				break;
+		if (k == acc->ngpu) {
+			if (acc->ngpu == KG_GPUSTATE_MAX_DEVICES)
+				continue;
+			acc->gpu = xrealloc(acc->gpu, (acc->ngpu + 1) * sizeof(*acc->gpu));
+			acc->gpu_uuid = xrealloc(acc->gpu_uuid, (acc->ngpu + 1) * sizeof(*acc->gpu_uuid));
+			gpustate_summary_init(&acc->gpu[k]);
+			snprintf(acc->gpu_uuid[k], sizeof(acc->gpu_uuid[k]), "%s", after[i].uuid);
+			acc->ngpu++;
+		}
+		gpustate_summary_add(&acc->gpu[k], b, &after[i]);
+	}
+}
+
+/*
+ * require_idle_gpu: wait up to the suite's idle_wait for the GPUs to have
+ * no other compute process.  KG_EXIT_PASS to go on, KG_EXIT_RUNTIME (said)
+ * when one is still busy.
+ */
+static int wait_idle(struct kg_suiterun *sr, const struct kg_suite *s,
+		     const struct kg_benchmark *b)
+{
+	struct kg_gpu_state last;
+	char what[300];
+	int r;
+
+	if (!s->require_idle_gpu)
+		return KG_EXIT_PASS;
+	r = gpustate_wait_idle(sr->nvml, NULL, 0, 0, NULL, &last);
+	if (r == 1) {
+		kg_note("GPU %s: %s; waiting up to %.0f s for it to end (require_idle_gpu)",
+			last.uuid, gpustate_concerns(&last, what, sizeof(what)), s->idle_wait_s);
+		r = gpustate_wait_idle(sr->nvml, NULL, s->idle_wait_s, 1.0, runner_interrupted,
+				       &last);
+	}
+	if (r < 0) {
+		if (!sr->idle_unknown_said)
+			kg_warn("require_idle_gpu: cannot tell whether the GPU is idle (%s); "
+				"running anyway", last.why);
+		sr->idle_unknown_said = 1;
+		return KG_EXIT_PASS;
+	}
+	if (r == 1) {
+		kg_error("GPU %s is not idle: %s; require_idle_gpu refuses to run benchmark "
+			 "'%s' (waited %.0f s: idle_wait in the suite sets how long)",
+			 last.uuid, gpustate_concerns(&last, what, sizeof(what)), b->name,
+			 s->idle_wait_s);
+		return KG_EXIT_RUNTIME;
+	}
+	return KG_EXIT_PASS;
 }
 
 int suiterun_once(struct kg_suiterun *sr, const struct kg_suite *s,
@@ -213,7 +298,21 @@ int suiterun_once(struct kg_suiterun *sr, const struct kg_suite *s,
 		};
 		struct kg_runner_result res;
 		char *pass_s = passes > 1 ? xasprintf(", pass %d of %d", pass, passes) : xstrdup("");
-		int r = runner_run(&spec, &res);
+		struct kg_gpu_state before[KG_GPUSTATE_MAX_DEVICES], after[KG_GPUSTATE_MAX_DEVICES];
+		size_t nb = 0, na = 0;
+		int r = wait_idle(sr, s, b);
+		if (r != KG_EXIT_PASS) {
+			runner_env_free(env, nenv);
+			free(pass_s);
+			free(records);
+			free(prefix);
+			rc = r;
+			break;
+		}
+		nb = gpustate_read_all(sr->nvml, before, KG_GPUSTATE_MAX_DEVICES);
+		r = runner_run(&spec, &res);
+		if (r == KG_EXIT_PASS)
+			na = gpustate_read_all(sr->nvml, after, KG_GPUSTATE_MAX_DEVICES);
 		size_t nf = 0;
 		char **files = NULL;
 		struct kg_run_info *fps = NULL;   /* each file's GPU fingerprint */
@@ -291,6 +390,7 @@ int suiterun_once(struct kg_suiterun *sr, const struct kg_suite *s,
 			}
 			acc->wall_s += res.wall_s;
 			acc->processes++;
+			gpu_add(acc, before, nb, after, na, gpustate_why(sr->nvml));
 		} else {
 			for (size_t i = 0; i < nf; i++) {
 				unlink(files[i]);
@@ -349,6 +449,38 @@ static void count_kernels(struct kg_store *st, int64_t run, const char *const *n
 	store_sampleset_free(&set);
 }
 
+/* The summary of the run's GPU (the only one read, else the one its records
+ * name) for benchmark name, as JSON with the run. */
+static int store_gpu_state(struct kg_store *st, const struct kg_run_info *run,
+			   const char *name, const struct kg_recset *set)
+{
+	struct kg_gpu_summary none;
+	const struct kg_gpu_summary *sum = NULL;
+	json_t *j;
+	char *text;
+	int rc;
+
+	if (!set->processes)
+		return KG_EXIT_PASS;
+	for (size_t k = 0; k < set->ngpu && !sum; k++)
+		if (set->ngpu == 1 || (run->gpu_uuid && !strcmp(set->gpu_uuid[k], run->gpu_uuid)))
+			sum = &set->gpu[k];
+	if (!sum) {
+		gpustate_summary_init(&none);
+		none.processes = set->processes;
+		snprintf(none.why, sizeof(none.why), "%s",
+			 set->ngpu ? "NVML does not list the GPU the records name"
+				   : set->gpu_why[0] ? set->gpu_why : "not read");
+		sum = &none;
+	}
+	j = gpustate_summary_to_json(sum);
+	text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	rc = store_run_benchmark_state(st, name, text);
+	free(text);
+	return rc;
+}
+
 int suiterun_store(struct kg_store *st, struct kg_run_info *run, const char *const *names,
 		   const struct kg_recset *sets, size_t n, struct kg_bench_summary *sum)
 {
@@ -367,6 +499,8 @@ int suiterun_store(struct kg_store *st, struct kg_run_info *run, const char *con
 	for (size_t i = 0; i < n && rc == KG_EXIT_PASS; i++) {
 		/* the run ran it, even when it launched no kernel (partial runs) */
 		rc = store_run_benchmark_add(st, names[i]);
+		if (rc == KG_EXIT_PASS)
+			rc = store_gpu_state(st, run, names[i], &sets[i]);
 		if (sum) {
 			memset(&sum[i], 0, sizeof(sum[i]));
 			sum[i].name = names[i];

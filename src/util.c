@@ -1,11 +1,12 @@
 /*
- * util.c: allocation wrappers, the error-message helpers, struct kg_buf and
- * "did you mean" suggestions.  Owns nothing global except the program name
+ * util.c: allocation wrappers, struct kg_buf and "did you mean"
+ * suggestions (kgate's messages are msg.c's).  Owns nothing global except the program name
  * used in messages ("kgate").
  */
 #include "kgate/util.h"
 #include "kgate/kgate.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,71 +91,6 @@ long kg_getline(char **line, size_t *cap, FILE *fp, size_t max)
 		return -1;
 	(*line)[n] = '\0';
 	return (long)n;
-}
-
-void buf_add_safe(struct kg_buf *b, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	for (; *p; p++) {
-		if (*p < 0x20 || *p == 0x7f)
-			buf_addc(b, ' ');
-		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
-			buf_addc(b, ' ');
-			p++;
-		} else
-			buf_addc(b, (char)*p);
-	}
-	if (!b->s)
-		buf_add(b, "", 0);
-}
-
-char *kg_text_safe(const char *s)
-{
-	struct kg_buf b = KG_BUF_INIT;
-
-	buf_add_safe(&b, s ? s : "");
-	return buf_detach(&b);
-}
-
-static void vmessage(const char *prefix, const char *fmt, va_list ap)
-{
-	struct kg_buf m = KG_BUF_INIT, b = KG_BUF_INIT;
-
-	buf_vprintf(&m, fmt, ap);
-	buf_adds(&b, prefix);
-	buf_add_safe(&b, m.s ? m.s : "");
-	buf_free(&m);
-	buf_addc(&b, '\n');
-	fwrite(b.s, 1, b.len, stderr);
-	buf_free(&b);
-}
-
-void kg_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vmessage("kgate: ", fmt, ap);
-	va_end(ap);
-}
-
-void kg_warn(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vmessage("kgate: warning: ", fmt, ap);
-	va_end(ap);
-}
-
-void kg_note(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vmessage("kgate: ", fmt, ap);
-	va_end(ap);
 }
 
 int kg_use_color(int fd)
@@ -289,4 +225,28 @@ const char *kg_suggest(const char *word, const char *const *candidates, size_t n
 		}
 	}
 	return best_d <= limit ? best : NULL;
+}
+
+const char *kg_suggest_close(const char *word, const char *const *candidates, size_t n)
+{
+	const char *s = kg_suggest(word, candidates, n);
+
+	if (s && 2 * kg_levenshtein(word, s) > strlen(word))
+		return NULL;
+	return s;
+}
+
+char *kg_exe_dir(void)
+{
+	char buf[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	char *slash = strrchr(buf, '/');
+	if (!slash)
+		return NULL;
+	*slash = '\0';
+	return xstrdup(buf[0] ? buf : "/");
 }

@@ -23,6 +23,9 @@ struct kg_check_output {
 	const char *path;
 };
 
+struct kg_confirm;
+struct kg_gate;
+
 struct kg_check_opts {
 	enum kg_format format;
 	int color;              /* colour in text output */
@@ -36,7 +39,19 @@ struct kg_check_opts {
 	                           note), shown with the NO BASELINE verdict */
 	const struct kg_check_output *outputs; /* more renderings of the one outcome */
 	size_t n_outputs;
+	const struct kg_confirm *confirm; /* compare --confirm: verdicts settled on
+	                           confirmation rounds (confirm.h), or NULL */
 };
+
+/*
+ * The gate of head against base as check_runs() computes it, without
+ * rendering or storing (compare --confirm screens and decides with it).
+ * g's strings point into *hs and *bs: free g first.  0 or KG_EXIT_RUNTIME;
+ * no benchmark in common leaves g empty.
+ */
+int check_gate(struct kg_store *st, const struct kg_thresholds *t,
+	       const struct kg_run_info *head, const struct kg_run_info *base, size_t n_base,
+	       struct kg_sampleset *hs, struct kg_sampleset *bs, struct kg_gate *g);
 
 /*
  * Gate run head against the runs base[0..n_base) (all already chosen by
@@ -87,6 +102,9 @@ int check_pick_baseline(struct kg_store *st, const struct kg_run_info *head, con
 int check_find_sides(struct kg_store *st, const char *commit, const char *ref, size_t limit,
 		     struct kg_run_info **head, struct kg_run_info **base, size_t *n_base,
 		     char **bsha, char **blabel, char **note);
+/* Frees what check_find_sides found (any of it may be NULL). */
+void check_sides_free(struct kg_run_info *head, struct kg_run_info *base, size_t n_base,
+		      char *bsha, char *blabel, char *note);
 
 /* A commit as given on the command line: itself when a run is stored
  * under exactly that text, else the full SHA git resolves it to (a short

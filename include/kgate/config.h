@@ -95,6 +95,8 @@ struct kg_suite {
 	char *dir;              /* directory of the suite file */
 	char *thresholds;       /* path, resolved against dir; NULL if not given */
 	struct kg_collector_cfg collector;
+	int require_idle_gpu;   /* refuse to run while another process computes on the GPU */
+	double idle_wait_s;     /* how long to wait for it to end first (default 300 s) */
 	struct kg_benchmark *benchmarks;
 	size_t n_benchmarks;
 };

@@ -1,7 +1,7 @@
 /*
  * gate.h: the comparison of a head sample set against a baseline.
  *
- * gate.c owns the decision rules of DESIGN.md "The gate": for each
+ * gate.c owns the decision rules of docs/ARCHITECTURE.md, "The gate": for each
  * (benchmark, NVTX path, kernel) identity and each metric a rule applies
  * to, noisy metrics get a Hodges-Lehmann shift on log values with its
  * distribution-free interval and a one-sided exact Mann-Whitney U test
@@ -37,6 +37,8 @@ struct kg_result {
 	double bad_low;         /* better end of the interval, as a worsening (internal) */
 	int zero_base;          /* every baseline value 0, growth worse (internal) */
 	char group[64];         /* the launch configuration judged, when by configuration */
+	double cycle_shift;     /* a time's change in SM cycles (check's clock view); NAN if none */
+	const char *cycle_source; /* the cycles metric it came from, or "recorded SM clock" */
 	int fails;              /* 1 when this result makes the check fail */
 	char message[160];      /* why, in a few words */
 };
@@ -52,6 +54,9 @@ struct kg_gate {
 void gate_compare(const struct kg_thresholds *t, const struct kg_sampleset *base,
 		  const struct kg_sampleset *head, struct kg_gate *out);
 void gate_free(struct kg_gate *g);
+/* Count g's verdicts, set each result's fails and g's exit status under t
+ * (gate_compare does; call again after changing verdicts). */
+void gate_count(const struct kg_thresholds *t, struct kg_gate *g);
 
 /* "PASS", "FAIL", ... */
 const char *gate_verdict_name(enum kg_verdict v);

@@ -22,6 +22,9 @@ char *git_resolve_commit_arg(const char *c);
 int git_is_shallow(void);
 /* The first line git prints for args (as the questions above), or NULL. */
 char *git_output(const char *const *args);
+/* The repository's hooks directory (git rev-parse --git-path hooks, which
+ * honours core.hooksPath), relative to the current directory or absolute. */
+char *git_hooks_dir(void);
 /* 1 when tracked files differ from HEAD or the index (untracked ignored). */
 int git_is_dirty(void);
 /* Run git with args, its output on our stderr (quiet: discarded); its

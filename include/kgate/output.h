@@ -37,6 +37,8 @@ struct kg_check_info {
 	const struct kg_outcome *outcome;
 };
 
+/* The names of enum kg_format in its order, NULL-terminated. */
+extern const char *const output_format_names[];
 int output_format_parse(const char *s, enum kg_format *out); /* 0 ok, -1 unknown */
 const char *output_format_choices(void);                     /* "text, markdown, ..." */
 void output_render(enum kg_format f, const struct kg_check_info *info, const struct kg_gate *g,
@@ -44,8 +46,5 @@ void output_render(enum kg_format f, const struct kg_check_info *info, const str
 /* The same, written to fp as it is made (the JSON never held whole). */
 void output_write(enum kg_format f, const struct kg_check_info *info, const struct kg_gate *g,
 		  int color, FILE *fp);
-/* Escapers, shared with the report and the PR comment. */
-void output_escape_markdown(struct kg_buf *b, const char *s);
-void output_escape_xml(struct kg_buf *b, const char *s);
 
 #endif

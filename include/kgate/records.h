@@ -1,5 +1,5 @@
 /*
- * records.h: reading records files (the JSON Lines of collector.h).
+ * records.h: reading records files (the JSON Lines of records_format.h).
  *
  * records.c validates a whole file and adds its samples to the run open in
  * the store.  A file without its footer, or with any bad line, is rejected

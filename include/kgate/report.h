@@ -5,8 +5,8 @@
  * of charts in a directory) with its short summary
  * (Slack-compatible JSON).
  *
- * report.c reads the database through store_db() with its own read-only
- * SELECTs (docs/schema.md describes the tables).  Every name that reaches
+ * report.c reads the database through the store's functions (stored
+ * checks, the name tables, the samples streamed run by run).  Every name that reaches
  * the HTML is escaped; the page loads nothing from the network and holds no
  * script.
  */
@@ -104,8 +104,5 @@ struct report_page {
 int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_charts,
 		 struct report_page **pages, size_t *npages, struct report_summary *sum);
 void report_pages_free(struct report_page *pages, size_t n);
-
-/* Append s to b with & < > " ' escaped for HTML text and attributes. */
-void report_html_escape(struct kg_buf *b, const char *s);
 
 #endif

@@ -10,6 +10,10 @@ double stats_median(const double *x, size_t n);  /* NAN when n == 0 */
 double stats_mean(const double *x, size_t n);
 double stats_stddev(const double *x, size_t n);  /* sample (n-1); 0 when n < 2 */
 double stats_percentile(const double *x, size_t n, double p); /* p in [0,100], linear */
+/* Sorts x ascending in place (no NaN). */
+void stats_sort(double *x, size_t n);
+/* stats_median() of an ascending array, without a copy. */
+double stats_median_sorted(const double *s, size_t n);
 
 /* Holm step-down: adj[i] = adjusted p of p[i], monotone, capped at 1. */
 void stats_holm(const double *p, double *adj, size_t n);

@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "kgate/config.h"
+#include "kgate/gpustate.h"
 #include "kgate/store.h"
 
 struct kg_suiterun {
@@ -23,6 +24,8 @@ struct kg_suiterun {
 	int progress;           /* print "[i/n] name ..." on stderr */
 	int step, steps;        /* progress counters */
 	unsigned seq;           /* unique prefix per process run */
+	struct kg_nvml *nvml;   /* the GPUs' state around each process (gpustate.h) */
+	int idle_unknown_said;  /* "cannot tell whether the GPU is idle" said once */
 };
 
 /* The records files of one benchmark on one side: path and repeat. */
@@ -33,6 +36,13 @@ struct kg_recset {
 	size_t n;
 	double wall_s;          /* summed over the measured processes */
 	int processes;          /* measured process runs */
+	/* What each GPU was doing around the measured processes, per device
+	 * (gpu_uuid[i] names the device of gpu[i]); gpu_why says why nothing
+	 * was read when ngpu is 0. */
+	struct kg_gpu_summary *gpu;
+	char (*gpu_uuid)[96];
+	size_t ngpu;
+	char gpu_why[160];
 };
 
 /* Find the collector, make the scratch directory.  0 or KG_EXIT_RUNTIME. */

@@ -3,7 +3,9 @@
  *
  * Allocation failure is fatal (xmalloc and friends print and exit 3).
  * kg_error() prints "kgate: <message>" on stderr; kg_warn() prints
- * "kgate: warning: <message>".  struct kg_buf is a growable string.
+ * "kgate: warning: <message>" (both in msg.c, the message escaped as
+ * terminal text).  struct kg_buf is a growable string.  Escaping for every
+ * other reader is kgate/escape.h's.
  */
 #ifndef KGATE_UTIL_H
 #define KGATE_UTIL_H
@@ -16,6 +18,9 @@
 #define KG_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
 #define KG_PRINTF(a, b)
+/* The directory of the running kgate binary (/proc/self/exe), malloc'd, or NULL. */
+char *kg_exe_dir(void);
+
 #endif
 
 void *xmalloc(size_t n);
@@ -45,15 +50,6 @@ void buf_addc(struct kg_buf *b, char c);
 void buf_printf(struct kg_buf *b, const char *fmt, ...) KG_PRINTF(2, 3);
 void buf_vprintf(struct kg_buf *b, const char *fmt, va_list ap);
 void buf_reset(struct kg_buf *b);
-/*
- * The one escaping of plain text kgate prints (messages, text tables and
- * headers): s with every control character replaced by a space: C0 (LF, CR,
- * TAB, ESC, ...), DEL, and C1 (U+0080 to U+009F, whose 0x9B is a CSI), so
- * that a name read from a file can neither move the cursor nor start a new
- * line (a CI runner reads a line beginning "::" as a workflow command).
- */
-void buf_add_safe(struct kg_buf *b, const char *s);
-char *kg_text_safe(const char *s);   /* the same, malloc'd */
 char *buf_detach(struct kg_buf *b);
 void buf_free(struct kg_buf *b);
 
@@ -69,5 +65,11 @@ long kg_getline(char **line, size_t *cap, FILE *fp, size_t max);
 size_t kg_levenshtein(const char *a, const char *b);
 /* The candidate nearest to word, or NULL when none is near enough. */
 const char *kg_suggest(const char *word, const char *const *candidates, size_t n);
+/* kg_suggest, but only when word is at most half wrong: "warning" may mean
+ * "warn", "nope" does not mean "ignore"; "--basline" means "--baseline". */
+const char *kg_suggest_close(const char *word, const char *const *candidates, size_t n);
+
+/* The directory of the running kgate binary (/proc/self/exe), malloc'd, or NULL. */
+char *kg_exe_dir(void);
 
 #endif

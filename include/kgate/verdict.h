@@ -5,7 +5,7 @@
  * output prints, the key the verdicts and checks tables store, the badge
  * of the pull request comment) and the outcome of a check: its verdict,
  * its exit status and the policies that applied, decided once by check.c,
- * stored by store.c (table checks) and only read by every rendering.
+ * stored by the store (table checks) and only read by every rendering.
  */
 #ifndef KGATE_VERDICT_H
 #define KGATE_VERDICT_H

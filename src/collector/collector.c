@@ -3,7 +3,7 @@
  *
  * The CUDA driver calls InitializeInjection() during cuInit when
  * CUDA_INJECTION64_PATH names this library.  This module reads the KGATE_*
- * environment (include/kgate/collector.h), owns the records file (header,
+ * environment (include/kgate/records_format.h), owns the records file (header,
  * error records, footer, the lock every writer takes), subscribes to CUPTI
  * once and dispatches the callbacks to nvtx.c, launch.c and profiler.c, and
  * finishes everything at exit.  Whatever fails, the host program goes on:
@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kgate/collector.h"
+#include "kgate/records_format.h"
 #include "launch.h"
 #include "metrics.h"
 #include "nvtx.h"
@@ -85,6 +85,16 @@ static void coll_put_locked(const char *s, size_t n)
 	if (coll_out && fwrite(s, 1, n, coll_out) != n && !coll_late++)
 		fprintf(stderr, "kgate-collector: cannot write the records file: %s\n",
 			strerror(errno));
+}
+
+/* Under coll_mu: close the record w, write it as one line, free it. */
+static void coll_put_record_locked(struct jw *w)
+{
+	jw_obj_close(w);
+	jw_raw(w, "\n", 1);
+	if (!w->oom)
+		coll_put_locked(w->buf, w->len);
+	jw_free(w);
 }
 
 void coll_error(const char *code, int cupti, const char *fmt, ...)
@@ -423,11 +433,7 @@ static void coll_header_locked(void)
 			jw_vstr(&w, derived[i]);
 	}
 	jw_arr_close(&w);
-	jw_obj_close(&w);
-	jw_raw(&w, "\n", 1);
-	if (!w.oom)
-		coll_put_locked(w.buf, w.len);
-	jw_free(&w);
+	coll_put_record_locked(&w);
 	for (size_t i = 0; i < coll_n_early; i++) {
 		coll_put_locked(coll_early[i], strlen(coll_early[i]));
 		free(coll_early[i]);
@@ -530,11 +536,7 @@ static void coll_footer(void)
 	jw_kint(&w, "dropped", (int64_t)coll_dropped);
 	jw_kint(&w, "errors", (int64_t)coll_errors);
 	launch_footer_fields(&w);
-	jw_obj_close(&w);
-	jw_raw(&w, "\n", 1);
-	if (!w.oom)
-		coll_put_locked(w.buf, w.len);
-	jw_free(&w);
+	coll_put_record_locked(&w);
 	if (coll_out) {
 		if (fclose(coll_out) != 0)
 			fprintf(stderr, "kgate-collector: cannot write the records file: %s\n",

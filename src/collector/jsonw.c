@@ -147,30 +147,37 @@ static void jw_comma(struct jw *w)
 	w->need_comma = 1;
 }
 
-void jw_obj_open(struct jw *w)
+static void jw_open(struct jw *w, const char *bracket)
 {
 	jw_comma(w);
-	jw_raw(w, "{", 1);
+	jw_raw(w, bracket, 1);
 	w->need_comma = 0;
+}
+
+static void jw_close(struct jw *w, const char *bracket)
+{
+	jw_raw(w, bracket, 1);
+	w->need_comma = 1;
+}
+
+void jw_obj_open(struct jw *w)
+{
+	jw_open(w, "{");
 }
 
 void jw_obj_close(struct jw *w)
 {
-	jw_raw(w, "}", 1);
-	w->need_comma = 1;
+	jw_close(w, "}");
 }
 
 void jw_arr_open(struct jw *w)
 {
-	jw_comma(w);
-	jw_raw(w, "[", 1);
-	w->need_comma = 0;
+	jw_open(w, "[");
 }
 
 void jw_arr_close(struct jw *w)
 {
-	jw_raw(w, "]", 1);
-	w->need_comma = 1;
+	jw_close(w, "]");
 }
 
 void jw_key(struct jw *w, const char *key)

@@ -23,7 +23,7 @@
 #include <string.h>
 
 
-#include "kgate/collector.h"
+#include "kgate/records_format.h"
 #include "nvtx.h"
 #include "profiler.h"
 

@@ -5,7 +5,7 @@
  * (cuptiProfilerHostInitialize with no counter availability image), so the
  * CLI (`kgate metrics --chip gh100`, config validation) and CI can ask it.
  * This module exports kgate_metrics_list and kgate_metrics_passes
- * (include/kgate/collector.h) and builds the config image profiler.c uses.
+ * (include/kgate/records_format.h) and builds the config image profiler.c uses.
  */
 #include "metrics.h"
 
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kgate/collector.h"
+#include "kgate/records_format.h"
 
 /*
  * Single pass on GH100 (H100/H200), measured with metrics_config: time,

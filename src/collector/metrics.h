@@ -16,7 +16,7 @@
 extern const char *const metrics_default[];
 
 /* Is name one of the launch__* metrics the collector derives from activity
- * records (collector.h)?  They are no CUPTI metrics and cost no pass. */
+ * records (records_format.h)?  They are no CUPTI metrics and cost no pass. */
 int metrics_derived(const char *name);
 
 /* A host object for chip ("GH100", case-insensitive) and an optional

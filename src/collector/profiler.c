@@ -62,7 +62,7 @@
 #include <cupti_target.h>
 
 #include "coll.h"
-#include "kgate/collector.h"
+#include "kgate/records_format.h"
 #include "launch.h"
 #include "metrics.h"
 
@@ -787,13 +787,19 @@ void profiler_prepare(CUcontext ctx)
 	prof_unlock();
 }
 
+/* Under the lock: decode what every context has collected. */
+static void prof_decode_all_locked(void)
+{
+	for (size_t i = 0; i < prof_n_ctx; i++)
+		prof_decode_locked(&prof_ctxs[i], 1);
+}
+
 void profiler_sync(void)
 {
 	if (coll_cfg.mode != COLL_METRICS)
 		return;
 	prof_lock();
-	for (size_t i = 0; i < prof_n_ctx; i++)
-		prof_decode_locked(&prof_ctxs[i], 1);
+	prof_decode_all_locked();
 	prof_unlock();
 }
 
@@ -1020,8 +1026,7 @@ void profiler_finish(void)
 	if (coll_cfg.mode != COLL_METRICS)
 		return;
 	prof_lock();
-	for (size_t i = 0; i < prof_n_ctx; i++)
-		prof_decode_locked(&prof_ctxs[i], 1);
+	prof_decode_all_locked();
 	for (size_t i = 0; i < prof_n_ctx; i++) {
 		if (!prof_ctxs[i].failed || prof_ctxs[i].enabled)
 			prof_ctx_release_locked(&prof_ctxs[i]);

@@ -1,6 +1,6 @@
 /*
  * import/records.c: the importer of records files, the JSON Lines that
- * kgate's collector writes (collector.h, docs/records.md).  The parser is
+ * kgate's collector writes (records_format.h, docs/records.md).  The parser is
  * src/records.c; this file says what a records file looks like.
  */
 #include "kgate/import.h"

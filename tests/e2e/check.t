@@ -124,7 +124,7 @@ like "$out" '^\| \*\*FAIL\*\* \| k \| <code>strided\(int, float const\*, float\*
 	"markdown: the FAIL row"
 run "$KGATE" check --db "$DB" --commit slow10 --baseline base0 --format yaml
 is "$rc" 2 "an unknown format is a usage error"
-like "$err" "unknown format 'yaml' \(choose from text, markdown, json, junit, github\)" "with the choices"
+like "$err" "--format 'yaml' is not one of: text, markdown, json, junit, github" "with the choices"
 
 GITHUB_STEP_SUMMARY="$T/summary.md" run "$KGATE" check --db "$DB" --commit slow10 --baseline base0 --no-store
 like "$(cat "$T/summary.md")" "^### kgate: :x: FAIL: performance regression" "the job summary is written"

@@ -125,7 +125,7 @@ gate_step() { # mode explain check-rc explain-rc
 	: > "$T/log"; : > "$T/ghout"; : > "$T/summary"
 	(cd "$T/repo" && env KGATE="$T/fakekgate" FAKE_LOG="$T/log" FAKE_CHECK_RC="$3" FAKE_EXPLAIN_RC="$4" \
 		KG_CONFIG=kgate.yaml KG_THRESHOLDS= KG_DB=k.db KG_BASELINE="$parent" KG_MODE="$1" KG_BUILD=true \
-		KG_EXPLAIN="$2" KG_BASE_REF=main GITHUB_OUTPUT="$T/ghout" GITHUB_STEP_SUMMARY="$T/summary" \
+		KG_EXPLAIN="$2" KG_CONFIRM="${5:-false}" KG_BASE_REF=main GITHUB_OUTPUT="$T/ghout" GITHUB_STEP_SUMMARY="$T/summary" \
 		RUNNER_TEMP="$T/rt" bash "$gate" 2>&1)
 }
 out=$(gate_step history true 1 0)
@@ -148,6 +148,10 @@ like "$(cat "$T/log")" "^compare --base-dir $T/rt/kgate-base --head-dir \\. .*--
 like "$(cat "$T/log")" "^explain --collect .*--baseline $parent --base-dir $T/rt/kgate-base --format markdown$" \
 	"compare: the base side collected in the base checkout"
 is "$(cat "$T/ghout")" "exit-code=1" "compare: the exit code is compare's"
+gate_step compare false 0 0 true >/dev/null
+like "$(cat "$T/log")" "^compare --base-dir $T/rt/kgate-base --head-dir \\. .*--format github --confirm$" "compare, confirm: compare --confirm"
+gate_step compare false 0 0 >/dev/null
+unlike "$(cat "$T/log")" "--confirm" "confirm: false: no --confirm"
 
 # The workflows can be copied into another repository as they are: they
 # use the action by its repository path, never ./ci, and run nothing of

@@ -40,6 +40,28 @@ run sh -c "cd '$T/custom' && '$KGATE' hook install"
 is "$rc" 0 "with core.hooksPath set, install exits 0"
 ok "and links into that directory" test -L "$T/custom/myhooks/pre-push"
 
+# A parent that ignores SIGCHLD (inherited through exec) left git's exit
+# status nothing to be waited for: every question kgate asked git hung.
+if command -v python3 >/dev/null 2>&1 && command -v timeout >/dev/null 2>&1; then
+	git init -q "$T/nochld"
+	git -C "$T/nochld" commit -q --allow-empty -m one
+	nochld() {
+		run sh -c "cd '$T/nochld' && timeout 60 python3 -c 'import os, signal, sys
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+os.execv(sys.argv[1], sys.argv[1:])' '$KGATE' $*"
+	}
+	nochld hook install
+	is "$rc" 0 "with SIGCHLD ignored by its parent, install exits 0 (and does not hang)"
+	ok "and links the hook" test -L "$T/nochld/.git/hooks/pre-push"
+	nochld comment --print --db none.db
+	like "$rc/$err" "^3/kgate: cannot open 'none.db'" \
+		"and git names HEAD for another command (it does not hang)"
+else
+	skip "python3 or timeout is not installed"
+	skip "python3 or timeout is not installed"
+	skip "python3 or timeout is not installed"
+fi
+
 mkdir "$T/nogit"
 run env GIT_CEILING_DIRECTORIES="$T" sh -c "cd '$T/nogit' && '$KGATE' hook install"
 is "$rc" 2 "outside a git repository install exits 2"

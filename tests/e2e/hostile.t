@@ -61,6 +61,31 @@ ok "explain's text carries no control character and no workflow command" no_ctl 
 like "$(grep '^why: ' "$T/xc.out")" "^why: evil" "check --explain says why"
 ok "check --explain's text carries none" no_ctl "$T/xc.out"
 
+# --- the other formats: control characters in their escaped forms ----------
+# (include/kgate/escape.h: JSON writes every control character, C1 and DEL
+# too, as \u00XX; CSV, Markdown, JUnit and workflow commands have none raw)
+for f in json markdown junit; do
+	"$KGATE" check --db "$DB" --commit head --baseline base --no-store --format $f >"$T/check.$f" 2>/dev/null
+	ok "check --format $f: no raw control character, no workflow command" no_ctl "$T/check.$f"
+done
+# (workflow commands are github's lines, and CSV's records end in CRLF)
+no_ctl_byte() { ! grep -q "$ESC\|$CR\|$(printf '\302\233')" "$1"; }
+"$KGATE" check --db "$DB" --commit head --baseline base --no-store --format github >"$T/check.github" 2>/dev/null
+ok "check --format github: no raw control character" no_ctl_byte "$T/check.github"
+like "$(jq -r .gpu "$T/check.json" | od -An -c | tr -d ' \n')" 'Synthetic\\n::error::pwned\\r033\[2J302233' \
+	"check --format json: the GPU name read back exactly"
+"$KGATE" stats --db "$DB" --commit head --report kernel_sum --format json >"$T/stats.json" 2>/dev/null
+ok "stats --format json: no raw control character" no_ctl "$T/stats.json"
+like "$(jq -r .gpu "$T/stats.json" | od -An -c | tr -d ' \n')" 'Synthetic\\n::error::pwned\\r033\[2J302233' \
+	"stats --format json: the GPU name read back exactly"
+"$KGATE" stats --db "$XDB" --commit x6 --report kernel_sum --format csv 2>/dev/null | sed 's/\r$//' >"$T/stats.csv"
+ok "stats --format csv: no raw control character, no workflow command" no_ctl "$T/stats.csv"
+like "$(cat "$T/stats.csv")" ',evil \[2J  ::error::x$' "stats --format csv: the kernel's name, its controls as spaces"
+"$KGATE" check --db "$XDB" --commit x6 --baseline x3 --no-store --format github >"$T/xc.github" 2>/dev/null
+ok "check --format github with a hostile kernel: no line starts a command of its own" \
+	test "$(grep -c '^::' "$T/xc.github")" = "$(grep -c '^::[a-z]* \{0,1\}[a-z=]*[^:]*::' "$T/xc.github")"
+unlike "$(cat "$T/xc.github")" "$ESC" "check --format github: no ESC"
+
 # --- Slack: no live <!channel>, <!here> or <url|label> ---------------------
 KN='<!channel> <!here> @octocat <https://evil.example|click here>'
 sh "$GEN" 30 "$KN" > "$T/s.jsonl"

@@ -22,6 +22,8 @@ export NO_COLOR=1
 # job's event and environment; the tests set what they need themselves.
 unset GITHUB_ACTIONS GITHUB_EVENT_PATH GITHUB_EVENT_NAME GITHUB_HEAD_REF GITHUB_REF_NAME \
 	GITHUB_STEP_SUMMARY GITHUB_OUTPUT GITHUB_ENV GITHUB_RUN_ID GITHUB_REPOSITORY GITHUB_SERVER_URL
+# The database is the one each test names, never one of the environment.
+unset KGATE_DB
 # The cache of confirmed metric names (src/metricinfo.c) goes to the scratch
 # directory, not the user's ~/.cache.
 export XDG_CACHE_HOME="$T/cache"

@@ -2,7 +2,7 @@
 # man.t: the manual page man/kgate.1.  It must format without a warning
 # (groff -ww, or man --warnings), give every command of 'kgate --help' a
 # synopsis entry and a subsection, name every long option each command's
-# --help prints, every KGATE_* variable of collector.h, and exit status 0-3.
+# --help prints, every KGATE_* variable of records_format.h, and exit status 0-3.
 . "$(dirname "$0")/lib.sh"
 
 MAN="$KGATE_SRC/man/kgate.1"
@@ -39,8 +39,8 @@ for c in $cmds; do
 	is "$missing" "" "kgate $c: every option of its --help is documented"
 done
 
-envs=$(sed -n 's/^#define KG_ENV_[A-Z_]* *"\(KGATE_[A-Z_]*\)".*/\1/p' "$KGATE_SRC/include/kgate/collector.h")
-ok "collector.h names KGATE_ variables" test -n "$envs"
+envs=$(sed -n 's/^#define KG_ENV_[A-Z_]* *"\(KGATE_[A-Z_]*\)".*/\1/p' "$KGATE_SRC/include/kgate/records_format.h")
+ok "records_format.h names KGATE_ variables" test -n "$envs"
 missing=""
 for e in $envs NO_COLOR GITHUB_STEP_SUMMARY GITHUB_TOKEN KGATE_COLLECTOR KGATE_CUPTI; do
 	sed -n '/^\.SH ENVIRONMENT/,/^\.SH EXIT STATUS/p' "$MAN" | grep -q "$e" || missing="$missing $e"

@@ -126,14 +126,25 @@ is "$(printf '%s' "$out" | jq -r '.rows[].name' | grep -c '…')" "0" "JSON: no 
 sed 's/"_Z7stridediPKfPfi"/"evil \\"q\\", x\\nname"/' "$REC" > "$T/evil.jsonl"
 "$KGATE" ingest --db "$T/evil.db" --commit evil1 --records "$T/evil.jsonl" 2>/dev/null
 run "$KGATE" stats --db "$T/evil.db" --report kernel_sum
-like "$out" ' evil "q", x\?name$' "text: a newline in a name is shown as '?'"
+like "$out" ' evil "q", x name$' "text: a newline in a name is shown as a space (escape_text)"
 run "$KGATE" stats --db "$T/evil.db" --report kernel_sum --format csv
-is "$(printf '%s\n' "$out" | tr -d '\r' | grep -A1 -F ',"evil ""q"", x' | tail -1)" 'name"' \
-	"CSV: quotes doubled, the field quoted across its newline"
+like "$(printf '%s\n' "$out" | tr -d '\r')" ',"evil ""q"", x name"$' \
+	"CSV: quotes doubled, the field quoted, its newline a space (one record, one line)"
 is "$(python3 -c 'import csv, sys; r = list(csv.reader(open(sys.argv[1], newline=""))); print(len(r), sorted(set(map(len, r))), r[-1][-1] if r[-1][-1].startswith("evil") else r[-2][-1])' "$T/.out")" \
-	"3 [10] $(printf 'evil "q", x\nname')" "CSV: Python's csv module reads the rows and the name back"
+	'3 [10] evil "q", x name' "CSV: Python's csv module reads the rows and the name back"
+is "$(printf '%s\n' "$out" | wc -l | tr -d ' ')" 3 "CSV: three lines for three records"
 run "$KGATE" stats --db "$T/evil.db" --report kernel_sum --format json
 is "$(printf '%s' "$out" | jq -r '.rows[] | select(.name | startswith("evil")) | .name')" "$(printf 'evil "q", x\nname')" "JSON: the name exactly"
+
+# a name that is not UTF-8 (an ncu CSV holds the bytes the program gave):
+# JSON gets U+FFFD for the bad byte, and the row is not lost
+sed 's/saxpy(int, float/sax\xffpy(int, float/' "$H200/ncu_saxpy_strided_raw.csv" > "$T/bad8.csv"
+"$KGATE" ingest --db "$T/bad8.db" --commit bad8 --benchmark b --ncu-csv "$T/bad8.csv" 2>/dev/null
+run "$KGATE" stats --db "$T/bad8.db" --report kernel_sum --format json
+is "$rc" 0 "JSON of a name that is not UTF-8: exits 0"
+is "$(printf '%s' "$out" | jq -r '.rows[].name' | sort | tr '\n' '|')" \
+	"$(printf 'sax\357\277\275py(int, float, float const*, float*)|strided(int, float const*, float*, int)|')" \
+	"JSON: both rows, the bad byte as U+FFFD"
 
 # --- which run: git HEAD, else the newest, with a note ---
 mkdir "$T/repo" "$T/norepo"

@@ -20,12 +20,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kgate/collector.h"
+#include "kgate/records_format.h"
 #include "kgate/config.h"
 #include "kgate/metric.h"
 #include "kgate/kgate.h"
 #include "kgate/metricinfo.h"
 #include "kgate/util.h"
+
+#include "helpers.h"
 
 /*
  * ---- TEST DOUBLE of metricinfo --------------------------------------------
@@ -113,30 +115,6 @@ int metricinfo_loaded(void)
  */
 /* ---- end of the test double ---------------------------------------------- */
 
-static const char *src_dir(void)
-{
-	const char *s = getenv("KGATE_SRC");
-
-	return s && *s ? s : ".";
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	struct kg_buf b = KG_BUF_INIT;
-	char chunk[4096];
-	size_t n;
-
-	if (!f)
-		return NULL;
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		buf_add(&b, chunk, n);
-	fclose(f);
-	if (len)
-		*len = b.len;
-	return b.s ? buf_detach(&b) : xstrdup("");
-}
-
 /* Parse text as a thresholds file named t.yaml; errs gets the messages. */
 static int th(const char *text, struct kg_thresholds **t, struct kg_buf *errs)
 {
@@ -209,9 +187,9 @@ static void test_default_builtin(void **state)
 /* The built-in text is the file thresholds/default.yaml, byte for byte. */
 static void test_default_file_is_builtin(void **state)
 {
-	char *path = xasprintf("%s/thresholds/default.yaml", src_dir());
+	char *path = xasprintf("%s/thresholds/default.yaml", helper_src_dir());
 	size_t len, blen;
-	char *text = slurp(path, &len);
+	char *text = helper_slurp(path, &len);
 	const char *builtin = config_default_thresholds_text(&blen);
 	struct kg_thresholds *t = NULL;
 
@@ -233,7 +211,7 @@ static void test_examples_parse(void **state)
 	size_t i;
 
 	for (i = 0; i < 2; i++) {
-		char *path = xasprintf("%s/%s", src_dir(), files[i]);
+		char *path = xasprintf("%s/%s", helper_src_dir(), files[i]);
 		struct kg_thresholds *t = NULL;
 		assert_int_equal(config_load_thresholds(path, &t), KG_EXIT_PASS);
 		assert_non_null(t);
@@ -244,7 +222,7 @@ static void test_examples_parse(void **state)
 
 static void test_example_sgemm_values(void **state)
 {
-	char *path = xasprintf("%s/thresholds/example-sgemm.yaml", src_dir());
+	char *path = xasprintf("%s/thresholds/example-sgemm.yaml", helper_src_dir());
 	struct kg_thresholds *t = NULL;
 	const struct kg_rule *r;
 
@@ -312,9 +290,9 @@ static void test_thresholds_values(void **state)
 
 static void test_suite_block(void **state)
 {
-	char *path = xasprintf("%s/tests/fixtures/config/suite-good.yaml", src_dir());
+	char *path = xasprintf("%s/tests/fixtures/config/suite-good.yaml", helper_src_dir());
 	struct kg_suite *s = NULL;
-	char *dir = xasprintf("%s/tests/fixtures/config", src_dir());
+	char *dir = xasprintf("%s/tests/fixtures/config", helper_src_dir());
 	const struct kg_benchmark *b;
 
 	assert_int_equal(config_load_suite(path, &s), KG_EXIT_PASS);
@@ -364,7 +342,7 @@ static void test_suite_block(void **state)
 	assert_string_equal(b->env[1], "OMP_NUM_THREADS=4");
 	assert_null(b->env[2]);
 	free(dir);
-	dir = xasprintf("%s/tests/fixtures/config/run", src_dir());
+	dir = xasprintf("%s/tests/fixtures/config/run", helper_src_dir());
 	assert_string_equal(b->workdir, dir);
 	config_free_suite(s);
 	free(dir);
@@ -375,9 +353,9 @@ static void test_suite_flow(void **state)
 {
 	struct kg_buf errs = KG_BUF_INIT;
 	struct kg_suite *s = NULL;
-	char *path = xasprintf("%s/tests/fixtures/config/suite-flow.yaml", src_dir());
+	char *path = xasprintf("%s/tests/fixtures/config/suite-flow.yaml", helper_src_dir());
 	size_t len;
-	char *text = slurp(path, &len);
+	char *text = helper_slurp(path, &len);
 
 	assert_non_null(text);
 	assert_int_equal(config_parse_suite("kgate.yaml", text, len, &s, &errs), KG_EXIT_PASS);
@@ -420,12 +398,12 @@ static void test_bad_fixtures(void **state)
 
 	for (i = 0; i < sizeof(bad_fixtures) / sizeof(bad_fixtures[0]); i++) {
 		const char *name = bad_fixtures[i];
-		char *ypath = xasprintf("%s/tests/fixtures/config/%s.yaml", src_dir(), name);
-		char *epath = xasprintf("%s/tests/fixtures/config/%s.err", src_dir(), name);
+		char *ypath = xasprintf("%s/tests/fixtures/config/%s.yaml", helper_src_dir(), name);
+		char *epath = xasprintf("%s/tests/fixtures/config/%s.err", helper_src_dir(), name);
 		char *label = xasprintf("%s.yaml", name);
 		struct kg_buf errs = KG_BUF_INIT;
 		size_t len;
-		char *text = slurp(ypath, &len), *want;
+		char *text = helper_slurp(ypath, &len), *want;
 		int rc;
 
 		assert_non_null(text);
@@ -446,7 +424,7 @@ static void test_bad_fixtures(void **state)
 			fputs(errs.s, f);
 			fclose(f);
 		}
-		want = slurp(epath, NULL);
+		want = helper_slurp(epath, NULL);
 		assert_non_null(want);
 		if (strcmp(want, errs.s)) {
 			print_error("%s: expected:\n%s\ngot:\n%s\n", name, want, errs.s);

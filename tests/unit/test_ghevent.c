@@ -14,19 +14,19 @@
 #include "kgate/ghevent.h"
 #include "kgate/util.h"
 
+#include "helpers.h"
+
 #define HEAD "1111111111111111111111111111111111111111"
 #define BASE "2222222222222222222222222222222222222222"
 #define ZERO "0000000000000000000000000000000000000000"
 
-static char path[64];
+static char *path;
 
+/* TEXT as the event file; its path (the scratch directory's event.json). */
 static const char *payload(const char *text)
 {
-	strcpy(path, "/tmp/kgate-ghevent.XXXXXX");
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
+	free(path);
+	path = helper_write_tmp("event.json", text);
 	return path;
 }
 
@@ -156,5 +156,5 @@ int main(void)
 		cmocka_unit_test(test_bad_payloads),
 		cmocka_unit_test(test_load_only_in_actions),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, helper_tmpdir_setup, helper_tmpdir_teardown);
 }

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kgate/collector.h"
+#include "kgate/records_format.h"
 #include "kgate/metricinfo.h"
 #include "kgate/util.h"
 

@@ -22,49 +22,36 @@
 #include "kgate/store.h"
 #include "kgate/util.h"
 
-static char dir[256];
+#include "helpers.h"
 
-static int setup(void **state)
-{
-	const char *t = getenv("TMPDIR");
-	snprintf(dir, sizeof(dir), "%s/kgate-ncu.XXXXXX", t && *t ? t : "/tmp");
-	(void)state;
-	return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	char *cmd = xasprintf("rm -rf '%s'", dir);
-	int rc = system(cmd);
-	free(cmd);
-	(void)state;
-	return rc == 0 ? 0 : -1;
-}
-
-static char *fixture(const char *name)
-{
-	const char *src = getenv("KGATE_SRC");
-	return xasprintf("%s/tests/fixtures/h200/%s", src && *src ? src : ".", name);
-}
+/* The file of the last fresh store: what ingest stored is read from it
+ * through a connection of the test's own (the rows of the SQLite
+ * backend's tables, as docs/schema.md describes them). */
+static char *db_file;
 
 static struct kg_store *fresh_store(const char *name)
 {
-	char *p = xasprintf("%s/%s", dir, name);
+	char *p = helper_path(name);
 	struct kg_store *st;
 	unlink(p);
 	assert_int_equal(store_open(p, 0, &st), KG_EXIT_PASS);
-	free(p);
+	free(db_file);
+	db_file = p;
 	return st;
 }
 
 static double value(struct kg_store *st, const char *sql)
 {
+	sqlite3 *db;
 	sqlite3_stmt *s;
 	double v = NAN;
-	assert_int_equal(sqlite3_prepare_v2(store_db(st), sql, -1, &s, NULL), SQLITE_OK);
+	(void)st;
+	assert_int_equal(sqlite3_open_v2(db_file, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
 	if (sqlite3_step(s) == SQLITE_ROW)
 		v = sqlite3_column_double(s, 0);
 	sqlite3_finalize(s);
+	sqlite3_close(db);
 	return v;
 }
 
@@ -84,7 +71,7 @@ static int import(struct kg_store *st, const char *path, size_t *k, size_t *n)
 static void test_details_fixture(void **state)
 {
 	struct kg_store *st = fresh_store("d.db");
-	char *p = fixture("ncu_saxpy_strided_details.csv");
+	char *p = helper_fixture("h200", "ncu_saxpy_strided_details.csv");
 	struct kg_run_info run = { 0 };
 	size_t k, n;
 	(void)state;
@@ -121,7 +108,7 @@ static void test_details_fixture(void **state)
 static void test_raw_fixture(void **state)
 {
 	struct kg_store *st = fresh_store("r.db");
-	char *p = fixture("ncu_saxpy_strided_raw.csv");
+	char *p = helper_fixture("h200", "ncu_saxpy_strided_raw.csv");
 	struct kg_run_info run = { 0 };
 	size_t k, n;
 	(void)state;
@@ -157,16 +144,6 @@ static void test_raw_fixture(void **state)
 	free(p);
 }
 
-static char *write_tmp(const char *name, const char *text)
-{
-	char *p = xasprintf("%s/%s", dir, name);
-	FILE *fp = fopen(p, "w");
-	assert_non_null(fp);
-	fputs(text, fp);
-	fclose(fp);
-	return p;
-}
-
 #define DETAILS_HDR "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\"," \
 	"\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"Section Name\",\"Metric Name\"," \
 	"\"Metric Unit\",\"Metric Value\"\n"
@@ -198,7 +175,7 @@ static void test_synthetic_details(void **state)
 	buf_adds(&csv, "\"1\",\"1\",\"app\",\"h\",\"multi\nline(int)\",\"1\",\"7\",\"(1, 1, 1)\",\"(1, 1, 1)\","
 		       "\"0\",\"9.0\",\"Memory Workload Analysis\",\"Memory Throughput\",\"Gbyte/second\",\"2.5\"\n");
 	buf_adds(&csv, "==PROF== Disconnected from process 1\n");
-	char *p = write_tmp("syn.csv", csv.s);
+	char *p = helper_write_tmp("syn.csv", csv.s);
 
 	assert_int_equal(import(st, p, &k, &n), KG_EXIT_PASS);
 	assert_int_equal(k, 2);
@@ -225,19 +202,19 @@ static void test_rejects(void **state)
 	size_t k, n;
 	(void)state;
 
-	char *p = write_tmp("none.csv", "hello\n==PROF== nothing profiled\n");
+	char *p = helper_write_tmp("none.csv", "hello\n==PROF== nothing profiled\n");
 	assert_int_equal(import(st, p, &k, &n), KG_EXIT_USAGE);
 	free(p);
-	p = write_tmp("unterminated.csv", DETAILS_HDR "\"0\",\"1\",\"app\",\"h\",\"k(int\n");
+	p = helper_write_tmp("unterminated.csv", DETAILS_HDR "\"0\",\"1\",\"app\",\"h\",\"k(int\n");
 	assert_int_equal(import(st, p, &k, &n), KG_EXIT_USAGE);
 	free(p);
-	p = write_tmp("raw_ragged.csv", "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\"\n"
+	p = helper_write_tmp("raw_ragged.csv", "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\"\n"
 					 "\"\",\"\",\"nsecond\"\n\"0\",\"k()\",\"5\"\n\"1\",\"k()\"\n");
 	assert_int_equal(import(st, p, &k, &n), KG_EXIT_USAGE);
 	free(p);
 	assert_true(value(st, "SELECT count(*) FROM runs") == 0);
 	/* a raw page with usecond units is converted to ns */
-	p = write_tmp("raw_us.csv", "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\"\n"
+	p = helper_write_tmp("raw_us.csv", "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\"\n"
 				     "\"\",\"\",\"usecond\"\n\"0\",\"k()\",\"1.5\"\n\"1\",\"k()\",\"n/a\"\n");
 	assert_int_equal(import(st, p, &k, &n), KG_EXIT_PASS);
 	assert_int_equal(k, 2);
@@ -247,7 +224,7 @@ static void test_rejects(void **state)
 	free(p);
 	/* a row starting with "ID" that is no header (no "Kernel Name") is
 	 * skipped and leaves the page's columns as they were */
-	p = write_tmp("id_row.csv", DETAILS_HDR "\"ID\",\"note\"\n"
+	p = helper_write_tmp("id_row.csv", DETAILS_HDR "\"ID\",\"note\"\n"
 		      "\"0\",\"1\",\"app\",\"h\",\"k()\",\"1\",\"7\",\"(1, 1, 1)\",\"(1, 1, 1)\","
 		      "\"0\",\"9.0\",\"GPU Speed Of Light Throughput\",\"Duration\",\"nsecond\",\"7\"\n");
 	assert_int_equal(import(st, p, &k, &n), KG_EXIT_PASS);
@@ -276,7 +253,7 @@ static void test_one_pass(void **state)
 	size_t k, n;
 	(void)state;
 
-	char *p = write_tmp("tail.csv", TWO_TABLES "\"2\",\"k(int\n");
+	char *p = helper_write_tmp("tail.csv", TWO_TABLES "\"2\",\"k(int\n");
 	assert_int_equal(ncu_csv_read_header(p, &run), KG_EXIT_PASS);
 	assert_string_equal(run.gpu_name, "GPU A");
 	store_run_info_free(&run);
@@ -287,7 +264,7 @@ static void test_one_pass(void **state)
 	assert_true(value(st, "SELECT count(*) FROM runs") == 0);
 	free(p);
 
-	p = write_tmp("two.csv", TWO_TABLES);
+	p = helper_write_tmp("two.csv", TWO_TABLES);
 	assert_int_equal(import(st, p, &k, &n), KG_EXIT_PASS);
 	assert_int_equal(k, 2);
 	assert_int_equal(n, 3);
@@ -341,5 +318,5 @@ int main(void)
 		cmocka_unit_test(test_one_pass),
 		cmocka_unit_test(test_reader),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, helper_tmpdir_setup, helper_tmpdir_teardown);
 }

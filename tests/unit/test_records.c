@@ -21,55 +21,42 @@
 #include "kgate/store.h"
 #include "kgate/util.h"
 
-static char dir[256];
+#include "helpers.h"
 
-static int setup(void **state)
-{
-	const char *t = getenv("TMPDIR");
-	snprintf(dir, sizeof(dir), "%s/kgate-records.XXXXXX", t && *t ? t : "/tmp");
-	(void)state;
-	return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	char *cmd = xasprintf("rm -rf '%s'", dir);
-	int rc = system(cmd);
-	free(cmd);
-	(void)state;
-	return rc == 0 ? 0 : -1;
-}
-
-static char *fixture(const char *name)
-{
-	const char *src = getenv("KGATE_SRC");
-	return xasprintf("%s/tests/fixtures/records/%s", src && *src ? src : ".", name);
-}
+/* The file of the last fresh store: what ingest stored is read from it
+ * through a connection of the test's own (the rows of the SQLite
+ * backend's tables, as docs/schema.md describes them). */
+static char *db_file;
 
 static struct kg_store *fresh_store(const char *name)
 {
-	char *p = xasprintf("%s/%s", dir, name);
+	char *p = helper_path(name);
 	struct kg_store *st;
 	assert_int_equal(store_open(p, 0, &st), KG_EXIT_PASS);
-	free(p);
+	free(db_file);
+	db_file = p;
 	return st;
 }
 
 static int64_t count(struct kg_store *st, const char *sql)
 {
+	sqlite3 *db;
 	sqlite3_stmt *s;
-	int64_t n = -1;
-	assert_int_equal(sqlite3_prepare_v2(store_db(st), sql, -1, &s, NULL), SQLITE_OK);
+	int64_t v = -1;
+	(void)st;
+	assert_int_equal(sqlite3_open_v2(db_file, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
 	if (sqlite3_step(s) == SQLITE_ROW)
-		n = sqlite3_column_int64(s, 0);
+		v = sqlite3_column_int64(s, 0);
 	sqlite3_finalize(s);
-	return n;
+	sqlite3_close(db);
+	return v;
 }
 
 /* Ingest one fixture as a run; returns records_ingest's status. */
 static int ingest(struct kg_store *st, const char *name, struct kg_records_stats *rs)
 {
-	char *p = fixture(name);
+	char *p = helper_fixture("records", name);
 	struct kg_run_info run = { 0 };
 	run.commit = (char *)"c";
 	assert_int_equal(store_run_begin(st, &run), KG_EXIT_PASS);
@@ -87,7 +74,7 @@ static void test_good(void **state)
 	struct kg_store *st = fresh_store("good.db");
 	struct kg_records_stats rs;
 	struct kg_run_info run = { 0 };
-	char *p = fixture("good.jsonl");
+	char *p = helper_fixture("records", "good.jsonl");
 	(void)state;
 
 	assert_int_equal(records_read_header(p, &run), KG_EXIT_PASS);
@@ -162,7 +149,7 @@ static void test_truncated(void **state)
 static void test_unknown_format(void **state)
 {
 	struct kg_run_info run = { 0 };
-	char *p = fixture("format2.jsonl");
+	char *p = helper_fixture("records", "format2.jsonl");
 	(void)state;
 	assert_int_equal(records_read_header(p, &run), KG_EXIT_USAGE);
 	store_run_info_free(&run);
@@ -183,18 +170,10 @@ static void test_missing_file(void **state)
 	assert_int_equal(records_read_header("/nonexistent/records.jsonl", &run), KG_EXIT_USAGE);
 }
 
-static void write_file(const char *p, const char *text)
-{
-	FILE *fp = fopen(p, "w");
-	assert_non_null(fp);
-	fputs(text, fp);
-	fclose(fp);
-}
-
 static void test_structure(void **state)
 {
 	struct kg_store *st = fresh_store("structure.db");
-	char *p = xasprintf("%s/s.jsonl", dir);
+	char *p = helper_path("s.jsonl");
 	struct kg_run_info run = { 0 };
 	static const char *const bad[] = {
 		"",   /* empty */
@@ -212,14 +191,14 @@ static void test_structure(void **state)
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		write_file(p, bad[i]);
+		helper_write(p, bad[i]);
 		run.commit = (char *)"c";
 		assert_int_equal(store_run_begin(st, &run), KG_EXIT_PASS);
 		assert_int_equal(records_ingest(st, p, "b", 0, NULL), KG_EXIT_USAGE);
 		store_run_abort(st);
 	}
 	/* unknown record types of format 1 are skipped, blank lines too */
-	write_file(p, "{\"type\":\"header\",\"format\":1}\n\n{\"type\":\"future\",\"x\":1}\n"
+	helper_write(p, "{\"type\":\"header\",\"format\":1}\n\n{\"type\":\"future\",\"x\":1}\n"
 		      "{\"type\":\"kernel\",\"ordinal\":0,\"name\":\"k\",\"metrics\":{\"m\":1.5,\"n\":null}}\n"
 		      "{\"type\":\"footer\",\"kernels\":1}\n");
 	struct kg_records_stats rs;
@@ -235,7 +214,7 @@ static void test_structure(void **state)
 static void test_long_line(void **state)
 {
 	struct kg_store *st = fresh_store("long.db");
-	char *p = xasprintf("%s/long.jsonl", dir);
+	char *p = helper_path("long.jsonl");
 	struct kg_run_info run = { 0 };
 	FILE *fp = fopen(p, "w");
 	(void)state;
@@ -260,11 +239,11 @@ static void test_long_line(void **state)
 static void test_duration_range(void **state)
 {
 	struct kg_store *st = fresh_store("range.db");
-	char *p = xasprintf("%s/range.jsonl", dir);
+	char *p = helper_path("range.jsonl");
 	struct kg_run_info run = { 0 };
 	(void)state;
 
-	write_file(p, "{\"type\":\"header\",\"format\":1}\n"
+	helper_write(p, "{\"type\":\"header\",\"format\":1}\n"
 		      "{\"type\":\"kernel\",\"ordinal\":0,\"name\":\"k\","
 		      "\"start\":-9223372036854775808,\"end\":9223372036854775807}\n"
 		      "{\"type\":\"footer\"}\n");
@@ -292,5 +271,5 @@ int main(void)
 		cmocka_unit_test(test_long_line),
 		cmocka_unit_test(test_duration_range),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, helper_tmpdir_setup, helper_tmpdir_teardown);
 }

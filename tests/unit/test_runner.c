@@ -14,6 +14,8 @@
 #include "kgate/runner.h"
 #include "kgate/util.h"
 
+#include "helpers.h"
+
 static int sh(const char *script, char *const *env, double timeout,
 	      struct kg_runner_result *res)
 {
@@ -137,11 +139,8 @@ static void test_env(void **state)
 static void test_timeout_group(void **state)
 {
 	struct kg_runner_result r;
-	char path[] = "/tmp/kgate-runner-XXXXXX";
-	int fd = mkstemp(path);
+	char *path = helper_write_tmp("pid", "");
 	(void)state;
-	assert_true(fd >= 0);
-	close(fd);
 	char *script = xasprintf("sleep 1000 & echo $! > %s; sleep 1000", path);
 	assert_int_equal(sh(script, NULL, 0.3, &r), 0);
 	assert_true(r.timed_out);
@@ -166,6 +165,7 @@ static void test_timeout_group(void **state)
 	free(stat);
 	free(script);
 	unlink(path);
+	free(path);
 	runner_result_free(&r);
 }
 
@@ -179,5 +179,5 @@ int main(void)
 		cmocka_unit_test(test_env),
 		cmocka_unit_test(test_timeout_group),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, helper_tmpdir_setup, helper_tmpdir_teardown);
 }

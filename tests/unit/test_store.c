@@ -23,48 +23,9 @@
 #include "kgate/store.h"
 #include "kgate/util.h"
 #include "kgate/verdict.h"
+#include "../../src/store_backend.h"
 
-static char dir[256];
-
-static int setup(void **state)
-{
-	const char *t = getenv("TMPDIR");
-	snprintf(dir, sizeof(dir), "%s/kgate-store.XXXXXX", t && *t ? t : "/tmp");
-	if (!mkdtemp(dir))
-		return -1;
-	*state = dir;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	char *cmd = xasprintf("rm -rf '%s'", dir);
-	int rc = system(cmd);
-	free(cmd);
-	(void)state;
-	return rc == 0 ? 0 : -1;
-}
-
-static char *path_of(const char *name)
-{
-	return xasprintf("%s/%s", dir, name);
-}
-
-/* Whole file contents, for "untouched" checks. */
-static char *slurp(const char *path, size_t *n)
-{
-	FILE *fp = fopen(path, "rb");
-	struct kg_buf b = KG_BUF_INIT;
-	char tmp[4096];
-	size_t r;
-
-	assert_non_null(fp);
-	while ((r = fread(tmp, 1, sizeof(tmp), fp)) > 0)
-		buf_add(&b, tmp, r);
-	fclose(fp);
-	*n = b.len;
-	return buf_detach(&b);
-}
+#include "helpers.h"
 
 static int user_version(const char *path)
 {
@@ -79,6 +40,29 @@ static int user_version(const char *path)
 	sqlite3_finalize(s);
 	sqlite3_close(db);
 	return v;
+}
+
+static int64_t one_int(const char *path, const char *sql)
+{
+	sqlite3 *db;
+	sqlite3_stmt *s;
+	int64_t v = -1;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	return v;
+}
+
+/* Run sql on the file at path, through a connection of the test's own. */
+static void exec_on(const char *path, const char *sql)
+{
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
 }
 
 static void add_run(struct kg_store *st, const char *commit, int nsamples, double base)
@@ -105,7 +89,7 @@ static void add_run(struct kg_store *st, const char *commit, int nsamples, doubl
 
 static void test_create_and_load(void **state)
 {
-	char *p = path_of("a.db");
+	char *p = helper_path("a.db");
 	struct kg_store *st;
 	struct kg_sampleset set;
 	(void)state;
@@ -146,7 +130,7 @@ static void test_create_and_load(void **state)
  * were stored in and the runs were asked for; a run asked twice counts once. */
 static void test_load_order(void **state)
 {
-	char *p = path_of("order.db");
+	char *p = helper_path("order.db");
 	struct kg_store *st;
 	struct kg_sampleset set;
 	struct kg_kernel_name k = { "_Z1kv", "k()", "k" };
@@ -180,7 +164,7 @@ static void test_load_order(void **state)
 
 static void test_find_runs(void **state)
 {
-	char *p = path_of("f.db");
+	char *p = helper_path("f.db");
 	struct kg_store *st;
 	struct kg_run_info *runs;
 	size_t n;
@@ -218,7 +202,7 @@ static void test_find_runs(void **state)
 
 static void test_abort_leaves_nothing(void **state)
 {
-	char *p = path_of("ab.db");
+	char *p = helper_path("ab.db");
 	struct kg_store *st;
 	struct kg_run_info run = { 0 };
 	struct kg_kernel_name k = { "k", "k", "k" };
@@ -233,20 +217,14 @@ static void test_abort_leaves_nothing(void **state)
 	assert_int_equal(store_run_count(st), 1);
 	/* the interned names of the aborted run are gone too; a new run works */
 	add_run(st, "c3", 1, 1);
-	sqlite3_stmt *s;
-	assert_int_equal(sqlite3_prepare_v2(store_db(st),
-					    "SELECT count(*) FROM benchmarks WHERE name = 'newbench'",
-					    -1, &s, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-	assert_int_equal(sqlite3_column_int(s, 0), 0);
-	sqlite3_finalize(s);
+	assert_int_equal(one_int(p, "SELECT count(*) FROM benchmarks WHERE name = 'newbench'"), 0);
 	store_close(st);
 	free(p);
 }
 
 static void test_migrate_v1(void **state)
 {
-	char *p = path_of("v1.db");
+	char *p = helper_path("v1.db");
 	struct kg_store *st;
 	(void)state;
 
@@ -275,26 +253,12 @@ static void test_migrate_v1(void **state)
 	free(p);
 }
 
-static int64_t one_int(const char *path, const char *sql)
-{
-	sqlite3 *db;
-	sqlite3_stmt *s;
-	int64_t v = -1;
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		v = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
-	sqlite3_close(db);
-	return v;
-}
-
 /* Schema 3 -> 4: every check stored before gets a checks row with the
  * outcome the comment showed then (fail when a row is fail or missing),
  * its rows point at it, and a failing row is marked. */
 static void test_migrate_v3_checks(void **state)
 {
-	char *p = path_of("v3.db");
+	char *p = helper_path("v3.db");
 	struct kg_store *st;
 	sqlite3 *db;
 	(void)state;
@@ -327,7 +291,7 @@ static void test_migrate_v3_checks(void **state)
  * added explicitly that stored nothing. */
 static void test_run_benchmarks(void **state)
 {
-	char *p = path_of("rb.db");
+	char *p = helper_path("rb.db");
 	struct kg_store *st;
 	struct kg_run_info run = { .commit = (char *)"c1" };
 	struct kg_kernel_name k = { "k", "k", "k" };
@@ -349,7 +313,7 @@ static void test_run_benchmarks(void **state)
 	assert_string_equal(names[2], "zeta");
 	store_names_free(names, n);
 	/* a run stored before schema 4 (no rows): the benchmarks of its samples */
-	sqlite3_exec(store_db(st), "DELETE FROM run_benchmarks", NULL, NULL, NULL);
+	exec_on(p, "DELETE FROM run_benchmarks");
 	assert_int_equal(store_run_benchmarks(st, run.id, &names, &n), KG_EXIT_PASS);
 	assert_int_equal(n, 2);
 	assert_string_equal(names[0], "alpha");
@@ -361,7 +325,7 @@ static void test_run_benchmarks(void **state)
 
 static void test_newer_schema_refused(void **state)
 {
-	char *p = path_of("new.db");
+	char *p = helper_path("new.db");
 	struct kg_store *st;
 	sqlite3 *db;
 	size_t n1, n2;
@@ -376,11 +340,11 @@ static void test_newer_schema_refused(void **state)
 	assert_int_equal(sqlite3_exec(db, "PRAGMA journal_mode = DELETE", NULL, NULL, NULL),
 			 SQLITE_OK);
 	sqlite3_close(db);
-	char *before = slurp(p, &n1);
+	char *before = helper_slurp(p, &n1);
 	assert_int_equal(store_open(p, 0, &st), KG_EXIT_RUNTIME);
 	assert_null(st);
 	assert_int_equal(store_open(p, KG_STORE_READONLY, &st), KG_EXIT_RUNTIME);
-	char *after = slurp(p, &n2);
+	char *after = helper_slurp(p, &n2);
 	assert_int_equal(n1, n2);
 	assert_memory_equal(before, after, n1);
 	assert_int_equal(user_version(p), store_schema_version() + 1);
@@ -391,7 +355,7 @@ static void test_newer_schema_refused(void **state)
 
 static void test_corrupt_refused(void **state)
 {
-	char *p = path_of("bad.db");
+	char *p = helper_path("bad.db");
 	struct kg_store *st;
 	size_t n1, n2;
 	(void)state;
@@ -401,10 +365,10 @@ static void test_corrupt_refused(void **state)
 	for (int i = 0; i < 300; i++)
 		fputs("this is not a database at all. ", fp);
 	fclose(fp);
-	char *before = slurp(p, &n1);
+	char *before = helper_slurp(p, &n1);
 	assert_int_equal(store_open(p, 0, &st), KG_EXIT_RUNTIME);
 	assert_int_equal(store_open(p, KG_STORE_READONLY, &st), KG_EXIT_RUNTIME);
-	char *after = slurp(p, &n2);
+	char *after = helper_slurp(p, &n2);
 	assert_int_equal(n1, n2);
 	assert_memory_equal(before, after, n1);
 	char *wal = xasprintf("%s-wal", p);
@@ -417,7 +381,7 @@ static void test_corrupt_refused(void **state)
 
 static void test_foreign_db_refused(void **state)
 {
-	char *p = path_of("foreign.db");
+	char *p = helper_path("foreign.db");
 	struct kg_store *st;
 	sqlite3 *db;
 	size_t n1, n2;
@@ -427,9 +391,9 @@ static void test_foreign_db_refused(void **state)
 	assert_int_equal(sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES (1)", NULL, NULL,
 				      NULL), SQLITE_OK);
 	sqlite3_close(db);
-	char *before = slurp(p, &n1);
+	char *before = helper_slurp(p, &n1);
 	assert_int_equal(store_open(p, 0, &st), KG_EXIT_RUNTIME);
-	char *after = slurp(p, &n2);
+	char *after = helper_slurp(p, &n2);
 	assert_int_equal(n1, n2);
 	assert_memory_equal(before, after, n1);   /* not even switched to WAL */
 	free(before);
@@ -439,8 +403,8 @@ static void test_foreign_db_refused(void **state)
 
 static void test_readonly(void **state)
 {
-	char *p = path_of("ro.db");
-	char *missing = path_of("missing.db");
+	char *p = helper_path("ro.db");
+	char *missing = helper_path("missing.db");
 	struct kg_store *st;
 	struct kg_run_info run = { 0 };
 	(void)state;
@@ -497,7 +461,7 @@ static int writer(const char *p, int who, int runs)
 
 static void test_two_writers(void **state)
 {
-	char *p = path_of("two.db");
+	char *p = helper_path("two.db");
 	pid_t pid[2];
 	struct kg_store *st;
 	(void)state;
@@ -520,17 +484,9 @@ static void test_two_writers(void **state)
 	}
 	assert_int_equal(store_open(p, KG_STORE_READONLY, &st), KG_EXIT_PASS);
 	assert_int_equal(store_run_count(st), 40);
-	sqlite3_stmt *s;
-	assert_int_equal(sqlite3_prepare_v2(store_db(st),
-					    "SELECT count(*), count(DISTINCT run) FROM samples"
-					    " UNION ALL SELECT count(*), 0 FROM kernels",
-					    -1, &s, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-	assert_int_equal(sqlite3_column_int(s, 0), 40 * 500);
-	assert_int_equal(sqlite3_column_int(s, 1), 40);
-	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-	assert_int_equal(sqlite3_column_int(s, 0), 7);   /* names interned once */
-	sqlite3_finalize(s);
+	assert_int_equal(one_int(p, "SELECT count(*) FROM samples"), 40 * 500);
+	assert_int_equal(one_int(p, "SELECT count(DISTINCT run) FROM samples"), 40);
+	assert_int_equal(one_int(p, "SELECT count(*) FROM kernels"), 7);   /* names interned once */
 	store_close(st);
 	unsetenv("KGATE_BUSY_TIMEOUT_MS");
 	free(p);
@@ -538,7 +494,7 @@ static void test_two_writers(void **state)
 
 static void test_kernel_names_meet(void **state)
 {
-	char *p = path_of("names.db");
+	char *p = helper_path("names.db");
 	struct kg_store *st;
 	struct kg_run_info run = { 0 };
 	(void)state;
@@ -556,17 +512,61 @@ static void test_kernel_names_meet(void **state)
 	assert_int_equal(store_sample_add(st, "b", "", &kn, "m", "", 0, 0, 0, 1), 0);
 	assert_int_equal(store_sample_add(st, "b", "", &kc, "m", "", 0, 1, 0, 1), 0);
 	assert_int_equal(store_run_commit(st), 0);
-	sqlite3_stmt *s;
-	assert_int_equal(sqlite3_prepare_v2(store_db(st), "SELECT count(*), max(mangled) FROM kernels",
-					    -1, &s, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-	assert_int_equal(sqlite3_column_int(s, 0), 1);
-	assert_string_equal((const char *)sqlite3_column_text(s, 1), "_Z5saxpyifPKfPf");
-	sqlite3_finalize(s);
+	struct kg_sampleset set;
+	assert_int_equal(store_load_samples(st, &run.id, 1, &set), KG_EXIT_PASS);
+	assert_int_equal(set.n, 1);      /* one kernel, of the true mangled name */
+	assert_string_equal(set.s[0].kernel, "_Z5saxpyifPKfPf");
+	assert_int_equal(set.s[0].n, 2);
+	store_sampleset_free(&set);
 	store_close(st);
 	free(ncu);
 	free(col);
 	free(base);
+	free(p);
+}
+
+/* A database's name as messages show it: any password hidden. */
+static void test_target_shown(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "kgate.db", "kgate.db" },
+		{ "/tmp/a:b@c.db", "/tmp/a:b@c.db" },
+		{ "postgresql://kg:pw@host:5432/db", "postgresql://kg:***@host:5432/db" },
+		{ "postgres://kg@host/db", "postgres://kg@host/db" },
+		{ "postgresql://host/db", "postgresql://host/db" },
+		{ "postgresql://kg:p%40w@host/db?sslmode=require", "postgresql://kg:***@host/db?sslmode=require" },
+		{ "postgresql://host/db?password=pw&user=kg", "postgresql://host/db?password=***&user=kg" },
+		{ "postgresql://host/db?user=kg&PASSWORD=pw", "postgresql://host/db?user=kg&PASSWORD=***" },
+		{ "postgresql://a:b@h/d?password=c&password=d#x", "postgresql://a:***@h/d?password=***&password=***#x" },
+		{ "postgresql://kg:@host/db", "postgresql://kg:***@host/db" },
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *got = store_target_shown(cases[i][0]);
+		assert_string_equal(got, cases[i][1]);
+		free(got);
+	}
+}
+
+/* Scheme prefixes are SQLite paths; other URLs are refused, not made files. */
+static void test_db_schemes(void **state)
+{
+	char *p = helper_path("scheme.db"), *u = xasprintf("sqlite:%s", p);
+	struct kg_store *st;
+	(void)state;
+	unlink(p);
+	assert_int_equal(store_exists(u), 0);
+	assert_int_equal(store_open(u, 0, &st), KG_EXIT_PASS);
+	add_run(st, "s1", 1, 1);
+	store_close(st);
+	assert_int_equal(store_exists(u), 1);
+	assert_int_equal(store_exists(p), 1);
+	assert_int_equal(one_int(p, "SELECT count(*) FROM runs"), 1);
+	assert_int_equal(store_open("postgresql://kg:pw@localhost/kgate", 0, &st), KG_EXIT_RUNTIME);
+	assert_null(st);
+	assert_int_equal(store_open("nosuch://x", KG_STORE_READONLY, &st), KG_EXIT_RUNTIME);
+	assert_null(st);
+	free(u);
 	free(p);
 }
 
@@ -614,7 +614,9 @@ int main(void)
 		cmocka_unit_test(test_readonly),
 		cmocka_unit_test(test_two_writers),
 		cmocka_unit_test(test_kernel_names_meet),
+		cmocka_unit_test(test_target_shown),
+		cmocka_unit_test(test_db_schemes),
 		cmocka_unit_test(test_demangle),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, helper_tmpdir_setup, helper_tmpdir_teardown);
 }

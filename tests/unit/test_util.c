@@ -1,8 +1,7 @@
 /*
  * test_util.c: unit tests of util.c's bounded line reader (kg_getline: the
  * limit is checked while reading, lines at and over it, no final newline,
- * NUL bytes) and of the one escaping of printed text (buf_add_safe and
- * kg_text_safe: C0, DEL and C1 controls replaced, other UTF-8 kept).
+ * NUL bytes); escaping is test_escape.c's.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -73,35 +72,11 @@ static void test_getline_stops_reading(void **state)
 	free(big);
 }
 
-static void test_text_safe(void **state)
-{
-	char *s;
-
-	(void)state;
-	s = kg_text_safe("a\nb\rc\td\x1b[2Je\x7f" "f");
-	assert_string_equal(s, "a b c d [2Je f");
-	free(s);
-	/* C1 (U+009B, a CSI) replaced; U+00A0, U+00E9 and U+20AC kept */
-	s = kg_text_safe("x\xc2\x9by \xc2\xa0\xc3\xa9\xe2\x82\xac");
-	assert_string_equal(s, "x y \xc2\xa0\xc3\xa9\xe2\x82\xac");
-	free(s);
-	s = kg_text_safe(NULL);
-	assert_string_equal(s, "");
-	free(s);
-
-	struct kg_buf b = KG_BUF_INIT;
-	buf_adds(&b, "::");
-	buf_add_safe(&b, "\n::error::x");
-	assert_string_equal(b.s, ":: ::error::x");
-	buf_free(&b);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_getline_limits),
 		cmocka_unit_test(test_getline_stops_reading),
-		cmocka_unit_test(test_text_safe),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

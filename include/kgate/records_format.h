@@ -1,5 +1,5 @@
 /*
- * collector.h: the records file, the contract between libkgate-collector.so
+ * records_format.h: the records file, the contract between libkgate-collector.so
  * (which writes it) and the CLI (records.c, which reads it).  docs/records.md
  * is the full description; this header holds the names both sides use.
  *
@@ -27,8 +27,8 @@
  * "metrics" holds gpu__time_duration.sum (end - start, ns) and the launch
  * configuration metrics below; in metrics mode the profiler's values too.
  */
-#ifndef KGATE_COLLECTOR_H
-#define KGATE_COLLECTOR_H
+#ifndef KGATE_RECORDS_FORMAT_H
+#define KGATE_RECORDS_FORMAT_H
 
 #include <stddef.h>
 
