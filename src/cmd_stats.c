@@ -488,7 +488,7 @@ int cmd_stats(int argc, char **argv)
 	size_t ng = 0;
 	int fmt = FMT_TEXT, argi, rc;
 	const struct kg_opt opts[] = {
-		KG_OPT_STR("db", 0, "PATH", &db, "the database (default kgate.db), opened read-only"),
+		KG_OPT_STR("db", 0, "PATH", &db, "the database (default $KGATE_DB, else kgate.db), opened read-only"),
 		KG_OPT_STR("commit", 0, "SHA", &commit,
 			   "the newest run of this commit (default: git HEAD, or a pull request's "
 			   "head commit in its Actions job; when there is no repository or no run of "

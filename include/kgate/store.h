@@ -109,22 +109,14 @@ int store_run_benchmark_add(struct kg_store *st, const char *benchmark);
  * (gpustate.h's summary as JSON; NULL: not recorded).  Adds the benchmark
  * as store_run_benchmark_add() does. */
 int store_run_benchmark_state(struct kg_store *st, const char *benchmark, const char *gpu_state);
-/* The GPU states stored with run, by benchmark name, sorted (NULL-terminated
- * *names and *states, free each with store_names_free); only benchmarks with
- * a state. */
-int store_run_gpu_states(struct kg_store *st, int64_t run, char ***names, char ***states,
-			 size_t *n);
-/* The benchmarks run ran, sorted (NULL-terminated *names, free with
- * store_names_free); for a run stored before schema 4, those its samples
- * name. */
-int store_run_benchmarks(struct kg_store *st, int64_t run, char ***names, size_t *n);
 
 /* ---- Reading runs ---- */
 
 /* Number of runs stored (0 on error). */
 int64_t store_run_count(struct kg_store *st);
 
-/* Runs, newest first (oldest first when asked).  Any filter may be NULL.  *runs is an array of *n. */
+/* Runs, newest first (oldest first when asked).  Any filter may be NULL.
+ * *runs is an array of *n. */
 struct kg_run_filter {
 	const char *commit;     /* exact or unique prefix */
 	const char *branch;
@@ -145,6 +137,15 @@ void store_runs_free(struct kg_run_info *runs, size_t n);
  * on stderr), KG_EXIT_RUNTIME on a database error. */
 int store_run_get(struct kg_store *st, int64_t id, struct kg_run_info *out);
 
+/* The GPU states stored with run, by benchmark name, sorted (NULL-terminated
+ * *names and *states, free each with store_names_free); only benchmarks with
+ * a state. */
+int store_run_gpu_states(struct kg_store *st, int64_t run, char ***names, char ***states,
+			 size_t *n);
+/* The benchmarks run ran, sorted (NULL-terminated *names, free with
+ * store_names_free); for a run stored before schema 4, those its samples
+ * name. */
+int store_run_benchmarks(struct kg_store *st, int64_t run, char ***names, size_t *n);
 /* Names of the metrics that have samples in a run, sorted; NULL-terminated
  * array in *names (free with store_names_free). */
 int store_run_metrics(struct kg_store *st, int64_t run, char ***names, size_t *n);

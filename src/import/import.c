@@ -169,6 +169,8 @@ const char *import_unsupported(const unsigned char *head, size_t n, const char *
 			? "a gzip-compressed JSON file, by its name a Kineto (PyTorch profiler) "
 			  "or Chrome trace"
 			: "a gzip-compressed file";
+	if (n >= 28 && !memcmp(head, "NVIDIA Tegra Profiler Report", 28))
+		return "an Nsight Systems report (.nsys-rep)";
 	if (memchr(head, '\0', n) && (suffix(path, ".nsys-rep") || suffix(path, ".qdrep")))
 		return "an Nsight Systems report (.nsys-rep, by its name)";
 

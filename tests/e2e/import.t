@@ -91,11 +91,11 @@ run "$KGATE" ingest --db "$DB" --commit f5 --ncu-csv "$NCU" -- "$REC/good.jsonl"
 is "$rc" 0 "--ncu-csv still names a file; files after -- are sniffed"
 
 mkfifo "$T/r.fifo"
-run "$KGATE" ingest --db "$DB" --commit f6 "$T/r.fifo"
-is "$rc" 2 "a FIFO given bare exits 2 at once"
+run timeout 20 "$KGATE" ingest --db "$DB" --commit f6 "$T/r.fifo"
+is "$rc" 2 "a FIFO given bare exits 2 at once (no read of it blocks)"
 like "$err" "r.fifo': not a regular file, so its format cannot be told from its content; give --input-format NAME before it" "and says what to do"
-cat "$REC/good.jsonl" > "$T/r.fifo" &
-run "$KGATE" ingest --db "$DB" --commit f6 --input-format records "$T/r.fifo"
+timeout 20 sh -c 'cat "$1" > "$2"' sh "$REC/good.jsonl" "$T/r.fifo" &
+run timeout 20 "$KGATE" ingest --db "$DB" --commit f6 --input-format records "$T/r.fifo"
 is "$rc" 0 "with --input-format records it is read"
 wait
 

@@ -160,6 +160,48 @@ static void test_unsupported(void **state)
 	assert_null(unsupported("hello", 0, "x.ncu-rep"));
 }
 
+/* Real files of those formats (tests/fixtures/<format>/, each with its
+ * README): recognised by content, and claimed by no importer. */
+static void test_unsupported_fixtures(void **state)
+{
+	static const struct {
+		const char *pattern, *what;
+	} sets[] = {
+		{ "tests/fixtures/nvbench/*.json", "an nvbench JSON file" },
+		{ "tests/fixtures/gbench/*.json", "a Google Benchmark JSON file" },
+		{ "tests/fixtures/kineto/*.json.gz", "a gzip-compressed JSON file" },
+		{ "tests/fixtures/ncu/*.ncu-rep", "a binary Nsight Compute report" },
+		{ "tests/fixtures/nsys/*.sqlite", "an Nsight Systems SQLite export" },
+		{ "tests/fixtures/nsys/*.nsys-rep", "an Nsight Systems report (.nsys-rep)" },
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
+		char *pat = xasprintf("%s/%s", src(), sets[i].pattern);
+		glob_t g;
+		if (glob(pat, 0, NULL, &g) != 0) {
+			free(pat);
+			continue;       /* not in this checkout */
+		}
+		for (size_t j = 0; j < g.gl_pathc; j++) {
+			unsigned char *head = xmalloc(KG_IMPORT_HEAD);
+			FILE *fp = fopen(g.gl_pathv[j], "rb");
+			assert_non_null(fp);
+			size_t n = fread(head, 1, KG_IMPORT_HEAD, fp);
+			fclose(fp);
+			int conf;
+			const char *what = import_unsupported(head, n, "unnamed");
+			if (strstr(sets[i].pattern, ".json.gz"))   /* gzip: the name tells more */
+				what = import_unsupported(head, n, g.gl_pathv[j]);
+			if (!what || strncmp(what, sets[i].what, strlen(sets[i].what)))
+				fail_msg("%s: looks like %s", g.gl_pathv[j], what ? what : "nothing");
+			assert_null(import_sniff_head(head, n, g.gl_pathv[j], &conf));
+			free(head);
+		}
+		globfree(&g);
+		free(pat);
+	}
+}
+
 /* A test importer: its ingest adds samples through the sink's interning
  * (the sink's names live as long as the ingest, so they are checked here). */
 static int interned;
@@ -222,6 +264,7 @@ int main(void)
 		cmocka_unit_test(test_sniff_fixtures),
 		cmocka_unit_test(test_sniff_heads),
 		cmocka_unit_test(test_unsupported),
+		cmocka_unit_test(test_unsupported_fixtures),
 		cmocka_unit_test(test_sink),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

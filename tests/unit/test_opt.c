@@ -283,6 +283,46 @@ static void test_in_order_then_command(void **state)
 	free(err);
 }
 
+/* Operands taken in order among the options: an option applies to the
+ * operands after it, "--" ends the options but not the operands. */
+struct seen {
+	const char *fmt;
+	char log[128];
+};
+
+static int take_file(const struct kg_opt *o, const char *arg)
+{
+	struct seen *s = o->ctx;
+	size_t l = strlen(s->log);
+	snprintf(s->log + l, sizeof s->log - l, "%s%s:%s", l ? " " : "", s->fmt, arg);
+	return strcmp(arg, "refuse") ? KG_EXIT_PASS : KG_EXIT_USAGE;
+}
+
+static void test_operands_in_order(void **state)
+{
+	struct seen s = { .fmt = "auto" };
+	const struct kg_opt opts[] = {
+		KG_OPT_STR("fmt", 0, "F", &s.fmt, "the format of the files after it"),
+		KG_OPT_OPERANDS_CALL("FILE", take_file, &s, "a file"),
+		KG_OPT_END
+	};
+	const struct kg_optspec spec = { "t", "u\n", NULL, opts, 1, 0 };
+	int argi;
+	char *err;
+
+	(void)state;
+	assert_int_equal(parse(&spec, ARGS("f1", "--fmt", "a", "f2", "--fmt=b", "f3", "--", "--fmt"),
+			       &argi, &err), KG_OPT_GO);
+	assert_string_equal(s.log, "auto:f1 a:f2 b:f3 b:--fmt");
+	assert_string_equal(err, "");
+	free(err);
+	/* the function's refusal stops the parse */
+	s.log[0] = '\0';
+	assert_int_equal(parse(&spec, ARGS("refuse", "f2"), &argi, &err), KG_EXIT_USAGE);
+	assert_string_equal(s.log, "b:refuse");
+	free(err);
+}
+
 static char *render(const struct kg_opt *opts)
 {
 	char *s = NULL;
@@ -344,6 +384,7 @@ int main(void)
 		cmocka_unit_test(test_integer_words),
 		cmocka_unit_test(test_help_anywhere),
 		cmocka_unit_test(test_in_order_then_command),
+		cmocka_unit_test(test_operands_in_order),
 		cmocka_unit_test(test_help_rendering),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
