@@ -23,21 +23,10 @@
 #include "kgate/gate.h"
 #include "kgate/util.h"
 
+#include "rng.h"
+
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static double uniform(void)
-{
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return (double)((rng * 2685821657736338717ull) >> 11) / 9007199254740992.0;
-}
-static double normal(void)
-{
-	double u = uniform(), v = uniform();
-	if (u < 1e-300)
-		u = 1e-300;
-	return sqrt(-2 * log(u)) * cos(2 * M_PI * v);
-}
+static double normal(void) { return rng_normal(&rng); }
 
 /* One series of n values center * exp(cv * N(0,1)), or n more appended. */
 static void series_add(struct kg_sampleset *set, size_t n, double center, double cv)

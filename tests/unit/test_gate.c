@@ -24,22 +24,10 @@
 #include "kgate/gate.h"
 #include "kgate/util.h"
 
-/* xorshift64*, then Box-Muller: reproducible normal deviates. */
+#include "rng.h"
+
 static uint64_t rng = 88172645463325252ull;
-static double uniform(void)
-{
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return (double)((rng * 2685821657736338717ull) >> 11) / 9007199254740992.0;
-}
-static double normal(void)
-{
-	double u = uniform(), v = uniform();
-	if (u < 1e-300)
-		u = 1e-300;
-	return sqrt(-2 * log(u)) * cos(2 * M_PI * v);
-}
+static double normal(void) { return rng_normal(&rng); }
 
 struct spec {
 	const char *kernel, *metric;
