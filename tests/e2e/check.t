@@ -202,20 +202,26 @@ run sh -c "cd '$R' && '$KGATE' check --db '$DB' --no-store --commit '$hd'"
 is "$rc" 1 "the merge base is still found after main moves on"
 
 # --- a database another job holds the write lock of -----------------------
-# The lock is held 4 s, long enough for the two commands below (each waits
-# for it 9 to 12 busy timeouts: 0.9 s to 1.2 s); under valgrind they take
-# seconds each, so it is held longer there.
-hold=4; under_valgrind && hold=30
-(printf 'BEGIN EXCLUSIVE;\nINSERT INTO benchmarks(name) VALUES (%s);\n' "'lock'"; sleep $hold; printf 'ROLLBACK;\n') |
+# The lock is held until the two commands below are done ($T/release; at
+# most 120 s), however slowly they run (a sanitizer build, valgrind, a
+# loaded machine), and they start only once it is held.
+rm -f "$T/release"
+(printf 'BEGIN EXCLUSIVE;\nINSERT INTO benchmarks(name) VALUES (%s);\n' "'lock'"
+	i=0; while [ ! -e "$T/release" ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done
+	printf 'ROLLBACK;\n') |
 	sqlite3 "$DB" &
 lockpid=$!
-sleep 1
+i=0
+while sqlite3 "$DB" "BEGIN IMMEDIATE; ROLLBACK;" 2>/dev/null && [ $i -lt 300 ]; do
+	sleep 0.1; i=$((i + 1))
+done
 KGATE_BUSY_TIMEOUT_MS=100 run "$KGATE" check --db "$DB" --commit slow10 --baseline base0
 is "$rc" 1 "a check still reads a database another job is writing (WAL)"
 like "$err" "verdicts were not stored" "and says its verdicts could not be stored"
 KGATE_BUSY_TIMEOUT_MS=100 run "$KGATE" ingest --db "$DB" --commit locked1 --ncu-csv "$RAW"
 is "$rc" 3 "ingest into a locked database past the busy timeout is a runtime error"
 like "$err" "^kgate: .*(locked|busy)" "and says the database is locked"
+touch "$T/release"
 wait "$lockpid"
 is "$(sqlite3 "$DB" "SELECT count(*) FROM runs WHERE commit_sha = 'locked1'")" 0 "nothing was stored"
 
