@@ -254,6 +254,7 @@ static void test_apply(void **state)
 	assert_int_equal(g.exit_status, 0);
 	assert_int_equal(g.r[0].fails, 0);
 	confirm_free(&c);
+	gate_free(&g);
 
 	/* A look that does not see the kernel leaves it open: INCONCLUSIVE. */
 	gate_compare(t, &b, &h, &g);
