@@ -641,26 +641,79 @@ static const struct kg_series *series_of(const struct kg_sampleset *set, const s
 	return NULL;
 }
 
-/* The middle of the SM clock the GPU state of benchmark b recorded, or 0. */
-static double state_clock(char **names, char **states, size_t n, const char *b);
+/* The GPU states stored with one run, by benchmark (store_run_gpu_states). */
+struct run_states {
+	char **names, **states;
+	size_t n;
+};
+
+/* The states of head (s[0]) and of each baseline run (s[1 + i]); a run
+ * whose states cannot be read has none. */
+static struct run_states *states_load(struct kg_store *st, const struct kg_run_info *head,
+				      const struct kg_run_info *base, size_t n_base)
+{
+	struct run_states *s = xcalloc(n_base + 1, sizeof(*s));
+
+	for (size_t i = 0; i <= n_base; i++) {
+		const struct kg_run_info *r = i ? &base[i - 1] : head;
+		if (store_run_gpu_states(st, r->id, &s[i].names, &s[i].states, &s[i].n) !=
+		    KG_EXIT_PASS)
+			s[i].n = 0;
+	}
+	return s;
+}
+
+static void states_free(struct run_states *s, size_t n_base)
+{
+	for (size_t i = 0; s && i <= n_base; i++) {
+		store_names_free(s[i].names, s[i].n);
+		store_names_free(s[i].states, s[i].n);
+	}
+	free(s);
+}
+
+/* The recorded GPU state of benchmark name in rs: 1 and *sum, or 0. */
+static int summary_of(const struct run_states *rs, const char *name, struct kg_gpu_summary *sum)
+{
+	char err[200];
+
+	for (size_t i = 0; i < rs->n; i++) {
+		if (strcmp(rs->names[i], name))
+			continue;
+		json_t *j = json_loads(rs->states[i], 0, NULL);
+		int ok = j && gpustate_summary_from_json(j, sum, err, sizeof(err)) == 0 &&
+			 sum->recorded;
+		json_decref(j);
+		return ok;
+	}
+	return 0;
+}
+
+/* The middle of the SM clock recorded for benchmark b in rs, or 0. */
+static double state_clock(const struct run_states *rs, const char *b)
+{
+	struct kg_gpu_summary sum;
+
+	if (!summary_of(rs, b, &sum) || sum.sm_mhz_min <= 0)
+		return 0;
+	return (sum.sm_mhz_min + sum.sm_mhz_max) / 2.0;
+}
 
 /*
  * The clock view: for each time comparison that did not PASS, its change
  * in SM cycles beside the change in time, so a clock difference is told
  * apart from a change of the work.  From sm__cycles_elapsed (.max, else
- * .avg) where both sides measured it, else from the SM clocks the two runs'
- * GPU states recorded, when they differ by more than 1%.  The message gets
- * the cycles; when the cycles stay under half the limit while the time is
- * over it, it says the clock changed, not the work.
+ * .avg) where both sides measured it, else from the SM clocks the head run
+ * and the newest baseline run recorded (head and base), when they differ
+ * by more than 1%.  The message gets the cycles; when the cycles stay
+ * under half the limit while the time is over it, it says the clock
+ * changed, not the work.
  */
-static void clock_view(struct kg_store *st, const struct kg_run_info *head,
-		       const struct kg_run_info *base, struct kg_gate *g,
-		       const struct kg_sampleset *bs, const struct kg_sampleset *hs)
+static void clock_view(const struct run_states *head, const struct run_states *base,
+		       struct kg_gate *g, const struct kg_sampleset *bs,
+		       const struct kg_sampleset *hs)
 {
 	static const char *const cycles[] = { "sm__cycles_elapsed.max", "sm__cycles_elapsed.avg" };
-	char **hn = NULL, **hst = NULL, **bn = NULL, **bst = NULL;
-	size_t nh = 0, nb = 0;
-	int states = -1;
 
 	for (size_t i = 0; i < g->n; i++) {
 		struct kg_result *r = &g->r[i];
@@ -678,11 +731,8 @@ static void clock_view(struct kg_store *st, const struct kg_run_info *head,
 			}
 		}
 		if (isnan(r->cycle_shift)) {
-			if (states < 0)
-				states = store_run_gpu_states(st, head->id, &hn, &hst, &nh) == KG_EXIT_PASS &&
-					 store_run_gpu_states(st, base->id, &bn, &bst, &nb) == KG_EXIT_PASS;
-			double ch = states ? state_clock(hn, hst, nh, r->benchmark) : 0;
-			double cb = states ? state_clock(bn, bst, nb, r->benchmark) : 0;
+			double ch = state_clock(head, r->benchmark);
+			double cb = state_clock(base, r->benchmark);
 			if (ch > 0 && cb > 0 && fabs(ch / cb - 1) > 0.01) {
 				r->cycle_shift = (1 + r->shift) * ch / cb - 1;
 				r->cycle_source = "recorded SM clock";
@@ -696,71 +746,26 @@ static void clock_view(struct kg_store *st, const struct kg_run_info *head,
 		snprintf(r->message + len, sizeof(r->message) - len, "; in SM cycles %+.2f%%%s",
 			 100 * r->cycle_shift, clock ? " (the clock changed, not the work)" : "");
 	}
-	store_names_free(hn, nh);
-	store_names_free(hst, nh);
-	store_names_free(bn, nb);
-	store_names_free(bst, nb);
-}
-
-static double state_clock(char **names, char **states, size_t n, const char *b)
-{
-	struct kg_gpu_summary sum;
-	char err[200];
-
-	for (size_t i = 0; i < n; i++) {
-		if (strcmp(names[i], b))
-			continue;
-		json_t *j = json_loads(states[i], 0, NULL);
-		int ok = j && gpustate_summary_from_json(j, &sum, err, sizeof(err)) == 0 &&
-			 sum.recorded && sum.sm_mhz_min > 0;
-		json_decref(j);
-		return ok ? (sum.sm_mhz_min + sum.sm_mhz_max) / 2.0 : 0;
-	}
-	return 0;
-}
-
-/* The GPU state of benchmark name in run (0), or 1 when none is stored. */
-static int gpu_summary_of(char **names, char **states, size_t n, const char *name,
-			  struct kg_gpu_summary *sum)
-{
-	char err[200];
-
-	for (size_t i = 0; i < n; i++) {
-		if (strcmp(names[i], name))
-			continue;
-		json_t *j = json_loads(states[i], 0, NULL);
-		int bad = !j || gpustate_summary_from_json(j, sum, err, sizeof(err)) < 0;
-		json_decref(j);
-		return bad || !sum->recorded;
-	}
-	return 1;
 }
 
 /*
  * Warnings on stderr when what the GPU was doing makes the compared
  * benchmarks' timings less comparable: throttling or another compute
  * process on either side, or the two sides under different clocks.
+ * s: states_load()'s states of head and of each baseline run.
  */
-static void gpu_warnings(struct kg_store *st, const struct kg_run_info *head,
+static void gpu_warnings(const struct run_states *s, const struct kg_run_info *head,
 			 const struct kg_run_info *base, size_t n_base, char *const *common,
 			 size_t n_common)
 {
-	char **hn = NULL, **hs = NULL;
-	size_t nh = 0;
-
-	if (store_run_gpu_states(st, head->id, &hn, &hs, &nh) != KG_EXIT_PASS || !nh)
-		goto out;
+	if (!s[0].n)
+		return;
 	for (size_t b = 0; b < n_base; b++) {
-		char **bn = NULL, **bsv = NULL;
-		size_t nb = 0;
-
-		if (store_run_gpu_states(st, base[b].id, &bn, &bsv, &nb) != KG_EXIT_PASS)
-			continue;
 		for (size_t i = 0; i < n_common; i++) {
 			struct kg_gpu_summary h, bl;
 			char what[400];
-			int have_h = !gpu_summary_of(hn, hs, nh, common[i], &h);
-			int have_b = !gpu_summary_of(bn, bsv, nb, common[i], &bl);
+			int have_h = summary_of(&s[0], common[i], &h);
+			int have_b = summary_of(&s[1 + b], common[i], &bl);
 
 			if (have_h && b == 0 && *gpustate_summary_concerns(&h, what, sizeof(what)))
 				kg_warn("benchmark '%s', head run %lld: %s; its timings may not "
@@ -774,12 +779,7 @@ static void gpu_warnings(struct kg_store *st, const struct kg_run_info *head,
 					"under different clocks (%s)", common[i],
 					(long long)head->id, (long long)base[b].id, what);
 		}
-		store_names_free(bn, nb);
-		store_names_free(bsv, nb);
 	}
-out:
-	store_names_free(hn, nh);
-	store_names_free(hs, nh);
 }
 
 int check_gate(struct kg_store *st, const struct kg_thresholds *t,
@@ -840,8 +840,10 @@ int check_runs(struct kg_store *st, const struct kg_thresholds *t,
 		gate_compare(t, &bs, &hs, &g);
 		if (o->confirm)
 			confirm_apply(o->confirm, t, &g);
-		clock_view(st, head, base, &g, &bs, &hs);
-		gpu_warnings(st, head, base, n_base, common, n_common);
+		struct run_states *rs = states_load(st, head, base, n_base);
+		clock_view(&rs[0], &rs[1], &g, &bs, &hs);
+		gpu_warnings(rs, head, base, n_base, common, n_common);
+		states_free(rs, n_base);
 	}
 	store_names_free(common, n_common);
 	check_decide(t, &g, no_baseline, &oc);
