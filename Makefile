@@ -39,9 +39,9 @@ endif
 WARN     = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 CFLAGS  ?= -O2 -g
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SANFLAGS) -Iinclude -MMD -MP
-# libyaml, SQLite and jansson are linked statically so that the binary runs on
+# libyaml, SQLite, jansson and zlib are linked statically so that the binary runs on
 # a GPU machine that has none of them; libcurl stays dynamic.
-STATIC_LIBS = -Wl,-Bstatic -lyaml -lsqlite3 -ljansson -Wl,-Bdynamic
+STATIC_LIBS = -Wl,-Bstatic -lyaml -lsqlite3 -ljansson -lz -Wl,-Bdynamic
 LDLIBS   = $(STATIC_LIBS) -lcurl -lstdc++ -lm -lpthread -ldl
 LDFLAGS ?=
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
