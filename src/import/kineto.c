@@ -502,7 +502,6 @@ static int info_event(struct jr *r, const unsigned char *s, size_t n, void *arg)
 	int rc;
 	json_t *e = event_parse(r, s, n, want, &rc);
 
-	c->has_events = 1;
 	if (!e)
 		return rc;
 	const char *name = str_of(e, "name"), *ph = str_of(e, "ph"), *cat = str_of(e, "cat");
@@ -535,8 +534,10 @@ static int info_key(struct jr *r, const char *key, void *arg)
 
 	if (!strcmp(key, "deviceProperties") && !c->devices)
 		return (c->devices = jr_json(r)) ? KG_EXIT_PASS : KG_EXIT_USAGE;
-	if (!strcmp(key, "traceEvents"))
+	if (!strcmp(key, "traceEvents")) {
+		c->has_events = 1;
 		return jr_array(r, info_event, c);
+	}
 	return jr_skip(r);
 }
 
