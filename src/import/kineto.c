@@ -40,6 +40,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,13 +252,23 @@ static int jr_value(struct jr *r, int keep, size_t *start)
 		while (p < e) {
 			unsigned char ch = *p++;
 			if (ch == '"') {
-				while (p < e && *p != '"')
-					p += *p == '\\' ? 2 : 1;
-				if (p >= e) {
-					p = NULL;       /* the string goes on past the window */
-					break;
+				/* the closing quote: one not escaped by an odd run of
+				 * backslashes */
+				for (;;) {
+					unsigned char *q = memchr(p, '"', (size_t)(e - p));
+					if (!q) {
+						p = NULL;       /* the string goes on past the window */
+						break;
+					}
+					size_t bs = 0;
+					while (q - bs > p && q[-1 - (ptrdiff_t)bs] == '\\')
+						bs++;
+					p = q + 1;
+					if (bs % 2 == 0)
+						break;
 				}
-				p++;
+				if (!p)
+					break;
 				if (depth == 0) {
 					r->pos = (size_t)(p - r->b);
 					goto done;
@@ -491,16 +502,43 @@ struct info_ctx {
 	int64_t devs_seen[8];   /* the kernels' devices (the first few) */
 	int ndevs;
 	int has_events;
-	int gpu_count;          /* kernel or counter events */
+	int one_model;          /* deviceProperties holds one GPU model */
+	int gpu_count;          /* kernel or counter events (counted until one is seen
+				 * where one_model) */
 };
+
+/* 1 when the trace's devices are all of one model (so a kernel's device
+ * need not be read), as far as deviceProperties, read before traceEvents,
+ * tells. */
+static int one_model(json_t *devices)
+{
+	const char *first = NULL;
+	size_t i;
+	json_t *d;
+
+	if (!json_is_array(devices))
+		return 0;
+	json_array_foreach(devices, i, d) {
+		const char *n = str_of(d, "name");
+		if (!n)
+			return 0;
+		if (first && strcmp(first, n) != 0)
+			return 0;
+		first = n;
+	}
+	return 1;
+}
 
 static int info_event(struct jr *r, const unsigned char *s, size_t n, void *arg)
 {
 	struct info_ctx *c = arg;
-	static const char *const want[] = { "\"process_name\"", "\"kernel\"",
-					    "\"cuda_profiler_range\"", NULL };
+	static const char *const all[] = { "\"process_name\"", "\"kernel\"",
+					   "\"cuda_profiler_range\"", NULL };
+	static const char *const names[] = { "\"process_name\"", NULL };
 	int rc;
-	json_t *e = event_parse(r, s, n, want, &rc);
+	/* once a kernel is seen on a trace of one GPU model, only the process
+	 * name is still wanted */
+	json_t *e = event_parse(r, s, n, c->gpu_count && c->one_model ? names : all, &rc);
 
 	if (!e)
 		return rc;
@@ -536,6 +574,7 @@ static int info_key(struct jr *r, const char *key, void *arg)
 		return (c->devices = jr_json(r)) ? KG_EXIT_PASS : KG_EXIT_USAGE;
 	if (!strcmp(key, "traceEvents")) {
 		c->has_events = 1;
+		c->one_model = one_model(c->devices);
 		return jr_array(r, info_event, c);
 	}
 	return jr_skip(r);
