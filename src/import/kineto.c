@@ -90,9 +90,13 @@ static int kineto_sniff(const unsigned char *head, size_t n, const char *path)
 		int kernel = memmem(head, n, "\"kernel\"", 8) != NULL ||
 			     memmem(head, n, "\"cuda_profiler_range\"", 21) != NULL;
 		int schema = memmem(head, n, "\"schemaVersion\"", 15) != NULL;
+		/* a torch.profiler trace whose first events are all on the CPU */
+		int torch = memmem(head, n, "\"cpu_op\"", 8) != NULL ||
+			    memmem(head, n, "\"cuda_runtime\"", 14) != NULL ||
+			    memmem(head, n, "\"python_function\"", 17) != NULL;
 		if (trace && (props || kernel))
 			sure = KG_SNIFF_SURE;
-		else if (props && schema)
+		else if ((props && schema) || (trace && (schema || torch)))
 			sure = KG_SNIFF_LIKELY;
 	}
 	free(buf);

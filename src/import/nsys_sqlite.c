@@ -26,7 +26,8 @@
  * path, outermost first, joined with '/', as the collector writes it (start/
  * end ranges, which do not nest, and domain names are not part of a path).
  * Both sides are read as SQL cursors sorted by (thread, time) and merged,
- * so memory holds the ranges open at one moment, not the file.
+ * so memory holds the ranges open at one moment, not the file; SQLite's
+ * cache is 16 MiB, and its sorts spill to temporary files beyond it.
  *
  * The GPU (name, chip, uuid) comes from TARGET_INFO_GPU (TARGET_INFO_CUDA_GPU
  * before nsys 2021.2), restricted to the devices the kernels ran on; the
@@ -93,8 +94,9 @@ static int nsys_open(struct nsys *x, const char *path)
 	sqlite3_db_config(x->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
 	sqlite3_db_config(x->db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
 	sqlite3_db_config(x->db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, NULL);
-	/* temporary tables (the runtime calls' index) stay in memory */
-	sqlite3_exec(x->db, "PRAGMA temp_store=MEMORY; PRAGMA cache_size=-16384;", NULL, NULL, NULL);
+	/* 16 MiB of page cache; sorts and the runtime calls' temporary table
+	 * beyond it go to temporary files, so memory stays bounded */
+	sqlite3_exec(x->db, "PRAGMA cache_size=-16384;", NULL, NULL, NULL);
 	/* the first read tells an SQLite file that is not a database */
 	if (sqlite3_exec(x->db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL) != SQLITE_OK) {
 		kg_error("cannot read '%s': not a readable SQLite database (%s)", path,
