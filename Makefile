@@ -317,8 +317,11 @@ fuzz-run: $(FUZZ_BIN)
 	  case $$n in \
 	  suite) seeds="$(fuzz_seeds_suite)";; thresholds) seeds="$(fuzz_seeds_thresholds)";; \
 	  import) seeds="$(fuzz_seeds_import)";; *) seeds="";; esac; \
+	  [ $$n != kineto ] || python3 -c 'import gzip, json, sys; d = json.load(gzip.open(sys.argv[1], "rt")); \
+	      d["traceEvents"] = [e for e in d["traceEvents"] if e.get("cat") in ("kernel", "gpu_user_annotation", "cuda_profiler_range") or e.get("name") == "process_name"][:400]; \
+	      print(json.dumps(d, indent=1))' $(FUZZ_KINETO_SEED) > $(FUZZ_BUILD)/seeds/$$n/kineto.json; \
 	  for f in $$seeds; do cp "$$f" $(FUZZ_BUILD)/seeds/$$n/; done; \
-	  if [ $$n = import ]; then \
+	  if [ $$n = import ] || [ $$n = nsys ]; then \
 	    sqlite3 $(FUZZ_BUILD)/seeds/$$n/nsys.sqlite "PRAGMA page_size=512; ATTACH '$(FUZZ_NSYS_SEED)' AS s; \
 	      CREATE TABLE StringIds AS SELECT * FROM s.StringIds WHERE id IN (SELECT demangledName FROM s.CUPTI_ACTIVITY_KIND_KERNEL UNION SELECT mangledName FROM s.CUPTI_ACTIVITY_KIND_KERNEL); \
 	      CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL AS SELECT * FROM s.CUPTI_ACTIVITY_KIND_KERNEL; \
@@ -329,10 +332,12 @@ fuzz-run: $(FUZZ_BIN)
 	      d["traceEvents"] = [e for e in d["traceEvents"] if e.get("cat") in ("kernel", "gpu_user_annotation") or e.get("name") == "process_name"]; \
 	      print(json.dumps(d, indent=1))' $(FUZZ_KINETO_SEED) > $(FUZZ_BUILD)/seeds/$$n/kineto.json; \
 	  fi; \
+	  [ $$n != nsys ] || rm -f $(FUZZ_BUILD)/seeds/$$n/kineto.json; \
 	  if [ -f tests/fuzz/$$n.seeds ]; then i=0; while IFS= read -r line; do \
 	    i=$$((i + 1)); printf '%s' "$$line" > $(FUZZ_BUILD)/seeds/$$n/seed$$i; \
 	  done < tests/fuzz/$$n.seeds; fi; \
-	  dict=; [ -f tests/fuzz/$$n.dict ] && dict=-dict=tests/fuzz/$$n.dict; \
+	  d=$$n; case $$n in kineto|nsys) d=import;; esac; \
+	  dict=; [ -f tests/fuzz/$$d.dict ] && dict=-dict=tests/fuzz/$$d.dict; \
 	  echo "== fuzz_$$n: $(FUZZ_TIME) s =="; \
 	  $(FUZZ_BUILD)/fuzz_$$n -max_total_time=$(FUZZ_TIME) -timeout=10 -print_final_stats=1 \
 	    -artifact_prefix=$(FUZZ_BUILD)/artifacts/$$n/ $$dict $(FUZZ_FLAGS) \

@@ -495,6 +495,23 @@ static int int_of(json_t *o, const char *k, int64_t *out)
 	return 0;
 }
 
+/* A device or stream id: an integer, or a string that ends in one ("stream
+ * 7", older Kineto's tid of GPU events). */
+static int id_of(json_t *o, const char *k, int64_t *out)
+{
+	json_t *v = json_object_get(o, k);
+	if (json_is_string(v)) {
+		const char *s = json_string_value(v), *e = s + strlen(s), *d = e;
+		while (d > s && d[-1] >= '0' && d[-1] <= '9' && e - d < 18)
+			d--;
+		if (d == e)
+			return 0;
+		*out = strtoll(d, NULL, 10);
+		return 1;
+	}
+	return int_of(o, k, out);
+}
+
 /* ------------------------------------------------------------------ */
 /* read_info: deviceProperties, the process name, the kernels' devices */
 
@@ -558,7 +575,7 @@ static int info_event(struct jr *r, const unsigned char *s, size_t n, void *arg)
 	} else if (cat && (!strcmp(cat, "kernel") || !strcmp(cat, "cuda_profiler_range"))) {
 		int64_t d;
 		c->gpu_count++;
-		if (int_of(json_object_get(e, "args"), "device", &d) || int_of(e, "pid", &d)) {
+		if (int_of(json_object_get(e, "args"), "device", &d) || id_of(e, "pid", &d)) {
 			int k;
 			for (k = 0; k < c->ndevs && c->devs_seen[k] != d; k++)
 				;
@@ -773,7 +790,7 @@ static int annot_event(struct ingest_ctx *c, json_t *e)
 	int64_t dev, stream, ts, dur;
 	const char *name = str_of(e, "name");
 
-	if (!int_of(e, "pid", &dev) || !int_of(e, "tid", &stream) || !time_ns(e, "ts", &ts) ||
+	if (!id_of(e, "pid", &dev) || !id_of(e, "tid", &stream) || !time_ns(e, "ts", &ts) ||
 	    !time_ns(e, "dur", &dur) || dur < 0 || !name)
 		return KG_EXIT_PASS;   /* not a range kgate can place */
 	if (c->na == c->capa) {
@@ -825,8 +842,8 @@ static int kernel_event(struct ingest_ctx *c, struct jr *r, const unsigned char 
 	if (!time_ns(e, "ts", &ts) || !time_ns(e, "dur", &dur) || dur < 0)
 		return bad_event(r, s, "a kernel event without a time (ts, dur: microseconds, dur "
 				       "not negative)");
-	int_of(e, "pid", &dev);
-	int_of(e, "tid", &stream);
+	id_of(e, "pid", &dev);
+	id_of(e, "tid", &stream);
 	struct kg_kernel_name kn;
 	import_sink_kernel(c->sink, name, KG_KEY_CANONICAL, &kn);
 	const char *nvtx = c->na ? annot_path(c, dev, stream, ts) : "";
@@ -866,8 +883,8 @@ static int counter_event(struct ingest_ctx *c, struct jr *r, const unsigned char
 	if (!name || !*name)
 		return bad_event(r, s, "a cuda_profiler_range event without a kernel name");
 	time_ns(e, "ts", &ts);
-	int_of(e, "pid", &dev);
-	int_of(e, "tid", &stream);
+	id_of(e, "pid", &dev);
+	id_of(e, "tid", &stream);
 	struct kg_kernel_name kn;
 	import_sink_kernel(c->sink, name, KG_KEY_CANONICAL, &kn);
 	const char *nvtx = c->na ? annot_path(c, dev, stream, ts) : "";

@@ -201,6 +201,17 @@ is "$rc" 0 "a plain .json trace ingests"
 kineto_expect "$KIN/step_based_trace_2543932.json.gz" "$T/exp.step"
 is "$(stored_demangled kj)" "$(cat "$T/exp.step")" "and stores what its .json.gz does"
 
+# older Kineto names a GPU event's stream "stream 7" (a string tid): the same paths
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+for e in d["traceEvents"]:
+    if e.get("cat") in ("kernel", "gpu_user_annotation"):
+        e["tid"] = "stream %d" % e["tid"]
+json.dump(d, sys.stdout)' "$T/step.json" > "$T/stream-names.json"
+run "$KGATE" ingest --db "$DB" --commit ks --branch t "$T/stream-names.json"
+is "$rc" 0 "a trace whose GPU events name their stream as \"stream N\" (edited copy) ingests"
+is "$(stored_demangled ks)" "$(cat "$T/exp.step")" "with the same annotation paths"
+
 # refusals
 n=$(runs)
 run "$KGATE" ingest --db "$DB" --commit kr1 "$KIN/mi250_minitoy_train_ROCm6_2_kineto.json.gz"
