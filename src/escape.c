@@ -142,6 +142,33 @@ char *escape_text_dup(const char *s)
 	return buf_detach(&b);
 }
 
+size_t escape_width(const char *s)
+{
+	size_t w = 0;
+
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xc0) != 0x80;
+	return w;
+}
+
+char *escape_fit_dup(const char *s, size_t width)
+{
+	char *t = escape_text_dup(s);
+
+	if (escape_width(t) <= width)
+		return t;
+	struct kg_buf b = KG_BUF_INIT;
+	size_t w = 0;
+	for (const char *p = t; *p; p++) {
+		if (((unsigned char)*p & 0xc0) != 0x80 && ++w == width)
+			break;
+		buf_addc(&b, *p);
+	}
+	buf_adds(&b, "\xe2\x80\xa6"); /* U+2026 HORIZONTAL ELLIPSIS */
+	free(t);
+	return buf_detach(&b);
+}
+
 /* ---- Markdown ---- */
 
 static entity_map markdown_map = {
