@@ -1205,7 +1205,10 @@ int stats_shift_test(const double *x0, size_t n, const double *y0, size_t m, dou
 	return rc;
 }
 
-double stats_mwu_greater(const double *x, size_t n, const double *y, size_t m)
+/* The one-sided p of U for x over y under the null distribution of the
+ * check's cache (method < 0), or one built by method (0 exact, 1
+ * saddlepoint, 2 enumeration) for the tests that compare them. */
+static double mwu_upper(const double *x, size_t n, const double *y, size_t m, int method)
 {
 	if (n == 0 || m == 0)
 		return 1.0;
@@ -1214,13 +1217,35 @@ double stats_mwu_greater(const double *x, size_t n, const double *y, size_t m)
 	double u2;
 	int ties;
 	size_t ng = tie_groups(xs, n, ys, m, g, &u2, &ties);
-	struct nulldist *d = dist_get(n, m, g, ng);
-	double st[2] = {d->s0, 0};
-	double p = dist_upper(d, u2, st);
-	free(g);
 	free(xs);
 	free(ys);
+
+	struct nulldist *d;
+	if (method < 0) {
+		d = dist_get(n, m, g, ng);
+		free(g);
+	} else {
+		d = xcalloc(1, sizeof *d);
+		*d = (struct nulldist){ .n = n, .m = m, .ng = ng, .g = g, .max2 = 2 * n * m,
+					.a2 = -1 };
+		d->exact = method != 1;
+		if (method == 0)
+			dist_exact(d);
+		else if (method == 2)
+			dist_enum(d);
+		else
+			dist_saddle(d);
+	}
+	double st[2] = { d->s0, 0 };
+	double p = dist_upper(d, u2, st);
+	if (method >= 0)
+		dist_free(d);
 	return p;
+}
+
+double stats_mwu_greater(const double *x, size_t n, const double *y, size_t m)
+{
+	return mwu_upper(x, n, y, m, -1);
 }
 
 double stats_hodges_lehmann(const double *x, size_t n, const double *y, size_t m)
@@ -1246,33 +1271,5 @@ int stats_hl_ci(const double *x, size_t n, const double *y, size_t m,
 
 double stats_mwu_upper_method(const double *x, size_t n, const double *y, size_t m, int method)
 {
-	if (n == 0 || m == 0)
-		return 1.0;
-	double *xs = sorted_copy(x, n), *ys = sorted_copy(y, m);
-	size_t *g = xmalloc((n + m) * sizeof *g);
-	double u2;
-	int ties;
-	size_t ng = tie_groups(xs, n, ys, m, g, &u2, &ties);
-	struct nulldist d = {.n = n, .m = m, .ng = ng, .g = g, .max2 = 2 * n * m};
-	double p;
-	if (method == 0) {
-		d.exact = 1;
-		dist_exact(&d);
-	} else if (method == 2) {
-		d.exact = 1;
-		dist_enum(&d);
-	} else {
-		dist_saddle(&d);
-	}
-	double st[2] = {d.s0, 0};
-	p = dist_upper(&d, u2, st);
-	free(d.vals);
-	free(d.lo_cum);
-	free(d.up_cum);
-	free(d.a);
-	free(d.w);
-	free(g);
-	free(xs);
-	free(ys);
-	return p;
+	return mwu_upper(x, n, y, m, method);
 }

@@ -1041,13 +1041,18 @@ static int names_query(struct pg *st, const char *sql, int64_t run, char ***name
 {
 	struct num id;
 	const char *v[] = { num_i(&id, run) };
+
+	*names = NULL;
+	*n = 0;
 	PGresult *r = q(st, st->db, "cannot read the run's benchmarks", PGRES_TUPLES_OK, sql, "i", v);
 	if (!r)
 		return KG_EXIT_RUNTIME;
 	int rows = pq.ntuples(r);
-	*names = xcalloc((size_t)rows + 1, sizeof **names);
-	for (int i = 0; i < rows; i++)
-		(*names)[(*n)++] = val_dup(r, i, 0);
+	if (rows) {
+		*names = xcalloc((size_t)rows + 1, sizeof **names);
+		for (int i = 0; i < rows; i++)
+			(*names)[(*n)++] = val_dup(r, i, 0);
+	}
 	pq.clear(r);
 	return KG_EXIT_PASS;
 }
@@ -1055,26 +1060,12 @@ static int names_query(struct pg *st, const char *sql, int64_t run, char ***name
 static int pg_run_benchmarks(struct kg_store *kst, int64_t run, char ***names, size_t *n)
 {
 	struct pg *st = (struct pg *)kst;
-	*names = NULL;
-	*n = 0;
 	int rc = names_query(st, "SELECT b.name FROM run_benchmarks r JOIN benchmarks b"
 			     " ON b.id = r.benchmark WHERE r.run = $1 ORDER BY b.name", run, names, n);
-	if (rc == KG_EXIT_PASS && !*n) {
-		free(*names);
-		*names = NULL;
+	if (rc == KG_EXIT_PASS && !*n)  /* a run stored before schema 4 */
 		rc = names_query(st, "SELECT b.name FROM benchmarks b WHERE b.id IN"
 				 " (SELECT DISTINCT benchmark FROM samples WHERE run = $1)"
 				 " ORDER BY b.name", run, names, n);
-	}
-	if (rc == KG_EXIT_PASS && !*n) {
-		free(*names);
-		*names = NULL;
-	}
-	if (rc != KG_EXIT_PASS) {
-		store_names_free(*names, *n);
-		*names = NULL;
-		*n = 0;
-	}
 	return rc;
 }
 
@@ -1109,17 +1100,8 @@ static int pg_run_gpu_states(struct kg_store *kst, int64_t run, char ***names, c
 
 static int pg_run_metrics(struct kg_store *kst, int64_t run, char ***names, size_t *n)
 {
-	struct pg *st = (struct pg *)kst;
-	*names = NULL;
-	*n = 0;
-	int rc = names_query(st, "SELECT DISTINCT m.name FROM samples s JOIN metrics m"
-			     " ON m.id = s.metric WHERE s.run = $1 ORDER BY m.name", run, names, n);
-	if (rc != KG_EXIT_PASS) {
-		store_names_free(*names, *n);
-		*names = NULL;
-		*n = 0;
-	}
-	return rc;
+	return names_query((struct pg *)kst, "SELECT DISTINCT m.name FROM samples s JOIN metrics m"
+			   " ON m.id = s.metric WHERE s.run = $1 ORDER BY m.name", run, names, n);
 }
 
 static int pg_run_get(struct kg_store *kst, int64_t id, struct kg_run_info *out)

@@ -566,9 +566,10 @@ static int sq_run_begin(struct kg_store *kst, struct kg_run_info *run)
 	return KG_EXIT_PASS;
 }
 
-/* id of name in a one-column name table, adding it when new. */
-static int64_t intern_simple(struct sq *st, struct namemap *m, int qget, int qadd,
-			     const char *name)
+/* id of name in a name table, adding it when new (a metric with its unit,
+ * the name's guess when NULL, and whether it is deterministic). */
+static int64_t intern_row(struct sq *st, struct namemap *m, int qget, int qadd,
+			  const char *name, const char *unit, int det)
 {
 	int64_t id = namemap_get(m, name);
 	sqlite3_stmt *s;
@@ -584,6 +585,10 @@ static int64_t intern_simple(struct sq *st, struct namemap *m, int qget, int qad
 		if (!(s = query(st, qadd)))
 			return 0;
 		sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+		if (qadd == Q_METRIC_ADD) {
+			bind_text(s, 2, unit ? unit : metric_unit(name));
+			sqlite3_bind_int(s, 3, det);
+		}
 		if (sqlite3_step(s) != SQLITE_DONE) {
 			db_fail(st, "cannot add a name");
 			return 0;
@@ -592,35 +597,6 @@ static int64_t intern_simple(struct sq *st, struct namemap *m, int qget, int qad
 	}
 	sqlite3_reset(s);
 	namemap_put(m, name, id);
-	return id;
-}
-
-static int64_t intern_metric(struct sq *st, const char *name, const char *unit, int det)
-{
-	int64_t id = namemap_get(&st->metric, name);
-	sqlite3_stmt *s;
-
-	if (id)
-		return id;
-	if (!(s = query(st, Q_METRIC_GET)))
-		return 0;
-	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-	if (sqlite3_step(s) == SQLITE_ROW) {
-		id = sqlite3_column_int64(s, 0);
-	} else {
-		if (!(s = query(st, Q_METRIC_ADD)))
-			return 0;
-		sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-		bind_text(s, 2, unit ? unit : metric_unit(name));
-		sqlite3_bind_int(s, 3, det);
-		if (sqlite3_step(s) != SQLITE_DONE) {
-			db_fail(st, "cannot add a metric");
-			return 0;
-		}
-		id = sqlite3_last_insert_rowid(st->db);
-	}
-	sqlite3_reset(s);
-	namemap_put(&st->metric, name, id);
 	return id;
 }
 
@@ -689,7 +665,7 @@ static int64_t intern_kernel(struct sq *st, const struct kg_kernel_name *k)
 static int sq_run_benchmark_add(struct kg_store *kst, const char *benchmark)
 {
 	struct sq *st = (struct sq *)kst;
-	int64_t b = intern_simple(st, &st->bench, Q_BENCH_GET, Q_BENCH_ADD, benchmark);
+	int64_t b = intern_row(st, &st->bench, Q_BENCH_GET, Q_BENCH_ADD, benchmark, NULL, 0);
 	if (!b)
 		return KG_EXIT_RUNTIME;
 	runbench_note(&st->rb, b);
@@ -700,7 +676,7 @@ static int sq_run_benchmark_state(struct kg_store *kst, const char *benchmark,
 				  const char *gpu_state)
 {
 	struct sq *st = (struct sq *)kst;
-	int64_t b = intern_simple(st, &st->bench, Q_BENCH_GET, Q_BENCH_ADD, benchmark);
+	int64_t b = intern_row(st, &st->bench, Q_BENCH_GET, Q_BENCH_ADD, benchmark, NULL, 0);
 	if (!b)
 		return KG_EXIT_RUNTIME;
 	size_t i = runbench_note(&st->rb, b);
@@ -744,9 +720,10 @@ static int sq_sample_add(struct kg_store *kst, const char *benchmark, const char
 	int64_t b, n, k, m;
 	sqlite3_stmt *s;
 
-	if (!(b = intern_simple(st, &st->bench, Q_BENCH_GET, Q_BENCH_ADD, benchmark)) ||
-	    !(n = intern_simple(st, &st->nvtx, Q_NVTX_GET, Q_NVTX_ADD, nvtx ? nvtx : "")) ||
-	    !(k = intern_kernel(st, kernel)) || !(m = intern_metric(st, metric, unit, deterministic)))
+	if (!(b = intern_row(st, &st->bench, Q_BENCH_GET, Q_BENCH_ADD, benchmark, NULL, 0)) ||
+	    !(n = intern_row(st, &st->nvtx, Q_NVTX_GET, Q_NVTX_ADD, nvtx ? nvtx : "", NULL, 0)) ||
+	    !(k = intern_kernel(st, kernel)) ||
+	    !(m = intern_row(st, &st->metric, Q_METRIC_GET, Q_METRIC_ADD, metric, unit, deterministic)))
 		return KG_EXIT_RUNTIME;
 	runbench_note(&st->rb, b);
 	if (!(s = query(st, Q_SAMPLE)))
