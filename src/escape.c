@@ -116,6 +116,14 @@ static void control_keep(struct kg_buf *b, unsigned cp, void *arg)
 	}
 }
 
+static char *walk_dup(const char *s, control_fn *control)
+{
+	struct kg_buf b = KG_BUF_INIT;
+
+	walk(&b, s, NULL, control, NULL);
+	return buf_detach(&b);
+}
+
 void escape_utf8(struct kg_buf *b, const char *s)
 {
 	walk(b, s, NULL, control_keep, NULL);
@@ -123,10 +131,7 @@ void escape_utf8(struct kg_buf *b, const char *s)
 
 char *escape_utf8_dup(const char *s)
 {
-	struct kg_buf b = KG_BUF_INIT;
-
-	escape_utf8(&b, s);
-	return buf_detach(&b);
+	return walk_dup(s, control_keep);
 }
 
 void escape_text(struct kg_buf *b, const char *s)
@@ -136,10 +141,7 @@ void escape_text(struct kg_buf *b, const char *s)
 
 char *escape_text_dup(const char *s)
 {
-	struct kg_buf b = KG_BUF_INIT;
-
-	escape_text(&b, s);
-	return buf_detach(&b);
+	return walk_dup(s, control_space);
 }
 
 size_t escape_width(const char *s)

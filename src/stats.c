@@ -567,7 +567,33 @@ static double log1pexp(double x)
 	return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
 }
 
+/*
+ * E = exp(-(s + t v)) for the scores v in order: along equal gaps between
+ * scores (all of them without ties) by a running product, with a fresh exp
+ * every 32 scores and whenever the gap changes or E leaves a safe range.
+ */
+struct expwalk {
+	double E, ratio, gap, vprev;
+};
+#define EXPWALK_INIT { 1, NAN, NAN, 0 }
 
+static inline double expwalk_next(struct expwalk *w, size_t i, double v, double s, double t)
+{
+	double gi = v - w->vprev;
+
+	w->vprev = v;
+	if (i % 32 && gi == w->gap && w->E > 1e-250 && w->E < 1e250) {
+		if (isnan(w->ratio))
+			w->ratio = exp(-t * w->gap);
+		w->E *= w->ratio;
+	} else {
+		w->E = exp(-(s + t * v));
+		if (gi != w->gap)
+			w->ratio = NAN;
+		w->gap = gi;
+	}
+	return w->E;
+}
 
 /* P(sum of sign*a over a random m-subset >= tau), the scores a (weights w)
  * centred; span the lattice span.  st: warm start (s, t), updated. */
@@ -604,23 +630,9 @@ static double saddle_upper(const struct nulldist *d, double sign, double tau, do
 	for (int it = 0; it < 100; it++) {
 		double ks = 0, kt = 0;
 		kss = kst = ktt = 0;
-		/* E = exp(-(s + t v)); along equal gaps between scores (all of
-		 * them without ties) by a running product, with a fresh exp every
-		 * 32 scores and whenever the gap changes or E leaves a safe range */
-		double E = 1, ratio = NAN, gap = NAN, vprev = 0;
+		struct expwalk ew = EXPWALK_INIT;
 		for (size_t i = 0; i < G; i++) {
-			double v = sign * d->a[i], gi = v - vprev;
-			vprev = v;
-			if (i % 32 && gi == gap && E > 1e-250 && E < 1e250) {
-				if (isnan(ratio))
-					ratio = exp(-t * gap);
-				E *= ratio;
-			} else {
-				E = exp(-(s + t * v));
-				if (gi != gap)
-					ratio = NAN;
-				gap = gi;
-			}
+			double v = sign * d->a[i], E = expwalk_next(&ew, i, v, s, t);
 			double p = 1 / (1 + E), q = d->w[i] * E * p * p;
 			if (!(E < INFINITY))
 				p = q = 0;
@@ -644,20 +656,10 @@ static double saddle_upper(const struct nulldist *d, double sign, double tau, do
 	}
 	st[0] = s;
 	st[1] = t;
-	double kv = 0, E = 1, ratio = NAN, gap = NAN, vprev = 0;
-	for (size_t i = 0; i < G; i++) { /* log(1 + e^z), E = e^-z as above */
-		double v = sign * d->a[i], gi = v - vprev, z = s + t * v;
-		vprev = v;
-		if (i % 32 && gi == gap && E > 1e-250 && E < 1e250) {
-			if (isnan(ratio))
-				ratio = exp(-t * gap);
-			E *= ratio;
-		} else {
-			E = exp(-z);
-			if (gi != gap)
-				ratio = NAN;
-			gap = gi;
-		}
+	double kv = 0;
+	struct expwalk ew = EXPWALK_INIT;
+	for (size_t i = 0; i < G; i++) { /* log(1 + e^z), E = e^-z */
+		double v = sign * d->a[i], z = s + t * v, E = expwalk_next(&ew, i, v, s, t);
 		kv += d->w[i] * (z > 0 ? z + log1p(E) : E < INFINITY ? log1p(1 / E) : log1pexp(z));
 	}
 	double det = kss * ktt - kst * kst;
