@@ -28,7 +28,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const char *path = fuzz_file_set(data, size);
+	const char *path = fuzz_disk_file_set(data, size);
 	struct kg_import_info info;
 	struct kg_run_info run = { 0 };
 
