@@ -33,7 +33,8 @@
  * before nsys 2021.2), restricted to the devices the kernels ran on; the
  * driver from TARGET_INFO_SYSTEM_ENV; nsys's version from META_DATA_EXPORT;
  * the default benchmark name from PROCESSES (the process with most
- * kernels).  Columns that differ between nsys versions are looked up first.
+ * kernels; without it, the file's name).  Columns that differ between nsys
+ * versions are looked up first.
  */
 #include "kgate/import.h"
 #include "kgate/records_format.h"
@@ -305,6 +306,12 @@ static int nsys_read_info(const char *path, struct kg_import_info *info)
 		if (pid && has_column(&x, "PROCESSES", "pid"))
 			info->pid = strtoll(pid, NULL, 10);
 		free(pid);
+	}
+	if (!info->benchmark) {     /* no process named: the file's name */
+		info->benchmark = basename_dup(path);
+		size_t l = strlen(info->benchmark);
+		if (l > 7 && !strcmp(info->benchmark + l - 7, ".sqlite"))
+			info->benchmark[l - 7] = '\0';
 	}
 	nsys_close(&x);
 	return KG_EXIT_PASS;

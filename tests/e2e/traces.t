@@ -101,6 +101,24 @@ is "$(sqlite3 "$DB" "SELECT count(*) FROM samples s JOIN runs r ON r.id = s.run 
 	"$(sqlite3 "$DB" "SELECT count(*) FROM samples s JOIN runs r ON r.id = s.run JOIN nvtx n ON n.id = s.nvtx WHERE r.commit_sha = 'n1' AND n.path != ''")" \
 	"nested ranges make paths (outer/inner)"
 
+# an export of an older nsys (derived from the 2025 one): no mangledName, no
+# localMemoryPerThread, no runtime, NVTX, GPU or process tables
+sqlite3 "$T/old-nsys.sqlite" "ATTACH '$NSYS/nvfuser_h200_2025_report1.sqlite' AS s;
+	CREATE TABLE StringIds AS SELECT * FROM s.StringIds;
+	CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL AS SELECT start, end, deviceId, streamId, correlationId,
+	  globalPid, demangledName, shortName, registersPerThread, gridX, gridY, gridZ, blockX, blockY,
+	  blockZ, staticSharedMemory, dynamicSharedMemory FROM s.CUPTI_ACTIVITY_KIND_KERNEL"
+run "$KGATE" ingest --db "$DB" --commit n-old --branch t --format json "$T/old-nsys.sqlite"
+is "$rc" 0 "an export without the newer columns and tables ingests"
+nk=$(sqlite3 "$T/old-nsys.sqlite" "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL")
+like "$out" "\"kernels\":$nk,\"samples\":$((nk * 6))," "6 samples a launch (no local memory column)"
+is "$(sqlite3 "$DB" "SELECT count(DISTINCT k.mangled) FROM samples s JOIN runs r ON r.id = s.run JOIN kernels k ON k.id = s.kernel WHERE r.commit_sha = 'n-old' AND k.mangled = k.demangled")" \
+	"$(sqlite3 "$T/old-nsys.sqlite" "SELECT count(DISTINCT demangledName) FROM CUPTI_ACTIVITY_KIND_KERNEL")" \
+	"kernels keyed by their demangled names"
+is "$(sqlite3 "$DB" "SELECT b.name FROM run_benchmarks rb JOIN benchmarks b ON b.id = rb.benchmark JOIN runs r ON r.id = rb.run WHERE r.commit_sha = 'n-old'")" \
+	"old-nsys" "no process table: the benchmark is named after the file"
+like "$err" "do not name the GPU" "no GPU table: the run's GPU is unnamed, and kgate says so"
+
 # refusals
 n=$(runs)
 run "$KGATE" ingest --db "$DB" --commit r1 "$NSYS/nvfuser_h200_report1.nsys-rep"
