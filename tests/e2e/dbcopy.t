@@ -98,6 +98,28 @@ like "$err" "run 2 of '.*e.db' \(commit 222222222222\) conflicts with run 2 of '
 like "$out" '"duplicates":2,.*"conflicts":\[\{"from":2,"to":2,"commit":"2222' "and in the JSON"
 is "$(sqlite3 "$T/b.db" .dump | cksum)" "$before" "the conflicting run is not copied"
 
+# killed mid-copy (SIGKILL): TO holds whole runs only, and copying again
+# completes it without a duplicate
+i=0
+while [ $i -lt 8 ]; do
+	ingest "$T/many.db" "$(printf '9%039d' $i)" head
+	i=$((i + 1))
+done
+killed_copy() { # TO: kill -9 a copy of many.db into TO after a moment
+	"$KGATE" db copy "$T/many.db" "$1" 2>/dev/null &
+	p=$!
+	sleep 0.3
+	kill -9 $p 2>/dev/null
+	wait $p 2>/dev/null
+}
+killed_copy "$T/k.db"
+whole=$(sqlite3 "$T/many.db" "SELECT count(*) FROM samples WHERE run = 1")
+is "$(sqlite3 "$T/k.db" "SELECT count(*) FROM runs r WHERE (SELECT count(*) FROM samples s WHERE s.run = r.id) <> $whole" 2>/dev/null || echo 0)" 0 \
+	"SQLite, killed mid-copy: every run there is whole ($(sqlite3 "$T/k.db" "SELECT count(*) FROM runs" 2>/dev/null || echo 0) of 8 copied)"
+run "$KGATE" db copy "$T/many.db" "$T/k.db"
+is "$rc" 0 "copying again after the kill"
+is "$(runs_of "$T/k.db")" "$(runs_of "$T/many.db")" "then every run once"
+
 # --- SQLite -> PostgreSQL -> SQLite ------------------------------------------------
 if ! pg_start; then
 	skip "$PG_WHY"
@@ -128,6 +150,14 @@ is "$(samples_of "$T/back.db")" "$(samples_of "$A")" "round trip: every sample"
 is "$(states_of "$T/back.db")" "$(states_of "$A")" "round trip: every GPU state (schema 5)"
 "$KGATE" check --db "$T/back.db" --commit $H --baseline $B --format json >"$T/back.json" 2>/dev/null
 ok "round trip: the check JSON is identical" cmp "$T/a.json" "$T/back.json"
+pg_createdb killed
+K=$(pg_url killed)
+killed_copy "$K"
+is "$(pg_psql killed "SELECT count(*) FROM runs r WHERE (SELECT count(*) FROM samples s WHERE s.run = r.id) <> $whole" 2>/dev/null || echo 0)" 0 \
+	"PostgreSQL, killed mid-copy: every run there is whole ($(pg_psql killed "SELECT count(*) FROM runs" 2>/dev/null || echo 0) of 8 copied)"
+run "$KGATE" db copy "$T/many.db" "$K"
+is "$rc" 0 "copying again after the kill"
+is "$(pg_psql killed "SELECT count(*) FROM runs")" 8 "then every run once"
 run "$KGATE" db copy --format json "$T/e.db" "$P"
 is "$rc" 2 "a conflict with a run in PostgreSQL: exit 2"
 like "$out" '"conflicts":\[\{"from":2,' "reported"
