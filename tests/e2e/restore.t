@@ -84,7 +84,7 @@ restore "$T/out.db"
 is "$rc" 0 "restored"
 ok "the database written is the artifact's" cmp "$T/out.db" "$T/hist.db"
 like "$err" "restored '.*out.db' \([0-9]+ bytes\) from artifact kgate-31-gate of run 31" "it says from where"
-is "$(reqs | head -1 | sed 's/&per_page=[0-9]*//')" \
+is "$(reqs | sed -n 1p | sed 's/&per_page=[0-9]*//')" \
 	"GET /repos/acme/proj/actions/runs?branch=main&event=push&status=completed&exclude_pull_requests=true auth=yes" \
 	"it asks for the completed push runs of the branch"
 is "$(reqs | sed -n 2p)" "GET /repos/acme/proj/actions/runs/31/artifacts?name=kgate-31-gate auth=yes" \
