@@ -22,7 +22,8 @@
 
 #define IMPORTERS(X) \
 	X(records) \
-	X(ncu_csv)
+	X(ncu_csv) \
+	X(nvbench)
 
 #define DECLARE(n) extern const struct kg_importer kg_import_##n;
 #define ENTRY(n) &kg_import_##n,
@@ -179,9 +180,6 @@ const char *import_unsupported(const unsigned char *head, size_t n, const char *
 		return "a Kineto (PyTorch profiler) or Chrome trace JSON file";
 	if ((k & K_CONTEXT) && ((k & K_BENCH) || has(head, n, "\"library_build_type\"")))
 		return "a Google Benchmark JSON file";
-	if (((k & K_META) && ((k & (K_DEVICES | K_BENCH)) || has(head, n, "\"nvbench\""))) ||
-	    ((k & K_DEVICES) && (k & K_BENCH)))
-		return "an nvbench JSON file";
 	return NULL;
 }
 
