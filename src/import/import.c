@@ -23,7 +23,8 @@
 #define IMPORTERS(X) \
 	X(records) \
 	X(ncu_csv) \
-	X(nvbench)
+	X(nvbench) \
+	X(gbench)
 
 #define DECLARE(n) extern const struct kg_importer kg_import_##n;
 #define ENTRY(n) &kg_import_##n,
@@ -178,8 +179,6 @@ const char *import_unsupported(const unsigned char *head, size_t n, const char *
 	unsigned k = json_keys(head, n, keys, sizeof(keys) / sizeof(keys[0]));
 	if ((k & K_TRACE) || ((k & K_SCHEMA) && (k & K_DEVPROPS)) || ((k & K_PH) && (k & K_TS)))
 		return "a Kineto (PyTorch profiler) or Chrome trace JSON file";
-	if ((k & K_CONTEXT) && ((k & K_BENCH) || has(head, n, "\"library_build_type\"")))
-		return "a Google Benchmark JSON file";
 	return NULL;
 }
 
