@@ -264,6 +264,18 @@ static int read_samples(const char *json_path, json_t *state, const char *tag, f
 /* ------------------------------------------------------------------ */
 /* The header                                                          */
 
+/* Has the state a GPU-time sample file, and is it there? */
+static int has_samples(const char *json_path, json_t *state)
+{
+	const char *name = json_string_value(datum(summary(state,
+		"nv/json/bin:nv/cold/sample_times"), "filename"));
+	char *p = name ? sample_path(json_path, name) : NULL;
+	int there = p != NULL;
+
+	free(p);
+	return there;
+}
+
 static int nvbench_read_info(const char *path, struct kg_import_info *info)
 {
 	json_t *doc = load(path), *b, *s;
@@ -278,7 +290,7 @@ static int nvbench_read_info(const char *path, struct kg_import_info *info)
 			if (!json_is_object(s) || skipped(s))
 				continue;
 			states++;
-			with_bins += summary(s, "nv/json/bin:nv/cold/sample_times") != NULL;
+			with_bins += has_samples(path, s);
 			json_t *d = device(doc, json_object_get(s, "device"));
 			const char *name = d ? str(d, "name") : NULL;
 			size_t g;
