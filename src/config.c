@@ -874,7 +874,7 @@ static int check_metric(struct ctx *c, const struct ynode *n)
 	char *base;
 	int v;
 
-	if (in_list(n->str, metricinfo_derived, nd))
+	if (in_list(n->str, metricinfo_derived, nd) || metric_imported(n->str))
 		return 1;
 	/* The built-in thresholds name well-known metrics (the unit tests check
 	 * them against the host API's list); loading CUPTI's metric tables for
@@ -1229,6 +1229,11 @@ static void th_on_inconclusive(struct ctx *c, const struct ynode *k, const struc
 	th_policy(c, k, v, &((struct kg_thresholds *)o)->on_inconclusive);
 }
 
+static void th_on_ungated(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
+{
+	th_policy(c, k, v, &((struct kg_thresholds *)o)->on_ungated_metric);
+}
+
 static const char *const on_no_baseline_names[] = { "fail", "warn" };
 
 static void th_on_no_baseline(struct ctx *c, const struct ynode *k, const struct ynode *v,
@@ -1249,6 +1254,7 @@ static const struct field thresholds_fields[] = {
 	{ "on_missing_kernel", Y_SCALAR, 0, th_on_missing },
 	{ "on_inconclusive", Y_SCALAR, 0, th_on_inconclusive },
 	{ "on_no_baseline", Y_SCALAR, 0, th_on_no_baseline },
+	{ "on_ungated_metric", Y_SCALAR, 0, th_on_ungated },
 };
 
 void config_free_thresholds(struct kg_thresholds *t)
@@ -1327,6 +1333,7 @@ static int parse_thresholds(const char *name, const char *text, size_t len, int 
 	t->on_missing_kernel = KG_POLICY_FAIL;
 	t->on_inconclusive = KG_POLICY_WARN;
 	t->on_no_baseline = KG_POLICY_WARN;
+	t->on_ungated_metric = KG_POLICY_WARN;
 	if (parse_file(&c, text, len, thresholds_fields, NFIELDS(thresholds_fields), t, "thresholds",
 		       errs)) {
 		config_free_thresholds(t);

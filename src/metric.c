@@ -156,6 +156,13 @@ int metric_explained(const char *m)
 		 !strncmp(m, "launch__occupancy_per_", 22) || has(m, "cycles_elapsed"));
 }
 
+int metric_imported(const char *m)
+{
+	if (!strncmp(m, "nv/", 3) && m[3])
+		return 1;
+	return *m && !strstr(m, "__") && !strchr(m, '.') && !strchr(m, ' ');
+}
+
 void metric_classify(const char *m, struct kg_metric_class *out)
 {
 	out->unit = metric_unit(m);

@@ -61,6 +61,9 @@ struct kg_thresholds {
 	enum kg_policy on_inconclusive;   /* default WARN */
 	enum kg_policy on_no_baseline;    /* WARN (default) or FAIL: a check
 	                                     with nothing to compare with */
+	enum kg_policy on_ungated_metric; /* default WARN: a metric the
+	                                     thresholds gate that neither run of
+	                                     a compared benchmark has */
 };
 
 enum kg_collect_mode { KG_MODE_TRACE = 0, KG_MODE_METRICS };
