@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "kgate/check.h"
+#include "kgate/kname.h"
 #include "kgate/config.h"
 #include "kgate/confirm.h"
 #include "kgate/explain.h"
@@ -899,6 +900,7 @@ int check_gate(struct kg_store *st, const struct kg_thresholds *t,
 	if (rc == KG_EXIT_PASS && n_common) {
 		store_sampleset_keep(hs, common, n_common);
 		store_sampleset_keep(bs, common, n_common);
+		kname_unify(bs, hs);
 		gate_compare(t, bs, hs, g);
 	}
 	store_names_free(common, n_common);
@@ -940,6 +942,7 @@ int check_runs(struct kg_store *st, const struct kg_thresholds *t,
 	} else {
 		store_sampleset_keep(&hs, common, n_common);
 		store_sampleset_keep(&bs, common, n_common);
+		kname_unify(&bs, &hs);
 		gate_compare(t, &bs, &hs, &g);
 		ungated = ungated_metrics(t, &hs, &bs, common, n_common, &oc.not_compared);
 		if (o->confirm)

@@ -9,6 +9,7 @@
  */
 #include "kgate/import.h"
 #include "kgate/demangle.h"
+#include "kgate/kname.h"
 #include "kgate/metric.h"
 #include "kgate/util.h"
 
@@ -161,8 +162,8 @@ void import_sink_kernel(struct kg_import_sink *s, const char *name, enum kg_kern
 		*slot = &k->e;
 		s->kernels.n++;
 	}
-	out->mangled = key == KG_KEY_CANONICAL && !(name[0] == '_' && name[1] == 'Z') ? k->dem
-										     : k->e.key;
+	out->mangled = kname_key(k->e.key, k->dem,
+				 key == KG_KEY_CANONICAL ? KNAME_DEMANGLED : KNAME_AS_GIVEN);
 	out->demangled = k->dem;
 	out->base = k->base;
 }
