@@ -11,6 +11,7 @@
  * a ratio, a hit rate, a throughput, occupancy) is never deterministic: it
  * divides by time or cycles, which vary between runs.
  */
+#include <ctype.h>
 #include <string.h>
 
 #include "kgate/metric.h"
@@ -160,7 +161,12 @@ int metric_imported(const char *m)
 {
 	if (!strncmp(m, "nv/", 3) && m[3])
 		return 1;
-	return *m && !strstr(m, "__") && !strchr(m, '.') && !strchr(m, ' ');
+	if (!isalpha((unsigned char)*m) || strstr(m, "__"))
+		return 0;
+	for (; *m; m++)
+		if (!isalnum((unsigned char)*m) && *m != '_')
+			return 0;
+	return 1;
 }
 
 void metric_classify(const char *m, struct kg_metric_class *out)

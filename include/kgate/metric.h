@@ -44,8 +44,8 @@ int metric_explained(const char *metric);
 
 /* 1 when the name is of an importer's own vocabulary, not a CUPTI metric:
  * an nvbench summary tag ("nv/cold/time/gpu/mean"), or a Google Benchmark
- * name (real_time, cpu_time, iterations, a user counter: no "__" and no
- * "."); thresholds accept those without the collector's metric tables. */
+ * name (real_time, cpu_time, iterations, a user counter: a letter, then
+ * letters, digits and single '_'s); thresholds accept those without the collector's metric tables. */
 int metric_imported(const char *metric);
 
 /* "lower", "higher", "unchanged", "unknown". */
