@@ -283,7 +283,9 @@ fuzz_seeds_suite      = tests/fixtures/config/suite-*.yaml $(wildcard kgate.yaml
 fuzz_seeds_thresholds = tests/fixtures/config/th-*.yaml thresholds/*.yaml
 fuzz_seeds_records    = tests/fixtures/records/*.jsonl
 fuzz_seeds_ncu_csv    = tests/fixtures/h200/*.csv
-fuzz_seeds_import     = $(fuzz_seeds_records) $(fuzz_seeds_ncu_csv)
+fuzz_seeds_nvbench    = tests/fixtures/nvbench/*.json
+fuzz_seeds_gbench     = tests/fixtures/gbench/*.json
+fuzz_seeds_import     = $(fuzz_seeds_records) $(fuzz_seeds_ncu_csv) $(fuzz_seeds_gbench)
 
 .PHONY: fuzz fuzz-smoke fuzz-build fuzz-run
 fuzz-build: $(FUZZ_BIN)
@@ -310,8 +312,13 @@ fuzz-run: $(FUZZ_BIN)
 	  mkdir -p $(FUZZ_BUILD)/seeds/$$n $(FUZZ_BUILD)/corpus/$$n $(FUZZ_BUILD)/artifacts/$$n; \
 	  case $$n in \
 	  suite) seeds="$(fuzz_seeds_suite)";; thresholds) seeds="$(fuzz_seeds_thresholds)";; \
-	  import) seeds="$(fuzz_seeds_import)";; *) seeds="";; esac; \
+	  import) seeds="$(fuzz_seeds_import)";; nvbench) seeds="$(fuzz_seeds_nvbench)";; \
+	  gbench) seeds="$(fuzz_seeds_gbench)";; *) seeds="";; esac; \
 	  for f in $$seeds; do cp "$$f" $(FUZZ_BUILD)/seeds/$$n/; done; \
+	  if [ $$n = nvbench ]; then s=$(FUZZ_BUILD)/seeds/$$n/jsonbin; \
+	    sed 's#synthetic_jsonbin.json-\(freqs-\)*bin/[0-9]*.bin#f.json-\1bin/0.bin#' \
+	      tests/fixtures/nvbench/synthetic_jsonbin.json > $$s; printf '\000' >> $$s; \
+	    cat tests/fixtures/nvbench/synthetic_jsonbin.json-bin/0.bin >> $$s; fi; \
 	  if [ -f tests/fuzz/$$n.seeds ]; then i=0; while IFS= read -r line; do \
 	    i=$$((i + 1)); printf '%s' "$$line" > $(FUZZ_BUILD)/seeds/$$n/seed$$i; \
 	  done < tests/fuzz/$$n.seeds; fi; \

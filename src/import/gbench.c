@@ -54,23 +54,10 @@ static int gbench_sniff(const unsigned char *head, size_t n, const char *path)
 
 static json_t *load(const char *path)
 {
-	struct stat sb;
-	json_error_t e;
-	json_t *j;
+	json_t *j = import_json_load(path, MAX_JSON, "Google Benchmark");
 
-	if (stat(path, &sb) != 0) {
-		kg_error("cannot open '%s': %s", path, strerror(errno));
+	if (!j)
 		return NULL;
-	}
-	if (S_ISREG(sb.st_mode) && sb.st_size > MAX_JSON) {
-		kg_error("cannot ingest '%s': %lld bytes, more than the %ld MiB a Google Benchmark "
-			 "JSON file may have", path, (long long)sb.st_size, MAX_JSON >> 20);
-		return NULL;
-	}
-	if (!(j = json_load_file(path, 0, &e))) {
-		kg_error("%s:%d: bad Google Benchmark JSON: %s", path, e.line, e.text);
-		return NULL;
-	}
 	if (!json_is_object(j) || !json_is_object(json_object_get(j, "context")) ||
 	    !json_is_array(json_object_get(j, "benchmarks"))) {
 		kg_error("%s: not Google Benchmark JSON: no \"context\" object and \"benchmarks\" "

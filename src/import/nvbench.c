@@ -66,24 +66,10 @@ static int nvbench_sniff(const unsigned char *head, size_t n, const char *path)
 /* The document, or NULL after saying why. */
 static json_t *load(const char *path)
 {
-	struct stat sb;
-	json_error_t e;
-	json_t *j;
+	json_t *j = import_json_load(path, MAX_JSON, "nvbench");
 
-	if (stat(path, &sb) != 0) {
-		kg_error("cannot open '%s': %s", path, strerror(errno));
+	if (!j)
 		return NULL;
-	}
-	if (S_ISREG(sb.st_mode) && sb.st_size > MAX_JSON) {
-		kg_error("cannot ingest '%s': %lld bytes, more than the %ld MiB an nvbench JSON "
-			 "file may have", path, (long long)sb.st_size, MAX_JSON >> 20);
-		return NULL;
-	}
-	j = json_load_file(path, 0, &e);
-	if (!j) {
-		kg_error("%s:%d: bad nvbench JSON: %s", path, e.line, e.text);
-		return NULL;
-	}
 	if (!json_is_object(j) || !json_is_array(json_object_get(j, "benchmarks")) ||
 	    !json_is_array(json_object_get(j, "devices"))) {
 		kg_error("%s: not nvbench JSON: no \"benchmarks\" and \"devices\" arrays", path);
