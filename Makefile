@@ -283,7 +283,7 @@ fuzz_seeds_suite      = tests/fixtures/config/suite-*.yaml $(wildcard kgate.yaml
 fuzz_seeds_thresholds = tests/fixtures/config/th-*.yaml thresholds/*.yaml
 fuzz_seeds_records    = tests/fixtures/records/*.jsonl
 fuzz_seeds_ncu_csv    = tests/fixtures/h200/*.csv
-fuzz_seeds_nvbench    = tests/fixtures/nvbench/*.json
+fuzz_seeds_nvbench    = tests/fixtures/nvbench/synthetic_jsonbin.json
 fuzz_seeds_gbench     = tests/fixtures/gbench/*.json
 fuzz_seeds_import     = $(fuzz_seeds_records) $(fuzz_seeds_ncu_csv) $(fuzz_seeds_gbench)
 

@@ -10,8 +10,8 @@
  *  - real_time and cpu_time in ns (time_unit normalised), iterations, and
  *    every user counter under its name (bytes_per_second in byte/s,
  *    items_per_second in item/s);
- *  - each repetition (run_type "iteration") one sample, its
- *    repetition_index the ordinal; the aggregates Google Benchmark derives
+ *  - each repetition (run_type "iteration") one sample, the ordinal its
+ *    place among the repetitions of its name; the aggregates Google Benchmark derives
  *    from them (_mean, _median, _stddev, _cv, BigO, RMS) are not stored,
  *    since the statistics are kgate's.  A run reported by its aggregates
  *    alone (--benchmark_report_aggregates_only) stores its mean as one
@@ -156,7 +156,7 @@ static int gbench_ingest(struct kg_import_sink *sink, const char *path)
 	if (!doc)
 		return KG_EXIT_USAGE;
 	runs = json_object_get(doc, "benchmarks");
-	json_t *iterated = iteration_names(runs);
+	json_t *iterated = iteration_names(runs), *seen = json_object();
 	const struct kg_import_metric *real_m = import_sink_metric(sink, "real_time", "ns");
 	const struct kg_import_metric *cpu_m = import_sink_metric(sink, "cpu_time", "ns");
 	const struct kg_import_metric *it_m = import_sink_metric(sink, "iterations", "iteration");
@@ -197,9 +197,11 @@ static int gbench_ingest(struct kg_import_sink *sink, const char *path)
 		} else if (type && strcmp(type, "iteration")) {
 			continue;
 		} else {
-			json_t *ri = json_object_get(r, "repetition_index");
-			ordinal = json_is_integer(ri) && json_integer_value(ri) >= 0
-				? (int64_t)json_integer_value(ri) : 0;
+			/* the repetitions of a name in file order (repetition_index,
+			 * where written, counts the same way; before 1.6 it is not) */
+			json_t *c = json_object_get(seen, name);
+			ordinal = c ? (int64_t)json_integer_value(c) : 0;
+			json_object_set_new(seen, name, json_integer(ordinal + 1));
 		}
 		double ns = unit_ns(str(r, "time_unit"));
 		if (!ns) {
@@ -238,6 +240,7 @@ static int gbench_ingest(struct kg_import_sink *sink, const char *path)
 			"(--benchmark_report_aggregates_only): each mean is one sample, so the gate "
 			"sees no spread", path, means, means == 1 ? "" : "s");
 	json_decref(iterated);
+	json_decref(seen);
 	json_decref(doc);
 	return rc;
 }

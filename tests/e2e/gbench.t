@@ -85,6 +85,17 @@ is "$(q "SELECT b.name FROM benchmarks b JOIN run_benchmarks rb ON rb.benchmark 
 	"bench_copy" "the benchmark is the executable's file name"
 is "$(q "SELECT collector FROM runs WHERE commit_sha = 'g2'")" "google-benchmark v1.9.0" "the library's version is the collector"
 
+# repetitions of a Google Benchmark older than 1.6: no repetition_index
+cat > "$T/old.json" <<'EOF'
+{"context": {"executable": "./b", "num_cpus": 1, "mhz_per_cpu": 1, "library_build_type": "release"},
+ "benchmarks": [
+  {"name": "BM_a", "run_name": "BM_a", "run_type": "iteration", "iterations": 10, "real_time": 1, "cpu_time": 1, "time_unit": "ns"},
+  {"name": "BM_a", "run_name": "BM_a", "run_type": "iteration", "iterations": 10, "real_time": 2, "cpu_time": 2, "time_unit": "ns"}]}
+EOF
+run "$KGATE" ingest --db "$DB" --commit g3 "$T/old.json"
+is "$(q "SELECT group_concat(s.ordinal || ':' || s.value) FROM (SELECT s.ordinal, s.value FROM samples s JOIN runs r ON r.id = s.run JOIN metrics m ON m.id = s.metric WHERE r.commit_sha = 'g3' AND m.name = 'real_time' ORDER BY s.ordinal) s")" \
+	"0:1.0,1:2.0" "repetitions without repetition_index are counted in file order"
+
 # --- refusals: exit 2, nothing stored ---
 n=$(runs)
 head -c 700 "$T/reps.json" > "$T/cut.json"
