@@ -457,7 +457,7 @@ static int nvbench_ingest(struct kg_import_sink *sink, const char *path)
 
 const struct kg_importer kg_import_nvbench = {
 	.name = "nvbench",
-	.description = "nvbench JSON output (--json, with --jsonbin sample files when beside it)",
+	.description = "nvbench JSON output (--json, and --jsonbin sample files)",
 	.sniff = nvbench_sniff,
 	.read_info = nvbench_read_info,
 	.ingest = nvbench_ingest,
