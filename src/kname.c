@@ -141,8 +141,8 @@ static int has_kernel(const struct kern *k, size_t n, const char *key)
 /* The distinct kernels of benchmark b in set. */
 static struct kern *kernels_of(const struct kg_sampleset *set, const char *b, size_t *n)
 {
-	struct kern *k = NULL;
-	size_t cap = 0;
+	size_t cap = 16;
+	struct kern *k = xmalloc(cap * sizeof(*k));
 
 	*n = 0;
 	for (size_t i = 0; i < set->n; i++) {
@@ -150,7 +150,7 @@ static struct kern *kernels_of(const struct kg_sampleset *set, const char *b, si
 		if (strcmp(s->benchmark, b) || has_kernel(k, *n, s->kernel))
 			continue;
 		if (*n == cap) {
-			cap = cap ? cap * 2 : 16;
+			cap *= 2;
 			k = xrealloc(k, cap * sizeof(*k));
 		}
 		k[(*n)++] = (struct kern){ xstrdup(s->kernel),
