@@ -19,7 +19,9 @@
  *     every kernel of that base name on the other, which are pooled under
  *     it (the source pooled them already);
  *  3. by base name and the most words shared, when the pairing is mutual
- *     and shares at least half the words of the two names;
+ *     and shares at least half the words of the two names (or is the one
+ *     kernel of its base left on each side), unless both names are mangled
+ *     (one source: a kernel whose template arguments changed is another);
  * the side without a mangled name takes the other's key.  When one side
  * has no NVTX path at all in a benchmark, the other side's paths are
  * pooled: the kernel is compared over all its launches.  Pooled series
@@ -259,20 +261,20 @@ static int pair_by_words(struct kern *ka, size_t na, struct kern *kb, size_t nb,
 	for (size_t i = 0; i < na; i++) {
 		size_t best = nb, cands = 0, rivals = 0;
 		for (size_t j = 0; j < nb; j++)
-			if (!ka[i].matched && !kb[j].matched && !strcmp(ka[i].base, kb[j].base)) {
+			if (!ka[i].matched && !kb[j].matched && sim[i * nb + j] >= 0) {
 				cands++;
 				if (best == nb || sim[i * nb + j] > sim[i * nb + best])
 					best = j;
 			}
 		for (size_t i2 = 0; best < nb && i2 < na; i2++)
-			rivals += !ka[i2].matched && !strcmp(ka[i2].base, kb[best].base);
+			rivals += !ka[i2].matched && sim[i2 * nb + best] >= 0;
 		/* the one kernel of its base left on each side pairs whatever its
 		 * spelling; among several, half the words shared at least */
 		if (best == nb || (!(cands == 1 && rivals == 1) && sim[i * nb + best] < 0.5))
 			continue;
 		size_t back = na;
 		for (size_t i2 = 0; i2 < na; i2++)
-			if (!ka[i2].matched && !strcmp(ka[i2].base, kb[best].base) &&
+			if (!ka[i2].matched && sim[i2 * nb + best] >= 0 &&
 			    (back == na || sim[i2 * nb + best] > sim[back * nb + best]))
 				back = i2;
 		if (back != i)
@@ -319,8 +321,11 @@ static void pair_benchmark(struct kg_sampleset *a, struct kg_sampleset *b, const
 	double *sim = xcalloc(na * nb + 1, sizeof(*sim));
 	for (size_t i = 0; i < na; i++)
 		for (size_t j = 0; j < nb; j++)
-			if (!ka[i].matched && !kb[j].matched && !strcmp(ka[i].base, kb[j].base))
+			if (!ka[i].matched && !kb[j].matched && !strcmp(ka[i].base, kb[j].base) &&
+			    !(kname_is_mangled(ka[i].key) && kname_is_mangled(kb[j].key)))
 				sim[i * nb + j] = similarity(ka[i].dem, kb[j].dem);
+			else
+				sim[i * nb + j] = -1;   /* not a candidate */
 	while (pair_by_words(ka, na, kb, nb, sim))
 		;
 	free(sim);
