@@ -16,7 +16,8 @@
  *    summary's hint (durations in ns, percentages in %), harness figures
  *    (sample counts, walltimes) aside.
  * The GPU of the run is the device of the states measured (the `devices`
- * section); states of several GPU models name them all ("A + B").  A file
+ * section; its sm_version the chip, "sm_90"); states of several GPU models
+ * name them all ("A + B").  A file
  * whose states have no sample files says so on stderr, and its run's source
  * is "nvbench (summaries)".  Skipped states store nothing.  JSON older than
  * format 1.0 (2021, no "meta") is refused by name.
@@ -277,6 +278,7 @@ static int nvbench_read_info(const char *path, struct kg_import_info *info)
 	struct kg_buf gpus = KG_BUF_INIT, cmd = KG_BUF_INIT;
 	size_t i, k, ngpu = 0, states = 0, with_bins = 0;
 	const char *names[8];
+	json_int_t sm = 0;
 
 	if (!doc)
 		return KG_EXIT_USAGE;
@@ -294,6 +296,8 @@ static int nvbench_read_info(const char *path, struct kg_import_info *info)
 			for (g = 0; g < ngpu && strcmp(names[g], name); g++)
 				;
 			if (g == ngpu && ngpu < sizeof names / sizeof names[0]) {
+				if (!ngpu)
+					sm = json_integer_value(json_object_get(d, "sm_version"));
 				names[ngpu++] = name;
 				buf_printf(&gpus, "%s%s", g ? " + " : "", name);
 			}
@@ -304,6 +308,8 @@ static int nvbench_read_info(const char *path, struct kg_import_info *info)
 			"only with runs of the same models", path, ngpu, gpus.s);
 	if (ngpu)
 		info->run.gpu_name = buf_detach(&gpus);
+	if (ngpu == 1 && sm > 0 && sm < 100000)   /* sm_version 900: compute capability 9.0 */
+		info->run.gpu_chip = xasprintf("sm_%" JSON_INTEGER_FORMAT, sm / 10);
 	buf_free(&gpus);
 
 	json_t *meta = json_object_get(doc, "meta"), *a;

@@ -97,6 +97,9 @@ is "$rc" 0 "an nvbench output with --jsonbin sample files ingests"
 like "$out" "\"kernels\": ?$2, ?\"samples\": ?$1," "samples of the sample files counted by Python's struct ($1)"
 unlike "$err" "no per-sample files" "no warning when every state has its samples"
 is "$(q "SELECT source FROM runs WHERE commit_sha = 'dddd'")" "nvbench" "the run's source is plain nvbench"
+is "$(q "SELECT gpu_name || ' ' || gpu_chip FROM runs WHERE commit_sha = 'dddd'")" \
+	"$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["devices"][0]; print("%s sm_%d" % (d["name"], d["sm_version"] // 10))' "$BIN")" \
+	"one GPU model: its name and compute capability in the fingerprint"
 is "$(q "SELECT printf('%.6e', sum(value)) FROM samples s JOIN runs r ON r.id = s.run JOIN metrics m ON m.id = s.metric WHERE r.commit_sha = 'dddd' AND m.name = 'gpu__time_duration.sum'")" \
 	"$(python3 -c '
 import glob, struct, sys
