@@ -3,7 +3,7 @@
  * (--benchmark_format=json or --benchmark_out=FILE), for the host-side
  * figures next to the kernels.
  *
- * What is stored (docs/ingest.md, "Google Benchmark"):
+ * What is stored (docs/RUNNING.md, "Google Benchmark"):
  *  - benchmark: the executable's file name (context.executable), or
  *    --benchmark NAME (to put the figures next to a benchmark's kernels);
  *  - kernel: the run's name ("BM_copy/1024/threads:2"), as given;

@@ -2,7 +2,7 @@
  * import/nvbench.c: the importer of NVIDIA nvbench JSON output (`--json`,
  * format 1.x) and of the per-sample files `--jsonbin` writes beside it.
  *
- * What is stored (docs/ingest.md, "nvbench"):
+ * What is stored (docs/RUNNING.md, "nvbench"):
  *  - benchmark: the nvbench benchmark's name (import_sink_benchmark; with
  *    --benchmark NAME, "NAME/benchmark");
  *  - kernel: the state's name, its axis values ("Device=0 BlockSize=2^8"),
