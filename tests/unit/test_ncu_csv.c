@@ -77,7 +77,9 @@ static void test_details_fixture(void **state)
 	(void)state;
 
 	assert_int_equal(ncu_csv_read_header(p, &run), KG_EXIT_PASS);
-	assert_null(run.gpu_name);   /* the details page does not name the GPU */
+	/* the details page does not name the GPU: its compute capability stands in */
+	assert_string_equal(run.gpu_name, "GPU of compute capability 9.0");
+	assert_string_equal(run.gpu_chip, "sm_90");
 	assert_string_equal(run.source, "ncu-csv");
 	store_run_info_free(&run);
 	char *proc = ncu_csv_process_name(p);
@@ -179,14 +181,14 @@ static void test_synthetic_details(void **state)
 
 	assert_int_equal(import(st, p, &k, &n), KG_EXIT_PASS);
 	assert_int_equal(k, 2);
-	/* launch 0: duration + block + grid; launch 1: the unmapped metric + block + grid */
+	/* launch 0: duration + block + grid; launch 1: the DRAM bandwidth + block + grid */
 	assert_int_equal(n, 6);
 	assert_true(value(st, "SELECT value FROM samples_named WHERE metric = 'gpu__time_duration.sum'")
 		    == 1234500);
 	assert_true(value(st, "SELECT value FROM samples_named WHERE ordinal = 0"
 			      " AND metric = 'launch__block_size'") == 256);
 	assert_true(value(st, "SELECT value FROM samples_named"
-			      " WHERE metric = 'ncu:Memory Workload Analysis/Memory Throughput'") == 2.5e9);
+			      " WHERE metric = 'dram__bytes.sum.per_second'") == 2.5e9);
 	assert_true(value(st, "SELECT count(*) FROM kernels WHERE base = 'kernel'"
 			      " AND demangled LIKE 'void fused::kernel<T0, T1,%\"q\">(float const*, float*, int)'") == 1);
 	assert_true(value(st, "SELECT count(*) FROM kernels WHERE mangled = 'multi\nline(int)'") == 1);
