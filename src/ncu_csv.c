@@ -335,12 +335,30 @@ static const struct {
 	{ LS, "# SMs", "launch__sm_count" },
 	{ "Occupancy", "Achieved Occupancy", "sm__warps_active.avg.pct_of_peak_sustained_active" },
 	{ "Occupancy", "Achieved Active Warps Per SM", "sm__warps_active.avg.per_cycle_active" },
+	{ "Occupancy", "Theoretical Active Warps per SM", "sm__maximum_warps_avg_per_active_cycle" },
 	{ "Occupancy", "Theoretical Occupancy", "sm__maximum_warps_per_active_cycle_pct" },
 	{ "Occupancy", "Block Limit Registers", "launch__occupancy_limit_registers" },
 	{ "Occupancy", "Block Limit Shared Mem", "launch__occupancy_limit_shared_mem" },
 	{ "Occupancy", "Block Limit Warps", "launch__occupancy_limit_warps" },
 	{ "Occupancy", "Block Limit SM", "launch__occupancy_limit_blocks" },
 };
+
+/* Units ncu renamed between releases for one label: the old spelling is
+ * read as the new one (2020: "warp/cycle", 2023 on: "warp"). */
+static const struct {
+	const char *section, *name, *old, *now;
+} unit_respell[] = {
+	{ "Occupancy", "Theoretical Active Warps per SM", "warp/cycle", "warp" },
+};
+
+static const char *details_unit(const char *section, const char *name, const char *unit)
+{
+	for (size_t i = 0; i < sizeof(unit_respell) / sizeof(unit_respell[0]); i++)
+		if (!strcmp(unit, unit_respell[i].old) && !strcmp(name, unit_respell[i].name) &&
+		    !strcmp(section, unit_respell[i].section))
+			return unit_respell[i].now;
+	return unit;
+}
 
 /* The section as the map names it: 2019-2021's "GPU Speed Of Light" is
  * today's "GPU Speed Of Light Throughput". */
@@ -695,7 +713,7 @@ static struct drow *details_row(struct importer *im, const char *section, const 
 
 	struct drow *d = xcalloc(1, sizeof(*d));
 	char *metric = details_metric(section, name);
-	unit_canonical(unit, d->unit, &d->factor);
+	unit_canonical(details_unit(section, name, unit), d->unit, &d->factor);
 	d->m = import_sink_metric(im->sink, metric, d->unit);
 	if (!unit_agrees(d->m->unit, d->unit)) {
 		unit_clash(im, metric, d->unit, unit, d->m->unit);
