@@ -236,6 +236,57 @@ static void test_rejects(void **state)
 	store_close(st);
 }
 
+/* A raw page of one metric column whose one launch has value v. */
+static int import_value(struct kg_store *st, const char *v, double *got)
+{
+	char *csv = xasprintf("\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\"\n"
+			      "\"\",\"\",\"nsecond\"\n\"0\",\"k()\",\"%s\"\n", v);
+	char *p = helper_write_tmp("num.csv", csv);
+	size_t k, n;
+	int rc = import(st, p, &k, &n);
+	*got = rc == KG_EXIT_PASS
+		? value(st, "SELECT value FROM samples_named WHERE run = (SELECT max(id) FROM runs)")
+		: NAN;
+	free(p);
+	free(csv);
+	return rc;
+}
+
+/* Numbers as ncu writes them under the C locale are read; numbers of
+ * another locale's format, which read as C would be 100x or 1000x off,
+ * are refused. */
+static void test_numbers(void **state)
+{
+	static const struct { const char *s; double v; } good[] = {
+		{ "1,179,968", 1179968 }, { "1,979,278,859.43", 1979278859.43 }, { "13.42", 13.42 },
+		{ "0.07", 0.07 }, { "0.125", 0.125 }, { "4672", 4672 }, { "-3.5", -3.5 },
+		{ "1.5e+09", 1.5e9 }, { " 12 ", 12 }, { "1234567", 1234567 },
+	};
+	static const char *const locale[] = {
+		"117.344", "65,77", "1.179.968", "1.234,5", "1 179 968", "1\xc2\xa0" "179",
+		"12,3456", "1,23,456", "9.999",
+	};
+	struct kg_store *st = fresh_store("num.db");
+	double v;
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		assert_int_equal(import_value(st, good[i].s, &v), KG_EXIT_PASS);
+		if (v != good[i].v) {
+			print_error("'%s' read as %.17g\n", good[i].s, v);
+			fail();
+		}
+	}
+	for (size_t i = 0; i < sizeof(locale) / sizeof(locale[0]); i++)
+		if (import_value(st, locale[i], &v) != KG_EXIT_USAGE) {
+			print_error("'%s' not refused\n", locale[i]);
+			fail();
+		}
+	/* text is no number: skipped, as before */
+	assert_int_equal(import_value(st, "n/a", &v), KG_EXIT_PASS);
+	store_close(st);
+}
+
 /* The header facts come from the first launch row, so reading them stops
  * there (a fault further down is the import's to report); each table's
  * columns are classified from its own header and units rows. */
@@ -317,6 +368,7 @@ int main(void)
 		cmocka_unit_test(test_raw_fixture),
 		cmocka_unit_test(test_synthetic_details),
 		cmocka_unit_test(test_rejects),
+		cmocka_unit_test(test_numbers),
 		cmocka_unit_test(test_one_pass),
 		cmocka_unit_test(test_reader),
 	};
