@@ -3,16 +3,21 @@
  * (ncu_csv.h).  Owns the RFC 4180 record reader, the recognition of the two
  * pages ncu exports (details: one row per launch and metric; raw: one
  * column per metric, a units row, one row per launch), the mapping of
- * details-page display names to raw metric names, and unit conversion to
- * the units kgate stores (ns, byte).
+ * details-page labels and old raw names of every release since 2019 to
+ * today's raw metric names, the reading of ncu's numbers (the C locale's;
+ * another locale's refused), ncu's own ==ERROR== and ==WARNING== lines, and
+ * the GPU an export names (device name, compute capability).  Units go
+ * through unit.c to the one unit stored per metric.
  *
  * Lines that do not begin with a quote (the program's own output, ncu's
- * ==PROF== and ==WARNING== lines) are skipped: ncu quotes every field.
+ * ==PROF==, ==WARNING== and ==ERROR== lines) are no table rows: ncu quotes
+ * every field.
  *
  * One pass over the file stores it: what the header functions need (the
  * process and GPU names) is on the first launch row, so they stop there;
  * each raw-page column is classified (skipped or not, its unit and factor,
- * deterministic or not) once per header and units row, not once per cell.
+ * deterministic or not) once per header and units row, each details-page
+ * (section, label, unit) once per export, not once per cell.
  */
 #include "kgate/ncu_csv.h"
 #include "kgate/escape.h"

@@ -2,9 +2,12 @@
  * ncu_csv.h: importing Nsight Compute CSV exports (ncu --csv, details page,
  * and ncu --csv --page raw) as samples of a run.
  *
- * Program output and ==PROF== lines mixed into the export are skipped;
- * thousands separators, long quoted kernel names, ragged rule rows and the
- * units row of the raw page are handled.  Errors as "FILE:LINE: message".
+ * Program output and ==PROF== lines mixed into the export are skipped,
+ * ==WARNING== lines passed on, ==ERROR== lines refused (unless
+ * import_set_partial()); thousands separators, long quoted kernel names,
+ * ragged rule rows and the units row of the raw page are handled, numbers
+ * of a locale other than C refused, names and units of every release since
+ * 2019 mapped onto today's.  Errors as "FILE:LINE: message".
  */
 #ifndef KGATE_NCU_CSV_H
 #define KGATE_NCU_CSV_H
