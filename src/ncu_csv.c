@@ -54,17 +54,75 @@ static void rd_end_field(struct ncu_csv_reader *rd, size_t start)
 	rd->off[rd->nf++] = start;
 }
 
+/* The reader's input: fp read in blocks of IN_BLOCK bytes (the FILE's own
+ * buffer is bypassed, so fp is read through one reader only). */
+#define IN_BLOCK (256u << 10)
+
+/* The next byte of input, EOF at the end (or on a read error). */
+static inline int rd_getc(struct ncu_csv_reader *rd, FILE *fp)
+{
+	if (rd->in_pos == rd->in_len) {
+		if (!rd->in)
+			rd->in = xmalloc(IN_BLOCK);
+		rd->in_pos = 0;
+		rd->in_len = fread(rd->in, 1, IN_BLOCK, fp);
+		if (!rd->in_len)
+			return EOF;
+	}
+	return rd->in[rd->in_pos++];
+}
+
+/* The bytes of the input before the next byte that stop[] marks, up to
+ * the end of the buffered block, appended to the field; the line count
+ * follows the newlines among them.  The stopping byte itself stays. */
+static void rd_span(struct ncu_csv_reader *rd, const unsigned char *stop)
+{
+	size_t i = rd->in_pos, n = rd->in_len;
+	const unsigned char *in = rd->in;
+
+	while (i < n && !stop[in[i]])
+		i++;
+	size_t len = i - rd->in_pos;
+	if (!len)
+		return;
+	if (rd->len + len + 2 > rd->cap) {
+		while (rd->len + len + 2 > rd->cap)
+			rd->cap = rd->cap ? rd->cap * 2 : 1024;
+		rd->buf = xrealloc(rd->buf, rd->cap);
+	}
+	memcpy(rd->buf + rd->len, in + rd->in_pos, len);
+	rd->len += len;
+	rd->in_pos = i;
+}
+
+/* Bytes that end a span: in a quoted field the quote and the newline (which
+ * is kept but counted); on a line that is no record, the newline and CR. */
+static unsigned char stop_quoted[256], stop_line[256];
+
+static void rd_tables(void)
+{
+	if (!stop_quoted['"']) {
+		stop_quoted['"'] = stop_quoted['\n'] = 1;
+		stop_line['\n'] = stop_line['\r'] = 1;
+	}
+}
+
 int ncu_csv_read_record(FILE *fp, struct ncu_csv_reader *rd)
 {
 	enum { FIELD_START, UNQUOTED, QUOTED, QUOTE_IN_QUOTED } state = FIELD_START;
 	size_t start = 0;
 	int c;
 
+	rd_tables();
+	if (rd->in_fp != fp) {
+		rd->in_fp = fp;
+		rd->in_pos = rd->in_len = 0;
+	}
 	rd->len = rd->nf = 0;
 	if (!rd->next_line)
 		rd->next_line = 1;
 	rd->line = rd->next_line;
-	c = getc_unlocked(fp);
+	c = rd_getc(rd, fp);
 	if (c == EOF)
 		return 0;
 	rd->quoted_first = c == '"';
@@ -75,13 +133,14 @@ int ncu_csv_read_record(FILE *fp, struct ncu_csv_reader *rd)
 				return -1;
 			if (c != '\r')
 				rd_addc(rd, c);
-			c = getc_unlocked(fp);
+			rd_span(rd, stop_line);
+			c = rd_getc(rd, fp);
 		}
 		rd->next_line++;
 		rd_end_field(rd, 0);
 		goto done;
 	}
-	for (;; c = getc_unlocked(fp)) {
+	for (;; c = rd_getc(rd, fp)) {
 		/* the text and each field's offset and pointer count */
 		if (rd->len + rd->nf * (sizeof(*rd->off) + sizeof(*rd->fields)) > MAX_RECORD)
 			return -1;
@@ -90,6 +149,7 @@ int ncu_csv_read_record(FILE *fp, struct ncu_csv_reader *rd)
 			start = rd->len;
 			if (c == '"') {
 				state = QUOTED;
+				rd_span(rd, stop_quoted);
 				break;
 			}
 			state = UNQUOTED;
@@ -109,18 +169,20 @@ int ncu_csv_read_record(FILE *fp, struct ncu_csv_reader *rd)
 		case QUOTED:
 			if (c == EOF)
 				return -1;
-			if (c == '"')
+			if (c == '"') {
 				state = QUOTE_IN_QUOTED;
-			else {
+			} else {
 				if (c == '\n')
 					rd->next_line++;
 				rd_addc(rd, c);
+				rd_span(rd, stop_quoted);
 			}
 			break;
 		case QUOTE_IN_QUOTED:
 			if (c == '"') {
 				rd_addc(rd, '"');
 				state = QUOTED;
+				rd_span(rd, stop_quoted);
 			} else if (c == ',') {
 				rd_end_field(rd, start);
 				state = FIELD_START;
@@ -149,6 +211,7 @@ void ncu_csv_reader_free(struct ncu_csv_reader *rd)
 	free(rd->buf);
 	free(rd->off);
 	free(rd->fields);
+	free(rd->in);
 	memset(rd, 0, sizeof(*rd));
 }
 
