@@ -73,8 +73,8 @@ static inline int rd_getc(struct ncu_csv_reader *rd, FILE *fp)
 }
 
 /* The bytes of the input before the next byte that stop[] marks, up to
- * the end of the buffered block, appended to the field; the line count
- * follows the newlines among them.  The stopping byte itself stays. */
+ * the end of the buffered block, appended to the field.  The stopping byte
+ * itself stays, for the caller to read (a newline is one: it is counted). */
 static void rd_span(struct ncu_csv_reader *rd, const unsigned char *stop)
 {
 	size_t i = rd->in_pos, n = rd->in_len;
@@ -83,9 +83,9 @@ static void rd_span(struct ncu_csv_reader *rd, const unsigned char *stop)
 	while (i < n && !stop[in[i]])
 		i++;
 	size_t len = i - rd->in_pos;
-	if (!len)
+	if (!len || !in)
 		return;
-	if (rd->len + len + 2 > rd->cap) {
+	if (!rd->buf || rd->len + len + 2 > rd->cap) {
 		while (rd->len + len + 2 > rd->cap)
 			rd->cap = rd->cap ? rd->cap * 2 : 1024;
 		rd->buf = xrealloc(rd->buf, rd->cap);
