@@ -250,3 +250,32 @@ char *kg_exe_dir(void)
 	*slash = '\0';
 	return xstrdup(buf[0] ? buf : "/");
 }
+
+/* ---- commits ---- */
+
+static size_t hex_run(const char *s)
+{
+	size_t n = 0;
+	while ((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f') ||
+	       (s[n] >= 'A' && s[n] <= 'F'))
+		n++;
+	return n;
+}
+
+const char *kg_sha_short(char *out, const char *sha)
+{
+	if (!sha)
+		sha = "?";
+	size_t h = hex_run(sha);
+	if (h > KG_SHA_SHORT && (sha[h] == '\0' || sha[h] == ' '))
+		snprintf(out, KG_SHA_SHORT_BUF, "%.*s%s", KG_SHA_SHORT, sha, sha + h);
+	else
+		snprintf(out, KG_SHA_SHORT_BUF, "%s", sha);
+	return out;
+}
+
+int kg_is_sha(const char *s)
+{
+	size_t h = s ? hex_run(s) : 0;
+	return (h == 40 || h == 64) && s[h] == '\0';
+}

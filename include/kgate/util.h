@@ -18,9 +18,6 @@
 #define KG_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
 #define KG_PRINTF(a, b)
-/* The directory of the running kgate binary (/proc/self/exe), malloc'd, or NULL. */
-char *kg_exe_dir(void);
-
 #endif
 
 void *xmalloc(size_t n);
@@ -71,5 +68,17 @@ const char *kg_suggest_close(const char *word, const char *const *candidates, si
 
 /* The directory of the running kgate binary (/proc/self/exe), malloc'd, or NULL. */
 char *kg_exe_dir(void);
+
+/* Commits in human outputs: a hexadecimal SHA longer than KG_SHA_SHORT
+ * digits, alone or at the start of a label ("<sha> (merge base with
+ * main)"), cut to KG_SHA_SHORT digits; any other name (a tag, "demo-base")
+ * as it is.  Machine outputs (JSON) keep the full SHA. */
+#define KG_SHA_SHORT 12
+/* sha shortened into out (at least KG_SHA_SHORT_BUF bytes), returned;
+ * a longer name than out holds is cut.  NULL is "?". */
+#define KG_SHA_SHORT_BUF 80
+const char *kg_sha_short(char *out, const char *sha);
+/* 1 when s is a full commit SHA (40 or 64 hexadecimal digits). */
+int kg_is_sha(const char *s);
 
 #endif
