@@ -230,7 +230,7 @@ print(r["method"], r["path"], r["headers"].get("Content-Type")); print(json.load
 like "$summary" '^POST /hook application/json' "it POSTs JSON to the webhook"
 like "$summary" "$want_dur change points" "the summary counts the change points"
 like "$summary" 'Worst regressions:' "and lists the worst regressions"
-like "$summary" "gpu__time_duration.sum: \\+10\\.[0-9]% at \`$(printf '%.10s' "$STEP")\`" "with the size and commit of the step"
+like "$summary" "gpu__time_duration.sum: [0-9.]+ us → [0-9.]+ us \\(\\+10\\.[0-9]%\\) at \`$(printf '%.12s' "$STEP")\`" "with the values in their unit, the size and the commit (12 digits) of the step"
 like "$summary" '<https://example.org/report.html\|Open the report>' "and links the report"
 kill $SRV 2>/dev/null; wait $SRV 2>/dev/null
 run env KGATE_HTTP_RETRIES=0 "$KGATE" report --db "$DB" --branch main --post "$HOOK"
