@@ -74,16 +74,19 @@ sys.exit(1 if errs else 0)
 PYEOF
 }
 ok "json: valid under docs/check.schema.json" validate "$T/check.json"
-# a check chosen from the merge base: the reason in a field of its own
-( cd "$T" && git init -q r && cd r && git -c user.email=t@t -c user.name=t commit -q --allow-empty -m a )
 run "$KGATE" check --db "$DB" --commit $HEAD --baseline $BASE --no-store --format json --explain
 printf '%s\n' "$out" >"$T/explain.json"
 ok "json with --explain: valid under the schema" validate "$T/explain.json"
 jq '.baseline = "x (merge base with main)" | .extra = 1' "$T/check.json" >"$T/bad.json"
 run validate "$T/bad.json"
 is "$rc" 1 "the schema refuses a field it does not name"
-run "$KGATE" check --db "$DB" --commit $HEAD --baseline nothing-stored --no-store --format json
+# a check with no baseline stored for this GPU: null commit, the reason apart
+"$KGATE" ingest --db "$T/one.db" --commit $HEAD --branch pr --benchmark transpose_tiled \
+	--records "$(ls "$SUITE/head"/transpose_tiled.*.jsonl | head -n 1)" 2>/dev/null
+run "$KGATE" check --db "$T/one.db" --commit $HEAD --no-store --format json
 printf '%s\n' "$out" >"$T/nb.json"
+is "$(jq -r .verdict "$T/nb.json") $(jq -r .baseline "$T/nb.json")" "NO BASELINE null" "json without a baseline: NO BASELINE, baseline null"
+ok "json without a baseline: valid under the schema" validate "$T/nb.json"
 
 # the PR comment of the stored check
 "$KGATE" check --db "$DB" --commit $HEAD --baseline $BASE >/dev/null 2>&1
