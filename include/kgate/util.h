@@ -31,6 +31,15 @@ void kg_error(const char *fmt, ...) KG_PRINTF(1, 2);
 void kg_warn(const char *fmt, ...) KG_PRINTF(1, 2);
 void kg_note(const char *fmt, ...) KG_PRINTF(1, 2); /* chatter: stderr */
 
+/* The progress of a suite run on stderr: with inplace, one line rewritten in
+ * place ("\r", erase to the end of the line; no colour), else a plain line
+ * per call.  kg_progress_inplace(): 1 when stderr is a terminal whose TERM
+ * is not "dumb".  kg_progress_end() erases a line shown in place; every
+ * kg_error, kg_warn and kg_note does so first. */
+void kg_progress(int inplace, const char *fmt, ...) KG_PRINTF(2, 3);
+int kg_progress_inplace(void);
+void kg_progress_end(void);
+
 /* 1 when colour may be used on the stream (a terminal, NO_COLOR unset). */
 int kg_use_color(int fd);
 
