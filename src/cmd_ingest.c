@@ -502,6 +502,7 @@ int cmd_ingest(int argc, char **argv)
 				      "dropped", (json_int_t)dropped);
 		char *s = json_dumps(o, JSON_COMPACT);
 		puts(s);
+		kg_json_document_written();
 		free(s);
 		json_decref(o);
 	}

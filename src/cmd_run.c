@@ -37,7 +37,7 @@ static const char epilogue[] =
 
 int cmd_run(int argc, char **argv)
 {
-	const char *cfg = "kgate.yaml", *db = store_default_db(), *commit = NULL, *branch = NULL;
+	const char *cfg = NULL, *db = store_default_db(), *commit = NULL, *branch = NULL;
 	const char *only = NULL, *label = NULL, *format = "text";
 	int quick = 0, verbose = 0, argi, rc = KG_EXIT_USAGE;
 	struct kg_suite *s = NULL;
@@ -80,6 +80,8 @@ int cmd_run(int argc, char **argv)
 			return rc;
 		have_re = 1;
 	}
+	if (!cfg)
+		cfg = config_default_suite();
 	if ((rc = config_load_suite(cfg, &s)) != KG_EXIT_PASS)
 		goto out;
 	rc = KG_EXIT_USAGE;
@@ -164,6 +166,7 @@ int cmd_run(int argc, char **argv)
 				      "chip", run.gpu_chip, "driver", run.driver, "benchmarks", arr);
 		json_dumpf(o, stdout, JSON_COMPACT);
 		putchar('\n');
+		kg_json_document_written();
 		json_decref(o);
 	} else {
 		int w = 9;

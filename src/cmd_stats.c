@@ -282,6 +282,7 @@ static void print_json(const struct row *rows, size_t n, const struct kg_run_inf
 			      "metric", m, "unit", u, "rows", arr);
 	char *s = escape_json_dumped(json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(17)));
 	puts(s);
+	kg_json_document_written();
 	free(s);
 	free(commit);
 	free(gpu);
@@ -360,6 +361,7 @@ static int print_gpu_state(struct kg_store *st, const struct kg_run_info *run, e
 				      "commit", commit, "gpu", gpu, "report", "gpu_state", "rows", arr);
 		char *text = escape_json_dumped(json_dumps(o, JSON_INDENT(2)));
 		puts(text);
+		kg_json_document_written();
 		free(text);
 		free(commit);
 		free(gpu);

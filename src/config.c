@@ -2046,3 +2046,11 @@ int config_load_thresholds(const char *path, struct kg_thresholds **out)
 		return KG_EXIT_USAGE;
 	return loaded(config_parse_thresholds(path, text, len, out, &errs), text, &errs);
 }
+
+const char *config_default_suite(void)
+{
+	static char *found;     /* found once per process, kept to its end */
+	if (!found && !(found = kg_find_up("kgate.yaml", NULL)))
+		found = xstrdup("kgate.yaml");
+	return found;
+}

@@ -752,6 +752,8 @@ void output_write(enum kg_format f, const struct kg_check_info *info, const stru
 	if (f == KG_FMT_JSON) {
 		struct jsink k = { NULL, fp };
 		render_json_to(info, g, &k);
+		if (fp == stdout)
+			kg_json_document_written();
 		return;
 	}
 	struct kg_buf b = KG_BUF_INIT;

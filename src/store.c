@@ -38,8 +38,19 @@ static const struct scheme {
 
 const char *store_default_db(void)
 {
+	static char *found;     /* found once per process, kept to its end */
 	const char *e = getenv("KGATE_DB");
-	return e && *e ? e : KGATE_DB;
+	if (e && *e)
+		return e;
+	if (!found && !(found = kg_find_up(KGATE_DB, NULL))) {
+		/* none yet: beside the kgate.yaml found above, else here */
+		char *suite = kg_find_up("kgate.yaml", NULL);
+		const char *slash = suite ? strrchr(suite, '/') : NULL;
+		found = slash ? xasprintf("%.*s/%s", (int)(slash - suite), suite, KGATE_DB)
+			      : xstrdup(KGATE_DB);
+		free(suite);
+	}
+	return found;
 }
 
 /* Replace s[from, to) of b's text by "***". */
@@ -124,6 +135,17 @@ static const struct kg_store_backend *backend_of(const char *db, const char **ta
 /* ------------------------------------------------------------------ */
 /* Opening                                                             */
 
+int store_require(const char *db)
+{
+	if (store_exists(db))
+		return KG_EXIT_PASS;
+	char *shown = store_target_shown(db);
+	kg_error("cannot open '%s': no such database (store runs first with 'kgate run' or"
+		 " 'kgate ingest', or name one with --db or KGATE_DB)", shown);
+	free(shown);
+	return KG_EXIT_USAGE;
+}
+
 int store_open(const char *db, int flags, struct kg_store **out)
 {
 	const char *target;
@@ -132,6 +154,10 @@ int store_open(const char *db, int flags, struct kg_store **out)
 	*out = NULL;
 	if (!be)
 		return KG_EXIT_RUNTIME;
+	/* Only a writer creates a database: a reader of one that is not there
+	 * says so the one way, whichever command it is. */
+	if ((flags & KG_STORE_READONLY) && strcmp(db, ":memory:") && !be->exists(target))
+		return store_require(db);
 	char *shown = store_target_shown(target);
 	int rc = be->open(target, shown, flags, be->schema_version(), out);
 	if (*out)

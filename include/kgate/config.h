@@ -122,6 +122,10 @@ struct kg_suite {
 #define KG_CONFIG_MAX_NODES (1u << 18)  /* values (keys count too) */
 
 int config_load_suite(const char *path, struct kg_suite **out);
+/* The suite file a command reads when not told: kgate.yaml in the working
+ * directory or the nearest directory above it (up to the repository's top
+ * level: kg_find_up), else "kgate.yaml" (which may not exist). */
+const char *config_default_suite(void);
 void config_free_suite(struct kg_suite *s);
 /* The benchmark of s named name, or NULL. */
 const struct kg_benchmark *config_find_benchmark(const struct kg_suite *s, const char *name);

@@ -30,8 +30,16 @@
 /* The database every command takes when neither --db nor the KGATE_DB
  * environment variable names one. */
 #define KGATE_DB "kgate.db"
-/* The default database: $KGATE_DB when set and not empty, else KGATE_DB. */
+/* The default database: $KGATE_DB when set and not empty, else KGATE_DB
+ * in the working directory or the nearest directory above it that has one
+ * (up to the repository's top level, as git finds it: kg_find_up), else
+ * KGATE_DB beside the kgate.yaml found so, else KGATE_DB here. */
 const char *store_default_db(void);
+/* KG_EXIT_PASS when database db exists; else the one message every command
+ * gives for a missing database ("cannot open 'X': no such database (store
+ * runs first ...)") and KG_EXIT_USAGE.  store_open() with
+ * KG_STORE_READONLY gives the same. */
+int store_require(const char *db);
 
 struct kg_store;
 

@@ -40,6 +40,15 @@ void kg_progress(int inplace, const char *fmt, ...) KG_PRINTF(2, 3);
 int kg_progress_inplace(void);
 void kg_progress_end(void);
 
+/* --format json: kg_json_errors(1) keeps every kg_error message (they are
+ * still printed on stderr); kg_json_errors_finish(status), for an exit
+ * status of 2 or 3, prints them on stdout as one JSON object
+ * {"error": first, "messages": [...], "exit_status": status}, unless the
+ * command wrote its JSON document (kg_json_document_written). */
+void kg_json_errors(int on);
+void kg_json_document_written(void);
+void kg_json_errors_finish(int status);
+
 /* 1 when colour may be used on the stream (a terminal, NO_COLOR unset). */
 int kg_use_color(int fd);
 
@@ -89,5 +98,14 @@ char *kg_exe_dir(void);
 const char *kg_sha_short(char *out, const char *sha);
 /* 1 when s is a full commit SHA (40 or 64 hexadecimal digits). */
 int kg_is_sha(const char *s);
+
+/* The file name in the working directory or the nearest directory above it,
+ * as git finds its top level: the search stops after the directory that
+ * holds .git, before a directory of GIT_CEILING_DIRECTORIES, or at the
+ * file system's root.  "name" itself when it is in
+ * the working directory, else an absolute path (malloc'd); NULL when there
+ * is none.  *top (when not NULL) gets the directory that holds .git, or
+ * NULL (malloc'd). */
+char *kg_find_up(const char *name, char **top);
 
 #endif

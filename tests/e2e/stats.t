@@ -170,8 +170,8 @@ is "$(printf '%s' "$out" | jq -r .commit)" "raw1" "--commit takes a unique prefi
 
 # --- errors ---
 run "$KGATE" stats --db "$T/none.db" --report kernel_sum
-is "$rc" 3 "no such database exits 3"
-like "$err" "^kgate: cannot open '.*none.db': No such file" "says so"
+is "$rc" 2 "no such database exits 2, as for every command"
+like "$err" "^kgate: cannot open '.*none.db': no such database \(store runs first" "says so, as every command does"
 ok "the database is not created" test ! -e "$T/none.db"
 run "$KGATE" stats --db "$DB" --report bogus
 is "$rc" 2 "unknown --report exits 2"
