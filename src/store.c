@@ -476,3 +476,56 @@ void store_names_free(char **names, size_t n)
 		free(names[i]);
 	free(names);
 }
+
+int store_branches(struct kg_store *st, char ***names, size_t *n)
+{
+	struct kg_run_filter f = { 0 };
+	struct kg_run_info *runs = NULL;
+	size_t nr = 0;
+	*names = NULL;
+	*n = 0;
+	int rc = store_find_runs(st, &f, &runs, &nr);
+	if (rc != KG_EXIT_PASS)
+		return rc;
+	char **b = xcalloc(nr + 1, sizeof *b);
+	size_t k = 0;
+	for (size_t i = 0; i < nr; i++) {
+		if (!runs[i].branch)
+			continue;
+		size_t j;
+		for (j = 0; j < k && strcmp(b[j], runs[i].branch); j++)
+			;
+		if (j == k)
+			b[k++] = xstrdup(runs[i].branch);
+	}
+	store_runs_free(runs, nr);
+	*names = b;
+	*n = k;
+	return KG_EXIT_PASS;
+}
+
+int store_branch_known(struct kg_store *st, const char *branch, const char *what)
+{
+	char **b;
+	size_t n;
+	if (store_branches(st, &b, &n) != KG_EXIT_PASS)
+		return -1;
+	int known = 0;
+	for (size_t i = 0; i < n && !known; i++)
+		known = !strcmp(b[i], branch);
+	if (!known) {
+		struct kg_buf list = KG_BUF_INIT;
+		for (size_t i = 0; i < n; i++)
+			buf_printf(&list, "%s%s", i ? ", " : "", b[i]);
+		const char *near = kg_suggest(branch, (const char *const *)b, n);
+		if (near)
+			kg_warn("%s '%s' has no stored run; did you mean '%s'? (stored branches: %s)",
+				what, branch, near, list.s);
+		else
+			kg_warn("%s '%s' has no stored run (stored branches: %s)", what, branch,
+				n ? list.s : "none");
+		buf_free(&list);
+	}
+	store_names_free(b, n);
+	return known;
+}

@@ -140,6 +140,13 @@ struct kg_run_filter {
 int store_find_runs(struct kg_store *st, const struct kg_run_filter *f,
 		    struct kg_run_info **runs, size_t *n);
 void store_runs_free(struct kg_run_info *runs, size_t n);
+/* The branches of the stored runs, each once (free with store_names_free). */
+int store_branches(struct kg_store *st, char ***names, size_t *n);
+/* 1 when a stored run is of branch; else 0 after a warning with the
+ * branches stored and the nearest ("--branch 'mian' has no stored run; did
+ * you mean 'main'? (stored branches: main, pr)"; what names the option);
+ * -1 on a database error (printed). */
+int store_branch_known(struct kg_store *st, const char *branch, const char *what);
 
 /* One run by id: 0 and *out filled, KG_EXIT_USAGE when no such run (said
  * on stderr), KG_EXIT_RUNTIME on a database error. */
