@@ -269,7 +269,16 @@ int check_pick_baseline(struct kg_store *st, const struct kg_run_info *head, con
 		} else if (!(*sha = git_rev_parse(ref)) && s) {
 			*sha = xstrdup(ref);
 		} else if (!*sha) {
-			kg_error("baseline '%s' is neither a stored commit nor a ref git knows", ref);
+			char **br = NULL;
+			size_t nb = 0;
+			const char *near = store_branches(st, &br, &nb) == KG_EXIT_PASS
+					   ? kg_suggest(ref, (const char *const *)br, nb) : NULL;
+			if (near)
+				kg_error("baseline '%s' is neither a stored commit nor a ref git knows;"
+					 " did you mean the branch '%s'?", ref, near);
+			else
+				kg_error("baseline '%s' is neither a stored commit nor a ref git knows", ref);
+			store_names_free(br, nb);
 			return KG_EXIT_USAGE;
 		}
 		*label = xstrdup(ref);

@@ -256,10 +256,14 @@ static void render_text(const struct kg_check_info *info, const struct kg_gate *
 		const struct kg_result *r = shown[i];
 		if (r->verdict == KG_VERDICT_PASS)
 			continue;
+		char *bn = xasprintf("%s%s%s%s", r->benchmark, *r->nvtx ? " [" : "", r->nvtx,
+				     *r->nvtx ? "]" : "");
+		char *bc = text_cut(bn, 2 * NAME_MAX_TEXT);
 		char *kn = text_cut(kernel_label(r), 2 * NAME_MAX_TEXT);
-		buf_printf(out, "%s %s%s%s%s: %s%s%s: %s", gate_verdict_name(r->verdict), r->benchmark,
-			   *r->nvtx ? " [" : "", r->nvtx, *r->nvtx ? "]" : "", kn,
+		buf_printf(out, "%s %s: %s%s%s: %s", gate_verdict_name(r->verdict), bc, kn,
 			   *r->metric ? " " : "", r->metric, r->message);
+		free(bn);
+		free(bc);
 		if (policy_of(r))
 			buf_printf(out, " (fails: %s)", policy_of(r));
 		if (!isnan(r->p_adj)) {
