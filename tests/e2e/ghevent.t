@@ -58,7 +58,7 @@ like "$err" "filing the merge commit $(printf '%.12s' "$M") under the head commi
 run pr "$KGATE" check --db "$DB" --format json --no-store
 is "$rc" 1 "check finds transpose_tiled's 5% more work"
 like "$out" "\"head\": \"$H\"" "the check is of the head commit"
-like "$out" "\"baseline\": \"$C0\",\n  \"baseline_reason\": \"merge base with main\"" \
+is "$(printf '%s\n' "$out" | jq -r '.baseline + " (" + .baseline_reason + ")"')" "$C0 (merge base with main)" \
 	"against the merge base of the head and the base commit ($(printf '%.12s' "$C0"), not the base's tip)"
 pr "$KGATE" check --db "$DB" >/dev/null 2>&1
 run pr "$KGATE" comment --db "$DB" --print
@@ -68,7 +68,7 @@ like "$out" "$(printf '%.10s' "$H")" "comment --print shows the head commit's ch
 cp "$DB" "$T/k2.db"
 sqlite3 "$T/k2.db" "DELETE FROM runs WHERE commit_sha = '$C0'"
 run pr "$KGATE" check --db "$T/k2.db" --format json --no-store
-like "$out" "\"baseline\": \"$C1\",\n  \"baseline_reason\": \"newest run of main\"" \
+is "$(printf '%s\n' "$out" | jq -r '.baseline + " (" + .baseline_reason + ")"')" "$C1 (newest run of main)" \
 	"no run of the merge base: the base branch's newest run"
 like "$err" "no run stored for the merge base $(printf '%.12s' "$C0") with main" "and says so"
 
@@ -108,10 +108,10 @@ push() { # BEFORE
 ingest head --commit "$C3" --branch main --db "$T/only.db" 2>/dev/null
 ingest head --commit "$H" --branch topic --db "$T/only-pr.db" 2>/dev/null
 push "$C0"
-like "$out" "\"baseline\": \"$C0\",\n  \"baseline_reason\": \"main before the push\"" "a push is checked against its before when it is stored"
+is "$(printf '%s\n' "$out" | jq -r '.baseline + " (" + .baseline_reason + ")"')" "$C0 (main before the push)" "a push is checked against its before when it is stored"
 is "$rc" 1 "and the regression is caught"
 push "$C2"
-like "$out" "\"baseline\": \"$C1\",\n  \"baseline_reason\": \"previous run of main\"" \
+is "$(printf '%s\n' "$out" | jq -r '.baseline + " (" + .baseline_reason + ")"')" "$C1 (previous run of main)" \
 	"before not stored: the previous stored run of the branch"
 like "$err" "no run stored for $(printf '%.12s' "$C2") \\(before the push\\)" "and says so"
 is "$rc" 1 "caught all the same"
