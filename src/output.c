@@ -748,6 +748,6 @@ void output_render(enum kg_format f, const struct kg_check_info *info, const str
 	case KG_FMT_JUNIT: render_junit(info, g, out); break;
 	case KG_FMT_GITHUB: render_github(info, g, out); break;
 	}
-	if (!out->s)
+	if (out && !out->s)
 		buf_adds(out, "");
 }
