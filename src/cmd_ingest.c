@@ -516,13 +516,16 @@ int cmd_ingest(int argc, char **argv)
 	if (errors)
 		kg_warn("%zu collector error record%s (see above)", errors, errors == 1 ? "" : "s");
 	if (!strcmp(format, "json")) {
-		json_t *o = json_pack("{s:I, s:s, s:s?, s:s?, s:I, s:I, s:I, s:I, s:I, s:I}",
+		json_t *o = json_pack("{s:I, s:s, s:s?, s:s?, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 				      "run", (json_int_t)run.id, "commit", run.commit,
 				      "branch", run.branch, "gpu", run.gpu_name,
-				      "benchmarks", (json_int_t)nbench, "launches", (json_int_t)kernels,
-				      "kernels", (json_int_t)names,
+				      "benchmarks", (json_int_t)nbench,
+				      /* "kernels" stays the launches, as it always was;
+				       * "launches" and "distinct_kernels" follow "dropped" */
+				      "kernels", (json_int_t)kernels,
 				      "samples", (json_int_t)samples, "errors", (json_int_t)errors,
-				      "dropped", (json_int_t)dropped);
+				      "dropped", (json_int_t)dropped,
+				      "launches", (json_int_t)kernels, "distinct_kernels", (json_int_t)names);
 		char *s = json_dumps(o, JSON_COMPACT);
 		puts(s);
 		kg_json_document_written();
