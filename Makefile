@@ -283,8 +283,11 @@ fuzz_seeds_suite      = tests/fixtures/config/suite-*.yaml $(wildcard kgate.yaml
 fuzz_seeds_thresholds = tests/fixtures/config/th-*.yaml thresholds/*.yaml
 fuzz_seeds_records    = tests/fixtures/records/*.jsonl
 fuzz_seeds_ncu_csv    = tests/fixtures/h200/*.csv
+fuzz_seeds_nvbench    = tests/fixtures/nvbench/synthetic_jsonbin.json
+fuzz_seeds_gbench     = tests/fixtures/gbench/*.json
 fuzz_seeds_import     = $(fuzz_seeds_records) $(fuzz_seeds_ncu_csv) \
-	tests/fixtures/kineto/step_based_*.json.gz tests/fixtures/kineto/benchmark_result_*.json.gz
+	tests/fixtures/kineto/step_based_*.json.gz tests/fixtures/kineto/benchmark_result_*.json.gz \
+	$(fuzz_seeds_gbench)
 # and, made from the fixtures (small, so that the fuzzer runs fast): an nsys
 # export of only what the importer reads, and a plain Kineto trace of only
 # the events it reads
@@ -316,7 +319,8 @@ fuzz-run: $(FUZZ_BIN)
 	  mkdir -p $(FUZZ_BUILD)/seeds/$$n $(FUZZ_BUILD)/corpus/$$n $(FUZZ_BUILD)/artifacts/$$n; \
 	  case $$n in \
 	  suite) seeds="$(fuzz_seeds_suite)";; thresholds) seeds="$(fuzz_seeds_thresholds)";; \
-	  import) seeds="$(fuzz_seeds_import)";; *) seeds="";; esac; \
+	  import) seeds="$(fuzz_seeds_import)";; nvbench) seeds="$(fuzz_seeds_nvbench)";; \
+	  gbench) seeds="$(fuzz_seeds_gbench)";; *) seeds="";; esac; \
 	  [ $$n != kineto ] || python3 -c 'import gzip, json, sys; d = json.load(gzip.open(sys.argv[1], "rt")); \
 	      d["traceEvents"] = [e for e in d["traceEvents"] if e.get("cat") in ("kernel", "gpu_user_annotation", "cuda_profiler_range") or e.get("name") == "process_name"][:400]; \
 	      print(json.dumps(d, indent=1))' $(FUZZ_KINETO_SEED) > $(FUZZ_BUILD)/seeds/$$n/kineto.json; \
@@ -333,6 +337,10 @@ fuzz-run: $(FUZZ_BIN)
 	      print(json.dumps(d, indent=1))' $(FUZZ_KINETO_SEED) > $(FUZZ_BUILD)/seeds/$$n/kineto.json; \
 	  fi; \
 	  [ $$n != nsys ] || rm -f $(FUZZ_BUILD)/seeds/$$n/kineto.json; \
+	  if [ $$n = nvbench ]; then s=$(FUZZ_BUILD)/seeds/$$n/jsonbin; \
+	    sed 's#synthetic_jsonbin.json-\(freqs-\)*bin/[0-9]*.bin#f.json-\1bin/0.bin#' \
+	      tests/fixtures/nvbench/synthetic_jsonbin.json > $$s; printf '\000' >> $$s; \
+	    cat tests/fixtures/nvbench/synthetic_jsonbin.json-bin/0.bin >> $$s; fi; \
 	  if [ -f tests/fuzz/$$n.seeds ]; then i=0; while IFS= read -r line; do \
 	    i=$$((i + 1)); printf '%s' "$$line" > $(FUZZ_BUILD)/seeds/$$n/seed$$i; \
 	  done < tests/fuzz/$$n.seeds; fi; \

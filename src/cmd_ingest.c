@@ -253,7 +253,7 @@ static int add_dir(struct input **in, size_t *nin, const struct arg *a)
 static void warn_merges(const struct input *in, size_t nin)
 {
 	for (size_t i = 0; i < nin; i++) {
-		if (in[i].bench_opt || !in[i].info.command)
+		if (in[i].bench_opt || !in[i].info.command || in[i].info.names_benchmarks)
 			continue;
 		size_t j;
 		for (j = 0; j < i && strcmp(in[j].benchmark, in[i].benchmark); j++)
@@ -409,9 +409,15 @@ int cmd_ingest(int argc, char **argv)
 			rc = r;
 			goto out;
 		}
-		in[i].benchmark = in[i].bench_opt ? xstrdup(in[i].bench_opt) : in[i].info.benchmark;
-		if (!in[i].bench_opt)
-			in[i].info.benchmark = NULL;
+		if (in[i].info.names_benchmarks) {
+			/* the file names its benchmarks; --benchmark is their prefix */
+			in[i].benchmark = xstrdup(in[i].bench_opt ? in[i].bench_opt : "");
+		} else {
+			in[i].benchmark = in[i].bench_opt ? xstrdup(in[i].bench_opt)
+							  : in[i].info.benchmark;
+			if (!in[i].bench_opt)
+				in[i].info.benchmark = NULL;
+		}
 		if (!in[i].benchmark) {
 			kg_error("%s: no benchmark name in the file; give --benchmark NAME", in[i].path);
 			store_run_info_free(&run);
@@ -459,17 +465,20 @@ int cmd_ingest(int argc, char **argv)
 	buf_free(&src);
 
 	struct kg_store *st = NULL;
-	size_t kernels = 0, samples = 0, errors = 0, dropped = 0, nbench = 0;
+	size_t kernels = 0, samples = 0, errors = 0, dropped = 0, nbench = 0, named = 0;
 	if ((rc = store_open(db, 0, &st)) != KG_EXIT_PASS)
 		goto done;
 	if ((rc = store_run_begin(st, &run)) != KG_EXIT_PASS)
 		goto done;
 	for (size_t i = 0; i < nin && rc == KG_EXIT_PASS; i++) {
 		/* the run ran it, even when an input holds no kernel (partial runs) */
-		if ((rc = store_run_benchmark_add(st, in[i].benchmark)) != KG_EXIT_PASS)
+		if (!in[i].info.names_benchmarks &&
+		    (rc = store_run_benchmark_add(st, in[i].benchmark)) != KG_EXIT_PASS)
 			break;
 		struct kg_import_stats is;
 		rc = import_ingest(in[i].im, st, in[i].path, in[i].benchmark, in[i].repeat, &is);
+		if (is.benchmarks > named)
+			named = is.benchmarks;  /* the files of one program name the same */
 		kernels += is.kernels;
 		samples += is.samples;
 		errors += is.errors;
@@ -486,8 +495,11 @@ int cmd_ingest(int argc, char **argv)
 	}
 	if ((rc = store_run_commit(st)) != KG_EXIT_PASS)
 		goto done;
+	nbench = named;
 	for (size_t i = 0; i < nin; i++) {
 		size_t j;
+		if (in[i].info.names_benchmarks)
+			continue;
 		for (j = 0; j < i && strcmp(in[j].benchmark, in[i].benchmark); j++)
 			;
 		nbench += j == i;

@@ -52,6 +52,12 @@ void metric_format_value(struct kg_buf *b, double v, const char *unit);
  * change of its own (CHANGED), not a regression, unless a rule says so. */
 int metric_is_launch_config(const char *metric);
 
+/* 1 when the name is of an importer's own vocabulary, not a CUPTI metric:
+ * an nvbench summary tag ("nv/cold/time/gpu/mean"), or a Google Benchmark
+ * name (real_time, cpu_time, iterations, a user counter: a letter, then
+ * letters, digits and single '_'s); thresholds accept those without the collector's metric tables. */
+int metric_imported(const char *metric);
+
 /* "lower", "higher", "unchanged", "unknown". */
 const char *metric_better_name(enum kg_better b);
 /* +1 when growth is worse, -1 when a fall is worse, 0 unknown or either. */
