@@ -79,12 +79,14 @@ verdict=$(sed -n 's/^  "verdict": "\(.*\)",$/\1/p' "$D/check.json")
 if "$KGATE" report --db "$DB" --html "$D/report.html" >/dev/null 2>&1; then
 	say "== the trend report: $D/report.html"
 fi
-# table rows: "FAIL  <benchmark> [<nvtx>]: <kernel>  <metric> ..."
-rows=$(grep -E '^FAIL +[^ :]+( \[[^]]*\])?: ' "$D/check.txt")
+# table rows: "FAIL     <benchmark> [<nvtx>]: <kernel>  <metric> ..." (the column
+# is padded; the detail lines below the table have one space after FAIL)
+rows=$(grep -E '^FAIL {2,}[^ :]+( \[[^]]*\])?: ' "$D/check.txt")
 failed=$(printf '%s\n' "$rows" | grep -c .)
 others=$(printf '%s\n' "$rows" | awk -v b="$REGRESSED" '{ n = $2; sub(/:$/, "", n) } n != b' | grep -c .)
 if [ "$verdict" = FAIL ] && [ "$others" -eq 0 ]; then
-	say "== the gate failed on $REGRESSED alone ($failed comparisons), as it should"
+	s=s; [ "$failed" -eq 1 ] && s=
+	say "== the gate failed on $REGRESSED alone ($failed comparison$s), as it should"
 	exit 0
 fi
 say "demo: the gate should have failed on $REGRESSED alone (verdict '$verdict', $others other failing comparisons)"

@@ -271,7 +271,16 @@ int check_pick_baseline(struct kg_store *st, const struct kg_run_info *head, con
 		} else if (!(*sha = git_rev_parse(ref)) && s) {
 			*sha = xstrdup(ref);
 		} else if (!*sha) {
-			kg_error("baseline '%s' is neither a stored commit nor a ref git knows", ref);
+			char **br = NULL;
+			size_t nb = 0;
+			const char *near = store_branches(st, &br, &nb) == KG_EXIT_PASS
+					   ? kg_suggest(ref, (const char *const *)br, nb) : NULL;
+			if (near)
+				kg_error("baseline '%s' is neither a stored commit nor a ref git knows;"
+					 " did you mean the branch '%s'?", ref, near);
+			else
+				kg_error("baseline '%s' is neither a stored commit nor a ref git knows", ref);
+			store_names_free(br, nb);
 			return KG_EXIT_USAGE;
 		}
 		*label = xstrdup(ref);
@@ -451,8 +460,29 @@ char *check_baseline_label(const char *sha, const char *label, const char *base_
 	if (!sha)
 		return xstrdup("(no baseline)");
 	if (!label || !strncmp(bc, label, strlen(label)))
-		return xasprintf("%.12s", bc);
-	return xasprintf("%.12s (%s)", bc, label);
+		return xstrdup(bc);
+	return xasprintf("%s (%s)", bc, label);
+}
+
+void check_baseline_split(const char *label, char **sha, char **reason)
+{
+	*sha = *reason = NULL;
+	if (!label || !*label)
+		return;
+	if (label[0] == '(') {
+		/* "(no baseline)" */
+		size_t n = strlen(label);
+		*reason = xstrndup(label + 1, n > 1 && label[n - 1] == ')' ? n - 2 : n - 1);
+		return;
+	}
+	const char *sp = strstr(label, " (");
+	size_t n = strlen(label);
+	if (sp && label[n - 1] == ')') {
+		*sha = xstrndup(label, (size_t)(sp - label));
+		*reason = xstrndup(sp + 2, n - (size_t)(sp - label) - 3);
+	} else {
+		*sha = xstrdup(label);
+	}
 }
 
 void check_sides_free(struct kg_run_info *head, struct kg_run_info *base, size_t n_base,
@@ -721,6 +751,7 @@ void check_decide(const struct kg_thresholds *t, const struct kg_gate *g, int no
 	o->n_inconclusive = g->n_inconclusive;
 	o->n_new = g->n_new;
 	o->n_missing = g->n_missing;
+	o->n_changed = g->n_changed;
 	o->n_skip = 0;
 	o->n_failing = 0;
 	for (size_t i = 0; i < g->n; i++)
@@ -966,9 +997,13 @@ int check_runs(struct kg_store *st, const struct kg_thresholds *t,
 		oc.exit_status = KG_EXIT_REGRESSION;
 	}
 
+	char *bl_sha, *bl_reason;
+	check_baseline_split(baseline, &bl_sha, &bl_reason);
 	struct kg_check_info info = {
 		.head_commit = head->commit ? head->commit : "?",
 		.baseline = baseline,
+		.baseline_sha = bl_sha,
+		.baseline_reason = bl_reason,
 		.gpu = head->gpu_name,
 		.n_base_runs = n_base,
 		.all = o->all,
@@ -1011,6 +1046,8 @@ int check_runs(struct kg_store *st, const struct kg_thresholds *t,
 	for (size_t i = 0; i < n_why; i++)
 		explain_free(&why[i]);
 	free(why);
+	free(bl_sha);
+	free(bl_reason);
 	gate_free(&g);
 	verdict_outcome_free(&oc);
 	store_sampleset_free(&hs);

@@ -828,7 +828,7 @@ out:
 int cmd_bisect(int argc, char **argv)
 {
 	struct bisect_args a = {
-		.metric = "gpu__time_duration.sum", .cfg = "kgate.yaml", .db = store_default_db(),
+		.metric = "gpu__time_duration.sum", .cfg = config_default_suite(), .db = store_default_db(),
 		.format = "text",
 	};
 	struct kg_thresholds *t = NULL;

@@ -126,7 +126,7 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 
 int cmd_check(int argc, char **argv)
 {
-	struct check_args a = { .db = store_default_db(), .suite = "kgate.yaml", .format = KG_FMT_TEXT };
+	struct check_args a = { .db = store_default_db(), .suite = config_default_suite(), .format = KG_FMT_TEXT };
 	struct kg_thresholds *t = NULL;
 	struct kg_store *st = NULL;
 	struct kg_run_info *head = NULL, *base = NULL;
@@ -138,12 +138,8 @@ int cmd_check(int argc, char **argv)
 		return rc;
 	if ((rc = check_load_thresholds(a.thresholds, a.suite, a.suite_given, &t)) != KG_EXIT_PASS)
 		return rc;
-	if (!store_exists(a.db)) {
-		kg_error("cannot open '%s': no such database (store runs first with 'kgate run' or 'kgate ingest')",
-			 a.db);
-		rc = KG_EXIT_USAGE;
+	if ((rc = store_require(a.db)) != KG_EXIT_PASS)
 		goto out;
-	}
 	if ((rc = store_open(a.db, 0, &st)) != KG_EXIT_PASS) {
 		/* A read-only database can still be checked. */
 		if (store_writable(a.db) || store_open(a.db, KG_STORE_READONLY, &st) != KG_EXIT_PASS)

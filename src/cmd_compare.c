@@ -454,7 +454,7 @@ int cmd_compare(int argc, char **argv)
 	}
 	if (confirm && !conf.n)
 		kg_note("confirm: nothing to confirm (no FAIL or INCONCLUSIVE)");
-	char *bl = xasprintf("compare base %.12s", run[0].commit);
+	char *bl = xasprintf("%s (compare base)", run[0].commit ? run[0].commit : "?");
 	struct kg_check_opts o = {
 		.format = format,
 		.color = format == KG_FMT_TEXT && kg_use_color(1),

@@ -376,7 +376,7 @@ static int collect(const struct ex_args *a, const struct kg_explain_item *it, si
 		   struct kg_metricmap *mb, struct kg_metricmap *mh, const struct kg_chip *chip,
 		   const struct kg_sampleset *stored[2], const char *commit[2], int *got_k[2])
 {
-	const char *cfg = a->cfg ? a->cfg : "kgate.yaml";
+	const char *cfg = a->cfg ? a->cfg : config_default_suite();
 	struct kg_suite *s[2] = { NULL, NULL };
 	int *need[2] = { xcalloc(n ? n : 1, sizeof(int)), xcalloc(n ? n : 1, sizeof(int)) };
 	int any[2] = { 0, 0 }, rc = KG_EXIT_PASS;
@@ -458,11 +458,8 @@ int cmd_explain(int argc, char **argv)
 
 	if ((rc = parse(argc, argv, &a)) != KG_OPT_GO)
 		goto out;
-	if (!store_exists(a.db)) {
-		kg_error("cannot open '%s': no such database", a.db);
-		rc = KG_EXIT_USAGE;
+	if ((rc = store_require(a.db)) != KG_EXIT_PASS)
 		goto out;
-	}
 	if ((rc = store_open(a.db, a.no_store ? KG_STORE_READONLY : 0, &st)) != KG_EXIT_PASS) {
 		/* A read-only database can still be explained from. */
 		if (a.no_store || store_writable(a.db) ||
@@ -471,7 +468,7 @@ int cmd_explain(int argc, char **argv)
 		kg_warn("'%s' is read-only: the explanations will not be stored", a.db);
 		a.no_store = 1;
 	}
-	if ((rc = check_load_thresholds(a.thresholds, a.cfg ? a.cfg : "kgate.yaml", a.cfg != NULL, &t)))
+	if ((rc = check_load_thresholds(a.thresholds, a.cfg ? a.cfg : config_default_suite(), a.cfg != NULL, &t)))
 		goto out;
 	if ((rc = check_find_sides(st, a.commit, a.baseline, (size_t)t->baseline_runs, &head, &base,
 				   &n_base, &bsha, &blabel, &note)) != KG_EXIT_PASS)
@@ -575,6 +572,7 @@ int cmd_explain(int argc, char **argv)
 		json_t *o = json_pack("{s:o, s:b}", "explanations", arr, "diagnostics_missing", need_advice);
 		char *js = escape_json_dumped(json_dumps(o, JSON_INDENT(2)));
 		buf_adds(&out, js);
+		kg_json_document_written();
 		buf_adds(&out, "\n");
 		free(js);
 		json_decref(o);

@@ -529,19 +529,43 @@ int cmd_ingest(int argc, char **argv)
 			;
 		nbench += j == i;
 	}
-	kg_note("stored run %lld (commit %.12s, %zu benchmark%s, %zu kernels, %zu samples)",
-		(long long)run.id, run.commit, nbench, nbench == 1 ? "" : "s", kernels, samples);
+	/* launches, and the distinct kernels they were of (by the time every
+	 * input records; none counted when it has none) */
+	size_t names = 0, ng = 0;
+	struct kg_summary_group *g = NULL;
+	if (store_summary_values(st, run.id, "gpu__time_duration.sum", KG_SUMMARY_KERNEL, &g, &ng) ==
+	    KG_EXIT_PASS) {
+		for (size_t i = 0; i < ng; i++) {
+			size_t j;
+			for (j = 0; j < i && strcmp(g[j].name, g[i].name); j++)
+				;
+			names += j == i;
+		}
+		store_summary_free(g, ng);
+	}
+	struct kg_buf kn = KG_BUF_INIT;
+	if (names)
+		buf_printf(&kn, " of %zu kernel%s", names, names == 1 ? "" : "s");
+	kg_note("stored run %lld (commit %.12s, %zu benchmark%s, %zu launch%s%s, %zu samples)",
+		(long long)run.id, run.commit, nbench, nbench == 1 ? "" : "s", kernels,
+		kernels == 1 ? "" : "es", kn.s ? kn.s : "", samples);
+	buf_free(&kn);
 	if (errors)
 		kg_warn("%zu collector error record%s (see above)", errors, errors == 1 ? "" : "s");
 	if (!strcmp(format, "json")) {
-		json_t *o = json_pack("{s:I, s:s, s:s?, s:s?, s:I, s:I, s:I, s:I, s:I}",
+		json_t *o = json_pack("{s:I, s:s, s:s?, s:s?, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 				      "run", (json_int_t)run.id, "commit", run.commit,
 				      "branch", run.branch, "gpu", run.gpu_name,
-				      "benchmarks", (json_int_t)nbench, "kernels", (json_int_t)kernels,
+				      "benchmarks", (json_int_t)nbench,
+				      /* "kernels" stays the launches, as it always was;
+				       * "launches" and "distinct_kernels" follow "dropped" */
+				      "kernels", (json_int_t)kernels,
 				      "samples", (json_int_t)samples, "errors", (json_int_t)errors,
-				      "dropped", (json_int_t)dropped);
+				      "dropped", (json_int_t)dropped,
+				      "launches", (json_int_t)kernels, "distinct_kernels", (json_int_t)names);
 		char *s = json_dumps(o, JSON_COMPACT);
 		puts(s);
+		kg_json_document_written();
 		free(s);
 		json_decref(o);
 	}

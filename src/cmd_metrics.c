@@ -76,6 +76,7 @@ static int list_metrics(const char *chip, int json)
 		json_t *o = json_pack("{s:s, s:o, s:o}", "chip", chip, "metrics", a, "derived", d);
 		json_dumpf(o, stdout, JSON_INDENT(2));
 		putchar('\n');
+		kg_json_document_written();
 		json_decref(o);
 	} else {
 		for (size_t i = 0; i < n; i++)
@@ -171,6 +172,7 @@ int cmd_metrics(int argc, char **argv)
 		json_object_set_new(o, "passes", passes >= 0 ? json_integer(passes) : json_null());
 		json_dumpf(o, stdout, JSON_INDENT(2));
 		putchar('\n');
+		kg_json_document_written();
 		json_decref(o);
 	} else {
 		size_t w = 0;

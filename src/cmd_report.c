@@ -227,6 +227,9 @@ int cmd_report(int argc, char **argv)
 	}
 	struct kg_store *st;
 	rc = store_open(db, KG_STORE_READONLY, &st);
+	/* a branch without runs: said, with the stored ones (the report is empty) */
+	if (rc == KG_EXIT_PASS && o.branch)
+		(void)store_branch_known(st, o.branch, "--branch");
 	if (rc != KG_EXIT_PASS) {
 		free(link);
 		return rc;

@@ -81,7 +81,7 @@ static int pick_shard(const char *db, const struct kg_benchmark **sel, size_t *n
 
 int cmd_run(int argc, char **argv)
 {
-	const char *cfg = "kgate.yaml", *db = store_default_db(), *commit = NULL, *branch = NULL;
+	const char *cfg = NULL, *db = store_default_db(), *commit = NULL, *branch = NULL;
 	const char *only = NULL, *label = NULL, *format = "text";
 	const char *shard_arg = NULL, *balance = "time";
 	int quick = 0, verbose = 0, argi, rc = KG_EXIT_USAGE, shard_i = 0, shard_n = 0;
@@ -136,6 +136,8 @@ int cmd_run(int argc, char **argv)
 			return rc;
 		have_re = 1;
 	}
+	if (!cfg)
+		cfg = config_default_suite();
 	if ((rc = config_load_suite(cfg, &s)) != KG_EXIT_PASS)
 		goto out;
 	rc = KG_EXIT_USAGE;
@@ -230,6 +232,7 @@ int cmd_run(int argc, char **argv)
 								  "of", shard_n, "balanced_by", basis));
 		json_dumpf(o, stdout, JSON_COMPACT);
 		putchar('\n');
+		kg_json_document_written();
 		json_decref(o);
 	} else {
 		int w = 9;

@@ -25,7 +25,7 @@
 
 static const char synopsis[] =
 	"usage: kgate stats [--db PATH] [--commit SHA | --run ID]\n"
-	"                   --report kernel_sum|nvtx_sum|gpu_state [--metric NAME]\n"
+	"                   -r|--report kernel_sum|nvtx_sum|gpu_state [--metric NAME]\n"
 	"                   [--format text|json|csv]\n"
 	"\n"
 	"Summary tables of one stored run, in the style of nsys stats, sorted by\n"
@@ -43,13 +43,66 @@ static const char synopsis[] =
 	"  gpu_state    one row per benchmark: what the GPU was doing around its\n"
 	"               processes, as NVML reported it (SM clock range, hottest\n"
 	"               temperature, most power drawn, and any throttling or other\n"
-	"               compute process seen); 'not recorded' and why without NVML\n";
+	"               compute process seen); 'not recorded' and why without NVML\n"
+	"\n"
+	"nsys stats's names are taken too: cuda_gpu_kern_sum (gpukernsum) is\n"
+	"kernel_sum, nvtx_kern_sum (nvtxkernsum) is nvtx_sum.\n";
 
 static const char epilogue[] =
 	"Exit status: 0 printed; 2 bad usage, no such run or metric;\n"
 	"3 database error (or no such database).\n";
 
 static const char *const reports[] = { "kernel_sum", "nvtx_sum", "gpu_state", NULL };
+
+/* nsys stats's report names: those kgate makes, under kgate's name, and
+ * those it cannot (it stores kernel launches, not API calls, memory copies
+ * or range times). */
+static const struct {
+	const char *nsys, *kgate;
+} nsys_reports[] = {
+	{ "cuda_gpu_kern_sum", "kernel_sum" }, { "gpukernsum", "kernel_sum" },
+	{ "nvtx_kern_sum", "nvtx_sum" }, { "nvtxkernsum", "nvtx_sum" },
+	{ "cuda_api_sum", NULL }, { "cudaapisum", NULL }, { "cuda_gpu_mem_time_sum", NULL },
+	{ "gpumemtimesum", NULL }, { "cuda_gpu_mem_size_sum", NULL }, { "gpumemsizesum", NULL },
+	{ "cuda_gpu_sum", NULL }, { "gpusum", NULL }, { "nvtx_pushpop_sum", NULL },
+	{ "nvtxppsum", NULL }, { "nvtx_startend_sum", NULL }, { "nvtx_gpu_proj_sum", NULL },
+	{ "osrt_sum", NULL }, { "osrtsum", NULL }, { "cuda_api_trace", NULL },
+	{ "cuda_gpu_trace", NULL }, { "cuda_kern_exec_sum", NULL }, { "cuda_kern_exec_trace", NULL },
+	{ "openmp_sum", NULL }, { "vulkan_marker_sum", NULL }, { "opengl_khr_range_sum", NULL },
+};
+
+/* The report kgate makes for name (its own, or nsys's), or NULL after
+ * saying why not, with the nearest name. */
+static const char *report_name(const char *name)
+{
+	for (size_t i = 0; reports[i]; i++)
+		if (!strcmp(name, reports[i]))
+			return reports[i];
+	for (size_t i = 0; i < sizeof nsys_reports / sizeof *nsys_reports; i++) {
+		if (strcmp(name, nsys_reports[i].nsys))
+			continue;
+		if (nsys_reports[i].kgate)
+			return nsys_reports[i].kgate;
+		kg_error("--report '%s' is an nsys report kgate cannot make: kgate stores kernel"
+			 " launches, not API calls, memory copies or range times; it has kernel_sum"
+			 " (nsys's cuda_gpu_kern_sum), nvtx_sum (nvtx_kern_sum) and gpu_state", name);
+		return NULL;
+	}
+	const char *all[3 + sizeof nsys_reports / sizeof *nsys_reports];
+	size_t n = 0;
+	for (size_t i = 0; reports[i]; i++)
+		all[n++] = reports[i];
+	for (size_t i = 0; i < sizeof nsys_reports / sizeof *nsys_reports; i++)
+		if (nsys_reports[i].kgate)
+			all[n++] = nsys_reports[i].nsys;
+	const char *near = kg_suggest(name, all, n);
+	if (near)
+		kg_error("--report '%s' is not a report; did you mean '%s'?", name, near);
+	else
+		kg_error("--report '%s' is not a report: give kernel_sum, nvtx_sum or gpu_state"
+			 " (or nsys's names: cuda_gpu_kern_sum, nvtx_kern_sum)", name);
+	return NULL;
+}
 static const char *const formats[] = { "text", "json", "csv", NULL };
 
 #define DEFAULT_METRIC "gpu__time_duration.sum"
@@ -246,6 +299,7 @@ static void print_json(const struct row *rows, size_t n, const struct kg_run_inf
 			      "metric", m, "unit", u, "rows", arr);
 	char *s = escape_json_dumped(json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(17)));
 	puts(s);
+	kg_json_document_written();
 	free(s);
 	free(commit);
 	free(gpu);
@@ -324,6 +378,7 @@ static int print_gpu_state(struct kg_store *st, const struct kg_run_info *run, e
 				      "commit", commit, "gpu", gpu, "report", "gpu_state", "rows", arr);
 		char *text = escape_json_dumped(json_dumps(o, JSON_INDENT(2)));
 		puts(text);
+		kg_json_document_written();
 		free(text);
 		free(commit);
 		free(gpu);
@@ -458,7 +513,9 @@ int cmd_stats(int argc, char **argv)
 			   "head commit in its Actions job; when there is no repository or no run of "
 			   "HEAD, the newest run in the database, with a note on stderr)"),
 		KG_OPT_STR("run", 0, "ID", &run_s, "the run with this id instead"),
-		KG_OPT_ONEOF("report", 0, "R", &report, reports, "kernel_sum, nvtx_sum or gpu_state"),
+		KG_OPT_STR("report", 'r', "R", &report,
+			   "kernel_sum, nvtx_sum or gpu_state (or nsys's names: cuda_gpu_kern_sum,"
+			   " nvtx_kern_sum)"),
 		KG_OPT_STR("metric", 0, "NAME", &metric,
 			   "the metric summarised (default gpu__time_duration.sum)"),
 		KG_OPT_CHOICE("format", 0, "F", &fmt, formats,
@@ -474,6 +531,8 @@ int cmd_stats(int argc, char **argv)
 		kg_error("give --report kernel_sum, nvtx_sum or gpu_state");
 		return KG_EXIT_USAGE;
 	}
+	if (!(report = report_name(report)))
+		return KG_EXIT_USAGE;
 	if (commit && run_s) {
 		kg_error("give --commit or --run, not both");
 		return KG_EXIT_USAGE;

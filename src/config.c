@@ -1005,6 +1005,17 @@ static void mr_better(struct ctx *c, const struct ynode *k, const struct ynode *
 		r->better = value[i];
 }
 
+static const char *const on_change_names[] = { "report", "fail" };
+
+static void mr_on_change(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
+{
+	struct kg_metric_rule *r = o;
+	int i;
+
+	if (get_enum(c, k, v, on_change_names, NFIELDS(on_change_names), &i) == 0)
+		r->on_change = i == 0 ? KG_ON_CHANGE_REPORT : KG_ON_CHANGE_FAIL;
+}
+
 static const struct field metric_fields[] = {
 	{ "regression", Y_SCALAR, 0, mr_regression },
 	{ "min", Y_SCALAR, 0, mr_min },
@@ -1012,6 +1023,7 @@ static const struct field metric_fields[] = {
 	{ "deterministic", Y_SCALAR, 0, mr_deterministic },
 	{ "tolerance", Y_SCALAR, 0, mr_tolerance },
 	{ "better", Y_SCALAR, 0, mr_better },
+	{ "on_change", Y_SCALAR, 0, mr_on_change },
 };
 
 static void metric_rule_free(struct kg_metric_rule *r)
@@ -1058,6 +1070,9 @@ static void parse_metric_map(struct ctx *c, const struct ynode *map, int in_defa
 		if (r->has_tolerance && (in_defaults ? r->deterministic != 1 : r->deterministic == 0))
 			problem(c, val->line, val->col,
 				"'tolerance' applies only with deterministic: true");
+		if (r->on_change && (in_defaults ? r->deterministic != 1 : r->deterministic == 0))
+			problem(c, val->line, val->col,
+				"'on_change' applies only with deterministic: true");
 		k++;
 	}
 	free(skip);
@@ -1167,15 +1182,20 @@ static const struct field rule_fields[] = {
 	{ "metrics", Y_MAP, 1, ru_metrics },
 };
 
+static void match_free(struct kg_match *m)
+{
+	free(m->benchmark);
+	free(m->kernel);
+	if (m->kernel_is_regex)
+		regfree(&m->kernel_re);
+	free(m->nvtx);
+}
+
 static void rule_free(struct kg_rule *r)
 {
 	size_t i;
 
-	free(r->match.benchmark);
-	free(r->match.kernel);
-	if (r->match.kernel_is_regex)
-		regfree(&r->match.kernel_re);
-	free(r->match.nvtx);
+	match_free(&r->match);
 	for (i = 0; i < r->n_metrics; i++)
 		metric_rule_free(&r->metrics[i]);
 	free(r->metrics);
@@ -1200,6 +1220,33 @@ static void th_rules(struct ctx *c, const struct ynode *k, const struct ynode *v
 		r->column = it->col;
 		walk_map(c, it, rule_fields, NFIELDS(rule_fields), r);
 		t->n_rules++;
+	}
+}
+
+static void th_ignore(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
+{
+	struct kg_thresholds *t = o;
+	size_t i;
+
+	t->ignore = xcalloc(v->n ? v->n : 1, sizeof(*t->ignore));
+	for (i = 0; i < v->n; i++) {
+		const struct ynode *it = v->items[i];
+		struct kg_ignore *g = &t->ignore[t->n_ignore];
+		if (it->kind != Y_MAP) {
+			if (it->kind != Y_BAD)
+				problem(c, it->line, it->col,
+					"an ignore entry must be a mapping of benchmark, kernel and"
+					" nvtx, such as { nvtx: \"warmup*\" }");
+			continue;
+		}
+		g->line = it->line;
+		g->column = it->col;
+		walk_map(c, it, match_fields, NFIELDS(match_fields), &g->match);
+		t->n_ignore++;
+		if (!g->match.benchmark && !g->match.kernel && !g->match.nvtx)
+			problem(c, it->line, it->col,
+				"an ignore entry must give benchmark, kernel or nvtx (an empty one"
+				" would ignore everything)");
 	}
 }
 
@@ -1253,6 +1300,7 @@ static const struct field thresholds_fields[] = {
 	{ "statistics", Y_MAP, 0, th_statistics },
 	{ "defaults", Y_MAP, 0, th_defaults },
 	{ "rules", Y_SEQ, 0, th_rules },
+	{ "ignore", Y_SEQ, 0, th_ignore },
 	{ "on_new_kernel", Y_SCALAR, 0, th_on_new },
 	{ "on_missing_kernel", Y_SCALAR, 0, th_on_missing },
 	{ "on_inconclusive", Y_SCALAR, 0, th_on_inconclusive },
@@ -1273,6 +1321,9 @@ void config_free_thresholds(struct kg_thresholds *t)
 	for (i = 0; i < t->n_rules; i++)
 		rule_free(&t->rules[i]);
 	free(t->rules);
+	for (i = 0; i < t->n_ignore; i++)
+		match_free(&t->ignore[i].match);
+	free(t->ignore);
 	free(t->path);
 	free(t);
 }
@@ -1447,6 +1498,17 @@ static void overlay(struct kg_metric_rule *out, const struct kg_metric_rule *r)
 	}
 	if (r->better)
 		out->better = r->better;
+	if (r->on_change)
+		out->on_change = r->on_change;
+}
+
+int config_ignored(const struct kg_thresholds *t, const char *benchmark, const char *nvtx,
+		   const char *kernel, const char *demangled)
+{
+	for (size_t i = 0; i < t->n_ignore; i++)
+		if (match_fits(&t->ignore[i].match, t->name_base, benchmark, nvtx, kernel, demangled))
+			return 1;
+	return 0;
 }
 
 int config_rule_for(const struct kg_thresholds *t, const char *benchmark,
@@ -1457,6 +1519,8 @@ int config_rule_for(const struct kg_thresholds *t, const char *benchmark,
 
 	memset(out, 0, sizeof(*out));
 	out->deterministic = -1;
+	if (config_ignored(t, benchmark, nvtx, kernel, demangled))
+		return 0;
 	for (i = 0; i < t->n_defaults; i++)
 		if (!strcmp(t->defaults[i].metric, metric))
 			overlay(out, &t->defaults[i]);
@@ -2032,6 +2096,14 @@ int config_load_thresholds(const char *path, struct kg_thresholds **out)
 	if (read_capped(path, &text, &len) < 0)
 		return KG_EXIT_USAGE;
 	return loaded(config_parse_thresholds(path, text, len, out, &errs), text, &errs);
+}
+
+const char *config_default_suite(void)
+{
+	static char *found;     /* found once per process, kept to its end */
+	if (!found && !(found = kg_find_up("kgate.yaml", NULL)))
+		found = xstrdup("kgate.yaml");
+	return found;
 }
 
 static void th_name_base(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)

@@ -281,20 +281,38 @@ static void compare_deterministic(const struct kg_metric_rule *rule, const struc
 	}
 	free(xs);
 	char what[64];
-	if (worse) {
+	struct kg_buf fb = KG_BUF_INIT, fh = KG_BUF_INIT;
+	int report = rule->on_change ? rule->on_change == KG_ON_CHANGE_REPORT
+				     : metric_is_launch_config(r->metric);
+	if ((worse || changed) && report) {
+		/* The launch configuration: a change of its own, not a regression. */
+		r->verdict = KG_VERDICT_CHANGED;
+		r->shift = rel_change(cb, ch);
+		change_text(what, sizeof what, cb, ch);
+		metric_format_value(&fb, cb, r->unit);
+		metric_format_value(&fh, ch, r->unit);
+		say(r, "launch configuration changed %s in %zu of %zu launches (%s -> %s); reported,"
+		    " not gated (on_change: fail gates it)", what, changed, n, fb.s, fh.s);
+	} else if (worse) {
 		r->verdict = KG_VERDICT_FAIL;
 		r->shift = rel_change(wb, wh);
 		change_text(what, sizeof what, wb, wh);
-		say(r, "deterministic counter changed %s in %zu of %zu launches (%.12g -> %.12g; limit %.3g%%)",
-		    what, worse, n, wb, wh, 100 * tol);
+		metric_format_value(&fb, wb, r->unit);
+		metric_format_value(&fh, wh, r->unit);
+		say(r, "deterministic counter changed %s in %zu of %zu launches (%s -> %s; limit %.3g%%)",
+		    what, worse, n, fb.s, fh.s, 100 * tol);
 	} else if (changed) {
 		r->shift = rel_change(cb, ch);
 		change_text(what, sizeof what, cb, ch);
-		say(r, "changed %s in %zu of %zu launches (%.12g -> %.12g)", what, changed, n, cb, ch);
+		metric_format_value(&fb, cb, r->unit);
+		metric_format_value(&fh, ch, r->unit);
+		say(r, "changed %s in %zu of %zu launches (%s -> %s)", what, changed, n, fb.s, fh.s);
 	} else {
 		r->shift = nx ? rel_change(cb, ch) : 0;
 		say(r, nx ? "within tolerance" : "unchanged");
 	}
+	buf_free(&fb);
+	buf_free(&fh);
 }
 
 static void check_bounds(const struct kg_metric_rule *rule, struct kg_result *r)
@@ -311,6 +329,9 @@ static void check_bounds(const struct kg_metric_rule *rule, struct kg_result *r)
 static void presence(const struct kg_thresholds *t, struct kg_gate *g, size_t *cap,
 		     const struct kg_series *s, enum kg_verdict v)
 {
+	if (config_ignored(t, s->benchmark, s->nvtx ? s->nvtx : "", s->kernel,
+			   s->demangled ? s->demangled : s->kernel))
+		return;
 	struct kg_result *r = result_add(g, cap, s);
 	r->metric = "";
 	r->unit = "";
@@ -516,7 +537,8 @@ static int result_rank(const struct kg_result *r)
 	case KG_VERDICT_MISSING: return 1;
 	case KG_VERDICT_INCONCLUSIVE: return 2;
 	case KG_VERDICT_NEW: return 3;
-	default: return 4;
+	case KG_VERDICT_CHANGED: return 4;
+	default: return 5;
 	}
 }
 
@@ -631,7 +653,7 @@ void gate_compare(const struct kg_thresholds *t, const struct kg_sampleset *base
 
 void gate_count(const struct kg_thresholds *t, struct kg_gate *g)
 {
-	g->n_fail = g->n_pass = g->n_inconclusive = g->n_new = g->n_missing = 0;
+	g->n_fail = g->n_pass = g->n_inconclusive = g->n_new = g->n_missing = g->n_changed = 0;
 	g->exit_status = KG_EXIT_PASS;
 	for (size_t k = 0; k < g->n; k++) {
 		struct kg_result *r = &g->r[k];
@@ -651,6 +673,7 @@ void gate_count(const struct kg_thresholds *t, struct kg_gate *g)
 			r->fails = t->on_missing_kernel == KG_POLICY_FAIL;
 			g->n_missing++;
 			break;
+		case KG_VERDICT_CHANGED: g->n_changed++; break;
 		case KG_VERDICT_SKIP: case KG_VERDICT_NO_BASELINE: break;
 		}
 		if (r->fails)

@@ -311,3 +311,15 @@ int github_status_set(struct github *gh, const char *sha, const char *state,
 	free(url);
 	return rc;
 }
+
+char *github_commit_url(const char *sha)
+{
+	const char *server = getenv("GITHUB_SERVER_URL"), *repo = getenv("GITHUB_REPOSITORY");
+	if (!server || (strncmp(server, "https://", 8) && strncmp(server, "http://", 7)) ||
+	    strpbrk(server, " \"<>()[]`") || !repo || !github_repo_valid(repo) || !kg_is_sha(sha))
+		return NULL;
+	size_t n = strlen(server);
+	while (n > 8 && server[n - 1] == '/')
+		n--;
+	return xasprintf("%.*s/%s/commit/%s", (int)n, server, repo, sha);
+}

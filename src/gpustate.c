@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* --- NVML's ABI, the parts used (see the file-top comment) --- */
 typedef int nvml_ret;
@@ -819,4 +820,10 @@ int gpustate_summary_from_json(const json_t *j, struct kg_gpu_summary *sum, char
 	if (first && gpustate_from_json(first, &sum->first, err, errlen) < 0)
 		return -1;
 	return 0;
+}
+
+int gpustate_driver_here(void)
+{
+	const char *p = getenv("KGATE_NVIDIA_PROC");
+	return access(p && *p ? p : "/proc/driver/nvidia/version", F_OK) == 0;
 }

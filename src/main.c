@@ -113,7 +113,14 @@ int main(int argc, char **argv)
 	const struct kg_cmd *c = find_cmd(name);
 	if (!c)
 		return KG_EXIT_USAGE;
+	/* --format json: errors as a JSON object on stdout too (option errors
+	 * included, so the options are looked at before the command parses them) */
+	for (int i = argi + 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--format=json") ||
+		    (!strcmp(argv[i], "--format") && i + 1 < argc && !strcmp(argv[i + 1], "json")))
+			kg_json_errors(1);
 	rc = c->fn(argc - argi, argv + argi);
+	kg_json_errors_finish(rc);
 	/* Once libcupti and libnvperf_host were loaded (to check metric names),
 	 * their exit-time destructors are not kgate's to run: the command is
 	 * done, and its exit status must not depend on how they tear down. */

@@ -12,9 +12,11 @@
  * divides by time or cycles, which vary between runs.
  */
 #include <ctype.h>
+#include <math.h>
 #include <string.h>
 
 #include "kgate/metric.h"
+#include "kgate/util.h"
 
 static int has(const char *m, const char *part)
 {
@@ -191,4 +193,57 @@ const char *metric_better_name(enum kg_better b)
 int metric_worse_sign(enum kg_better b)
 {
 	return b == KG_BETTER_LOWER ? 1 : b == KG_BETTER_HIGHER ? -1 : 0;
+}
+
+int metric_is_launch_config(const char *m)
+{
+	static const char *const cfg[] = { "launch__grid_size", "launch__block_size",
+					   "launch__cluster_size", "launch__registers_per_thread",
+					   "launch__shared_mem_per_block_static",
+					   "launch__shared_mem_per_block_dynamic",
+					   "launch__shared_mem_per_block_driver",
+					   "launch__shared_mem_config_size" };
+	for (size_t i = 0; m && i < sizeof cfg / sizeof *cfg; i++)
+		if (!strcmp(m, cfg[i]))
+			return 1;
+	return 0;
+}
+
+/* ---- values for people ---- */
+
+/* v in steps of 1000: names[0] for 1e9 and up, ... names[3] below 1e3. */
+static void fmt_thousands(struct kg_buf *b, double v, const char *const names[4])
+{
+	double a = fabs(v), scale = 1e9;
+	int i = 0;
+	while (i < 3 && a < scale) {
+		scale /= 1e3;
+		i++;
+	}
+	buf_printf(b, "%.4g %s", v / scale, names[i]);
+}
+
+void metric_format_value(struct kg_buf *b, double v, const char *unit)
+{
+	static const char *const times[4] = { "s", "ms", "us", "ns" };
+	static const char *const bytes[4] = { "GB", "MB", "kB", "B" };
+
+	if (!unit)
+		unit = "";
+	if (isnan(v)) {
+		buf_adds(b, "-");
+		return;
+	}
+	double a = fabs(v);
+	if (strcmp(unit, "ns") == 0 || strcmp(unit, "nsecond") == 0) {
+		fmt_thousands(b, v, times);
+	} else if (strcmp(unit, "byte") == 0) {
+		fmt_thousands(b, v, bytes);
+	} else if (strcmp(unit, "%") == 0) {
+		buf_printf(b, "%.3g%%", v);
+	} else if (a == floor(a) && a < 1e15) {
+		buf_printf(b, "%.0f", v);
+	} else {
+		buf_printf(b, "%.4g", v);
+	}
 }

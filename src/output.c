@@ -13,6 +13,8 @@
 
 #include "kgate/escape.h"
 #include "kgate/explain.h"
+#include "kgate/github.h"
+#include "kgate/metric.h"
 #include "kgate/output.h"
 #include "kgate/util.h"
 
@@ -35,40 +37,10 @@ const char *output_format_choices(void)
 
 /* ---- numbers ---- */
 
-/* v in steps of 1000: names[0] for 1e9 and up, ... names[3] below 1e3. */
-static void fmt_thousands(struct kg_buf *b, double v, const char *const names[4])
-{
-	double a = fabs(v), scale = 1e9;
-	int i = 0;
-	while (i < 3 && a < scale) {
-		scale /= 1e3;
-		i++;
-	}
-	buf_printf(b, "%.4g %s", v / scale, names[i]);
-}
-
-/* A value in its unit, scaled for people: 3.31 us, 1.20 GB, 45.2 %. */
+/* A value in its unit, as every output writes it (metric.c). */
 static void fmt_value(struct kg_buf *b, double v, const char *unit)
 {
-	static const char *const times[4] = { "s", "ms", "us", "ns" };
-	static const char *const bytes[4] = { "GB", "MB", "kB", "B" };
-
-	if (isnan(v)) {
-		buf_adds(b, "-");
-		return;
-	}
-	double a = fabs(v);
-	if (strcmp(unit, "ns") == 0 || strcmp(unit, "nsecond") == 0) {
-		fmt_thousands(b, v, times);
-	} else if (strcmp(unit, "byte") == 0) {
-		fmt_thousands(b, v, bytes);
-	} else if (strcmp(unit, "%") == 0) {
-		buf_printf(b, "%.3g%%", v);
-	} else if (a == floor(a) && a < 1e15) {
-		buf_printf(b, "%.0f", v);
-	} else {
-		buf_printf(b, "%.4g", v);
-	}
+	metric_format_value(b, v, unit);
 }
 
 static void fmt_pct(struct kg_buf *b, double x)
@@ -167,6 +139,7 @@ static const char *verdict_color(enum kg_verdict v)
 	case KG_VERDICT_INCONCLUSIVE: return "\033[33m";
 	case KG_VERDICT_MISSING: return "\033[35m";
 	case KG_VERDICT_NEW: return "\033[36m";
+	case KG_VERDICT_CHANGED: return "\033[34m";
 	default: return "";
 	}
 }
@@ -219,10 +192,11 @@ static void render_text(const struct kg_check_info *info, const struct kg_gate *
 			width[i % TEXT_COLS] = w;
 	}
 
+	char hs[KG_SHA_SHORT_BUF], bs[KG_SHA_SHORT_BUF];
 	buf_adds(out, "kgate check: ");
-	escape_text(out, info->head_commit ? info->head_commit : "?");
+	escape_text(out, kg_sha_short(hs, info->head_commit));
 	buf_adds(out, " against ");
-	escape_text(out, info->baseline ? info->baseline : "?");
+	escape_text(out, kg_sha_short(bs, info->baseline));
 	if (info->n_base_runs)
 		buf_printf(out, " (%zu run%s)", info->n_base_runs, info->n_base_runs == 1 ? "" : "s");
 	if (info->gpu) {
@@ -254,9 +228,14 @@ static void render_text(const struct kg_check_info *info, const struct kg_gate *
 		const struct kg_result *r = shown[i];
 		if (r->verdict == KG_VERDICT_PASS)
 			continue;
+		char *bn = xasprintf("%s%s%s%s", r->benchmark, *r->nvtx ? " [" : "", r->nvtx,
+				     *r->nvtx ? "]" : "");
+		char *bc = escape_fit_dup(bn, 2 * NAME_MAX_TEXT);
 		char *kn = escape_fit_dup(kernel_label(r), 2 * NAME_MAX_TEXT);
-		buf_printf(out, "%s %s%s%s: %s", gate_verdict_name(r->verdict), kn,
+		buf_printf(out, "%s %s: %s%s%s: %s", gate_verdict_name(r->verdict), bc, kn,
 			   *r->metric ? " " : "", r->metric, r->message);
+		free(bn);
+		free(bc);
 		if (policy_of(r))
 			buf_printf(out, " (fails: %s)", policy_of(r));
 		if (!isnan(r->p_adj)) {
@@ -295,6 +274,20 @@ static void render_text(const struct kg_check_info *info, const struct kg_gate *
 
 /* ---- markdown ---- */
 
+void output_commit_markdown(struct kg_buf *b, const char *sha)
+{
+	char sh[KG_SHA_SHORT_BUF];
+	char *url = github_commit_url(sha);
+	if (url)
+		buf_adds(b, "[");
+	buf_adds(b, "`");
+	escape_markdown_code(b, kg_sha_short(sh, sha));
+	buf_adds(b, "`");
+	if (url)
+		buf_printf(b, "](%s)", url);
+	free(url);
+}
+
 static void render_markdown(const struct kg_check_info *info, const struct kg_gate *g,
 			    struct kg_buf *out)
 {
@@ -306,11 +299,16 @@ static void render_markdown(const struct kg_check_info *info, const struct kg_ga
 				     : ":warning: NO BASELINE: nothing compared")
 		   : failed ? ":x: FAIL: performance regression"
 			    : ":white_check_mark: PASS: no regression");
-	buf_adds(out, "Head `");
-	escape_markdown_code(out, info->head_commit ? info->head_commit : "?");
-	buf_adds(out, "` against `");
-	escape_markdown_code(out, info->baseline ? info->baseline : "?");
-	buf_printf(out, "` (%zu baseline run%s)", info->n_base_runs, info->n_base_runs == 1 ? "" : "s");
+	buf_adds(out, "Head ");
+	output_commit_markdown(out, info->head_commit);
+	buf_adds(out, " against ");
+	output_commit_markdown(out, info->baseline_sha ? info->baseline_sha : info->baseline);
+	if (info->baseline_reason) {
+		buf_adds(out, " (");
+		escape_markdown(out, info->baseline_reason);
+		buf_adds(out, ")");
+	}
+	buf_printf(out, " (%zu baseline run%s)", info->n_base_runs, info->n_base_runs == 1 ? "" : "s");
 	if (info->gpu) {
 		buf_adds(out, " on ");
 		escape_markdown(out, info->gpu);
@@ -473,7 +471,9 @@ static void render_json_to(const struct kg_check_info *info, const struct kg_gat
 	json_t *root = json_object();
 	json_object_set_new(root, "format", json_integer(1));
 	json_object_set_new(root, "head", info->head_commit ? jstr(info->head_commit) : json_null());
-	json_object_set_new(root, "baseline", info->baseline ? jstr(info->baseline) : json_null());
+	json_object_set_new(root, "baseline", info->baseline_sha ? jstr(info->baseline_sha) : json_null());
+	json_object_set_new(root, "baseline_reason",
+			    info->baseline_reason ? jstr(info->baseline_reason) : json_null());
 	json_object_set_new(root, "gpu", info->gpu ? jstr(info->gpu) : json_null());
 	json_object_set_new(root, "baseline_runs", json_integer((json_int_t)info->n_base_runs));
 	const struct kg_outcome *oc = info->outcome;
@@ -498,6 +498,7 @@ static void render_json_to(const struct kg_check_info *info, const struct kg_gat
 	json_object_set_new(sum, "new", json_integer((json_int_t)oc->n_new));
 	json_object_set_new(sum, "missing", json_integer((json_int_t)oc->n_missing));
 	json_object_set_new(sum, "failing", json_integer((json_int_t)oc->n_failing));
+	json_object_set_new(sum, "changed", json_integer((json_int_t)oc->n_changed));
 	json_object_set_new(root, "summary", sum);
 	char *s = escape_json_dumped(json_dumps(root, JSON_FLAGS));
 	json_decref(root);
@@ -563,7 +564,8 @@ static void render_junit(const struct kg_check_info *info, const struct kg_gate 
 	int nb = oc->verdict == KG_VERDICT_NO_BASELINE;
 	for (size_t i = 0; i < g->n; i++) {
 		fails += g->r[i].fails;
-		skipped += !g->r[i].fails && g->r[i].verdict != KG_VERDICT_PASS;
+		skipped += !g->r[i].fails && g->r[i].verdict != KG_VERDICT_PASS &&
+			   g->r[i].verdict != KG_VERDICT_CHANGED;
 	}
 	/* no baseline is one test case of its own: a failure under
 	 * on_no_baseline: fail, else skipped */
@@ -573,10 +575,11 @@ static void render_junit(const struct kg_check_info *info, const struct kg_gate 
 	buf_adds(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	buf_printf(out, "<testsuites name=\"kgate\" tests=\"%zu\" failures=\"%zu\" skipped=\"%zu\">\n",
 		   tests, fails, skipped);
+	char hs[KG_SHA_SHORT_BUF], bs[KG_SHA_SHORT_BUF];
 	buf_adds(out, "  <testsuite name=\"kgate check ");
-	escape_xml(out, info->head_commit ? info->head_commit : "?");
+	escape_xml(out, kg_sha_short(hs, info->head_commit));
 	buf_adds(out, " against ");
-	escape_xml(out, info->baseline ? info->baseline : "?");
+	escape_xml(out, kg_sha_short(bs, info->baseline));
 	buf_printf(out, "\" tests=\"%zu\" failures=\"%zu\" skipped=\"%zu\">\n", tests, fails, skipped);
 	if (nb) {
 		const char *tag = oc->exit_status ? "failure" : "skipped";
@@ -602,6 +605,13 @@ static void render_junit(const struct kg_check_info *info, const struct kg_gate 
 		buf_adds(out, "\"");
 		if (r->verdict == KG_VERDICT_PASS) {
 			buf_adds(out, "/>\n");
+			continue;
+		}
+		if (r->verdict == KG_VERDICT_CHANGED && !r->fails) {
+			/* a change that passes: said, not skipped */
+			buf_adds(out, ">\n      <system-out>CHANGED: ");
+			escape_xml(out, r->message);
+			buf_adds(out, "</system-out>\n    </testcase>\n");
 			continue;
 		}
 		buf_adds(out, ">\n      <");
@@ -652,7 +662,8 @@ static void render_github(const struct kg_check_info *info, const struct kg_gate
 		const struct kg_result *r = &g->r[i];
 		if (r->verdict == KG_VERDICT_PASS || r->verdict == KG_VERDICT_SKIP)
 			continue;
-		buf_printf(out, "::%s title=", r->fails ? "error" : "warning");
+		buf_printf(out, "::%s title=", r->fails ? "error"
+			   : r->verdict == KG_VERDICT_CHANGED ? "notice" : "warning");
 		struct kg_buf t = KG_BUF_INIT;
 		buf_printf(&t, "kgate %s: %s", gate_verdict_name(r->verdict), r->benchmark);
 		escape_workflow(out, t.s, 1);
@@ -698,8 +709,9 @@ static void render_github(const struct kg_check_info *info, const struct kg_gate
 		buf_addc(out, '\n');
 	}
 	struct kg_buf s = KG_BUF_INIT;
-	buf_printf(&s, "kgate: %s against %s: ", info->head_commit ? info->head_commit : "?",
-		   info->baseline ? info->baseline : "?");
+	char hs[KG_SHA_SHORT_BUF], bs[KG_SHA_SHORT_BUF];
+	buf_printf(&s, "kgate: %s against %s: ", kg_sha_short(hs, info->head_commit),
+		   kg_sha_short(bs, info->baseline));
 	summary_line(&s, info);
 	buf_adds(&s, ": ");
 	verdict_words(&s, oc);
@@ -716,6 +728,8 @@ void output_write(enum kg_format f, const struct kg_check_info *info, const stru
 	if (f == KG_FMT_JSON) {
 		struct jsink k = { NULL, fp };
 		render_json_to(info, g, &k);
+		if (fp == stdout)
+			kg_json_document_written();
 		return;
 	}
 	struct kg_buf b = KG_BUF_INIT;
@@ -734,6 +748,6 @@ void output_render(enum kg_format f, const struct kg_check_info *info, const str
 	case KG_FMT_JUNIT: render_junit(info, g, out); break;
 	case KG_FMT_GITHUB: render_github(info, g, out); break;
 	}
-	if (!out->s)
+	if (out && !out->s)
 		buf_adds(out, "");
 }

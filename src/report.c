@@ -7,7 +7,9 @@
  * Change points come from changepoint.c, run on each series' per-commit
  * medians.
  */
+#include "kgate/check.h"
 #include "kgate/escape.h"
+#include "kgate/output.h"
 #include "kgate/report.h"
 #include "kgate/github.h"
 #include "kgate/kgate.h"
@@ -29,9 +31,11 @@ static void fmt_date(char *out, size_t n, int64_t t)
 	strftime(out, n, "%Y-%m-%d %H:%M UTC", &tm);
 }
 
+/* A commit as every human output writes it (kg_sha_short); out holds 16. */
 static void short_sha(char *out, const char *sha)
 {
-	snprintf(out, 11, "%s", sha ? sha : "?");
+	char t[KG_SHA_SHORT_BUF];
+	snprintf(out, KG_SHA_SHORT + 1, "%s", kg_sha_short(t, sha));
 }
 
 /* ---------------------------------------------------------------- checks */
@@ -73,6 +77,7 @@ static int add_check_row(void *arg, const struct kg_verdict_rec *r)
 	case KG_VERDICT_PASS: o->n_pass++; break;
 	case KG_VERDICT_NEW: o->n_new++; break;
 	case KG_VERDICT_MISSING: o->n_missing++; break;
+	case KG_VERDICT_CHANGED: o->n_changed++; break;
 	default: o->n_skip++; break;
 	}
 	o->n_failing += v->fails != 0;
@@ -219,18 +224,23 @@ static void md_row(struct kg_buf *b, const struct report_verdict *v)
 		snprintf(p, sizeof p, "–");
 	else
 		snprintf(p, sizeof p, "%.2g", v->p);
-	fmt_num(bv, sizeof bv, v->base_value);
-	fmt_num(hv, sizeof hv, v->head_value);
+	struct kg_buf vb = KG_BUF_INIT, vh = KG_BUF_INIT;
+	metric_format_value(&vb, v->base_value, metric_unit(v->metric ? v->metric : ""));
+	metric_format_value(&vh, v->head_value, metric_unit(v->metric ? v->metric : ""));
+	snprintf(bv, sizeof bv, "%s", vb.s);
+	snprintf(hv, sizeof hv, "%s", vh.s);
+	buf_free(&vb);
+	buf_free(&vh);
 	buf_printf(b, "| %s%s | ", verdict_label(v->verdict),
 		   v->fails && strcmp(v->verdict ? v->verdict : "", "fail") ? " (fails)" : "");
 	escape_markdown(b, v->benchmark);
+	if (v->nvtx && *v->nvtx) {
+		buf_adds(b, " [");
+		escape_markdown(b, v->nvtx);
+		buf_adds(b, "]");
+	}
 	buf_adds(b, " | ");
 	escape_markdown(b, v->demangled ? v->demangled : v->kernel);
-	if (v->nvtx && *v->nvtx) {
-		buf_adds(b, " (");
-		escape_markdown(b, v->nvtx);
-		buf_adds(b, ")");
-	}
 	buf_adds(b, " | ");
 	escape_markdown(b, v->metric);
 	if (isnan(v->lo) || isnan(v->hi))
@@ -254,27 +264,43 @@ static int cmp_verdict(const void *a, const void *b)
 
 void report_check_markdown(const struct report_check *c, struct kg_buf *b)
 {
-	char sha[16];
-	short_sha(sha, c->commit);
 	buf_adds(b, KG_GITHUB_MARKER "\n");
 	const struct kg_outcome *o = &c->outcome;
+	size_t nk = report_check_failing_kernels(c);
 	if (o->verdict == KG_VERDICT_NO_BASELINE)
 		buf_printf(b, "### kgate: %s NO BASELINE: nothing compared%s\n\n",
 			   o->exit_status ? "\xE2\x9D\x8C" : "\xE2\x9A\xA0\xEF\xB8\x8F",
 			   o->exit_status ? " (on\\_no\\_baseline: fail)" : "");
 	else if (o->verdict == KG_VERDICT_FAIL && o->n_failing == o->n_fail)
-		buf_printf(b, "### kgate: \xE2\x9D\x8C FAIL: %zu regression%s\n\n", o->n_fail,
-			   o->n_fail == 1 ? "" : "s");
+		buf_printf(b, "### kgate: \xE2\x9D\x8C FAIL: %zu regressed kernel%s (%zu failing"
+			   " comparison%s)\n\n", nk, nk == 1 ? "" : "s", o->n_failing,
+			   o->n_failing == 1 ? "" : "s");
 	else if (o->verdict == KG_VERDICT_FAIL)
-		buf_printf(b, "### kgate: \xE2\x9D\x8C FAIL: %zu failing comparison%s\n\n", o->n_failing,
+		buf_printf(b, "### kgate: \xE2\x9D\x8C FAIL: %zu failing kernel%s (%zu failing"
+			   " comparison%s)\n\n", nk, nk == 1 ? "" : "s", o->n_failing,
 			   o->n_failing == 1 ? "" : "s");
 	else
 		buf_adds(b, "### kgate: \xE2\x9C\x85 PASS: no regression\n\n");
-	buf_printf(b, "Commit `%s` against ", sha);
-	buf_adds(b, "baseline ");
-	escape_markdown(b, c->baseline ? c->baseline : "(none)");
+	char *bl_sha, *bl_reason;
+	check_baseline_split(c->baseline, &bl_sha, &bl_reason);
+	buf_adds(b, "Commit ");
+	output_commit_markdown(b, c->commit);
+	buf_adds(b, " against baseline ");
+	if (bl_sha)
+		output_commit_markdown(b, bl_sha);
+	else
+		buf_adds(b, "(none)");
+	if (bl_reason) {
+		buf_adds(b, " (");
+		escape_markdown(b, bl_reason);
+		buf_adds(b, ")");
+	}
+	free(bl_sha);
+	free(bl_reason);
 	buf_printf(b, ": %zu fail, %zu missing, %zu inconclusive, %zu new, %zu pass",
 		   o->n_fail, o->n_missing, o->n_inconclusive, o->n_new, o->n_pass);
+	if (o->n_changed)
+		buf_printf(b, ", %zu changed (launch configuration; not a regression)", o->n_changed);
 	if (o->n_failing != o->n_fail)
 		buf_printf(b, "; %zu failing the check", o->n_failing);
 	buf_adds(b, ".\n\n");
@@ -327,6 +353,25 @@ void report_check_markdown(const struct report_check *c, struct kg_buf *b)
 		explain_render(&c->why[k], KG_EXPLAIN_MARKDOWN, b);
 		buf_adds(b, "\n</details>\n");
 	}
+}
+
+size_t report_check_failing_kernels(const struct report_check *c)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		const struct report_verdict *v = &c->v[i];
+		if (!v->fails)
+			continue;
+		size_t j = 0;
+		for (; j < i; j++) {
+			const struct report_verdict *w = &c->v[j];
+			if (w->fails && !strcmp(w->benchmark ? w->benchmark : "", v->benchmark ? v->benchmark : "") &&
+			    !strcmp(w->kernel ? w->kernel : "", v->kernel ? v->kernel : ""))
+				break;
+		}
+		n += j == i;
+	}
+	return n;
 }
 
 const char *report_check_state(const struct report_check *c, struct kg_buf *desc)
@@ -1547,15 +1592,39 @@ int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_ch
 		const struct series *x = cps[i].x;
 		char sha[16];
 		short_sha(sha, c.runs[x->pt[cps[i].r->at].pos].commit);
+		const char *full = c.runs[x->pt[cps[i].r->at].pos].commit;
+		char *url = github_commit_url(full);
 		buf_adds(&t, "• ");
 		escape_slack(&t, name_of(&c.bench, x->bench));
+		if (*name_of(&c.nvtx, x->nvtx)) {
+			buf_adds(&t, " [");
+			escape_slack(&t, name_of(&c.nvtx, x->nvtx));
+			buf_adds(&t, "]");
+		}
 		buf_adds(&t, " / ");
 		escape_slack(&t, kernel_label(&c, x->kernel));
 		buf_adds(&t, " / ");
 		escape_slack(&t, name_of(&c.metric, x->metric));
-		buf_printf(&t, ": %+.1f%% at `", 100 * cps[i].r->shift);
-		escape_slack(&t, sha);
-		buf_adds(&t, "`\n");
+		struct kg_buf vb = KG_BUF_INIT, va = KG_BUF_INIT;
+		metric_format_value(&vb, cps[i].r->before, unit_of(&c, x->metric));
+		metric_format_value(&va, cps[i].r->after, unit_of(&c, x->metric));
+		buf_adds(&t, ": ");
+		escape_slack(&t, vb.s);
+		buf_adds(&t, " \xE2\x86\x92 ");
+		escape_slack(&t, va.s);
+		buf_printf(&t, " (%+.1f%%) at ", 100 * cps[i].r->shift);
+		buf_free(&vb);
+		buf_free(&va);
+		if (url) {
+			buf_printf(&t, "<%s|", url);
+			escape_slack(&t, sha);
+			buf_adds(&t, ">\n");
+		} else {
+			buf_adds(&t, "`");
+			escape_slack(&t, sha);
+			buf_adds(&t, "`\n");
+		}
+		free(url);
 	}
 	if (sum->has_check)
 		buf_printf(&t, "Newest check: %s%s (%zu failing, exit status %d).\n",

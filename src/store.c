@@ -38,8 +38,19 @@ static const struct scheme {
 
 const char *store_default_db(void)
 {
+	static char *found;     /* found once per process, kept to its end */
 	const char *e = getenv("KGATE_DB");
-	return e && *e ? e : KGATE_DB;
+	if (e && *e)
+		return e;
+	if (!found && !(found = kg_find_up(KGATE_DB, NULL))) {
+		/* none yet: beside the kgate.yaml found above, else here */
+		char *suite = kg_find_up("kgate.yaml", NULL);
+		const char *slash = suite ? strrchr(suite, '/') : NULL;
+		found = slash ? xasprintf("%.*s/%s", (int)(slash - suite), suite, KGATE_DB)
+			      : xstrdup(KGATE_DB);
+		free(suite);
+	}
+	return found;
 }
 
 /* Replace s[from, to) of b's text by "***". */
@@ -124,6 +135,17 @@ static const struct kg_store_backend *backend_of(const char *db, const char **ta
 /* ------------------------------------------------------------------ */
 /* Opening                                                             */
 
+int store_require(const char *db)
+{
+	if (store_exists(db))
+		return KG_EXIT_PASS;
+	char *shown = store_target_shown(db);
+	kg_error("cannot open '%s': no such database (store runs first with 'kgate run' or"
+		 " 'kgate ingest', or name one with --db or KGATE_DB)", shown);
+	free(shown);
+	return KG_EXIT_USAGE;
+}
+
 int store_open(const char *db, int flags, struct kg_store **out)
 {
 	const char *target;
@@ -132,6 +154,10 @@ int store_open(const char *db, int flags, struct kg_store **out)
 	*out = NULL;
 	if (!be)
 		return KG_EXIT_RUNTIME;
+	/* Only a writer creates a database: a reader of one that is not there
+	 * says so the one way, whichever command it is. */
+	if ((flags & KG_STORE_READONLY) && strcmp(db, ":memory:") && !be->exists(target))
+		return store_require(db);
 	char *shown = store_target_shown(target);
 	int rc = be->open(target, shown, flags, be->schema_version(), out);
 	if (*out)
@@ -454,4 +480,57 @@ void store_names_free(char **names, size_t n)
 	for (size_t i = 0; names && i < n; i++)
 		free(names[i]);
 	free(names);
+}
+
+int store_branches(struct kg_store *st, char ***names, size_t *n)
+{
+	struct kg_run_filter f = { 0 };
+	struct kg_run_info *runs = NULL;
+	size_t nr = 0;
+	*names = NULL;
+	*n = 0;
+	int rc = store_find_runs(st, &f, &runs, &nr);
+	if (rc != KG_EXIT_PASS)
+		return rc;
+	char **b = xcalloc(nr + 1, sizeof *b);
+	size_t k = 0;
+	for (size_t i = 0; i < nr; i++) {
+		if (!runs[i].branch)
+			continue;
+		size_t j;
+		for (j = 0; j < k && strcmp(b[j], runs[i].branch); j++)
+			;
+		if (j == k)
+			b[k++] = xstrdup(runs[i].branch);
+	}
+	store_runs_free(runs, nr);
+	*names = b;
+	*n = k;
+	return KG_EXIT_PASS;
+}
+
+int store_branch_known(struct kg_store *st, const char *branch, const char *what)
+{
+	char **b;
+	size_t n;
+	if (store_branches(st, &b, &n) != KG_EXIT_PASS)
+		return -1;
+	int known = 0;
+	for (size_t i = 0; i < n && !known; i++)
+		known = !strcmp(b[i], branch);
+	if (!known) {
+		struct kg_buf list = KG_BUF_INIT;
+		for (size_t i = 0; i < n; i++)
+			buf_printf(&list, "%s%s", i ? ", " : "", b[i]);
+		const char *near = kg_suggest(branch, (const char *const *)b, n);
+		if (near)
+			kg_warn("%s '%s' has no stored run; did you mean '%s'? (stored branches: %s)",
+				what, branch, near, list.s);
+		else
+			kg_warn("%s '%s' has no stored run (stored branches: %s)", what, branch,
+				n ? list.s : "none");
+		buf_free(&list);
+	}
+	store_names_free(b, n);
+	return known;
 }

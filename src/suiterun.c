@@ -53,13 +53,15 @@ int suiterun_init(struct kg_suiterun *sr)
 		return KG_EXIT_RUNTIME;
 	}
 	sr->scratch = tmpl;
-	sr->progress = isatty(2);
+	sr->progress = 1;
+	sr->inplace = kg_progress_inplace();
 	sr->nvml = gpustate_open();
 	return KG_EXIT_PASS;
 }
 
 void suiterun_free(struct kg_suiterun *sr)
 {
+	kg_progress_end();
 	if (sr->scratch) {
 		DIR *d = opendir(sr->scratch);
 		struct dirent *e;
@@ -259,6 +261,44 @@ static int wait_idle(struct kg_suiterun *sr, const struct kg_suite *s,
 	return KG_EXIT_PASS;
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* "1:05" or "1:02:05" */
+static void fmt_clock(char *out, size_t n, double s)
+{
+	long t = (long)(s + 0.5);
+	if (t >= 3600)
+		snprintf(out, n, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+	else
+		snprintf(out, n, "%ld:%02ld", t / 60, t % 60);
+}
+
+/* "[3/45] matmul_naive (repeat 2), 0:12 elapsed, about 1:40 left": the
+ * estimate from the mean time of the steps done so far. */
+static void progress_say(struct kg_suiterun *sr, const char *name, const char *at)
+{
+	double t = now_s();
+	if (sr->step == 1 || sr->start == 0)
+		sr->start = t;
+	double el = t - sr->start;
+	char e[32], l[32];
+	fmt_clock(e, sizeof e, el);
+	int done = sr->step - 1;
+	if (done > 0 && sr->steps >= sr->step) {
+		fmt_clock(l, sizeof l, el / done * (sr->steps - done));
+		kg_progress(sr->inplace && !sr->passthrough, "[%d/%d] %s (%s), %s elapsed, about %s left",
+			    sr->step, sr->steps, name, at, e, l);
+	} else {
+		kg_progress(sr->inplace && !sr->passthrough, "[%d/%d] %s (%s), %s elapsed", sr->step,
+			    sr->steps, name, at, e);
+	}
+}
+
 int suiterun_once(struct kg_suiterun *sr, const struct kg_suite *s,
 		  const struct kg_benchmark *b, const char *tag, int repeat,
 		  struct kg_recset *acc)
@@ -272,7 +312,7 @@ int suiterun_once(struct kg_suiterun *sr, const struct kg_suite *s,
 
 	sr->step++;
 	if (sr->progress)
-		fprintf(stderr, "[%d/%d] %s (%s) ...\n", sr->step, sr->steps, b->name, at);
+		progress_say(sr, b->name, at);
 	if (runner_interrupted()) {
 		kg_error("interrupted before benchmark '%s' (%s)", b->name, at);
 		free(at);
@@ -326,6 +366,8 @@ int suiterun_once(struct kg_suiterun *sr, const struct kg_suite *s,
 		} else if (!runner_ok(&res)) {
 			char *what = runner_describe(&res, b->timeout_s);
 			kg_error("benchmark '%s' %s (%s%s)", b->name, what, at, pass_s);
+			if (!gpustate_driver_here())
+				kg_error("%s", KG_NO_GPU_HINT);
 			if (res.timed_out)
 				fprintf(stderr, "kgate: its process group was sent SIGTERM (SIGKILL "
 					"if still alive after a grace period)\n");
@@ -337,7 +379,12 @@ int suiterun_once(struct kg_suiterun *sr, const struct kg_suite *s,
 				kg_warn("benchmark '%s' left processes running when it exited (%s); "
 					"kgate ended them", b->name, at);
 			files = find_files(sr->scratch, prefix, &nf);
-			if (!nf) {
+			if (!nf && !gpustate_driver_here()) {
+				kg_error("benchmark '%s' wrote no records file (%s%s): %s", b->name, at,
+					 pass_s, KG_NO_GPU_HINT);
+				print_tail(res.err_tail);
+				rc = KG_EXIT_RUNTIME;
+			} else if (!nf) {
 				kg_error("benchmark '%s' wrote no records file (%s%s): the collector "
 					 "was not loaded; check that it runs CUDA work and that "
 					 "CUDA_INJECTION64_PATH=%s reaches its process (a wrapper "
@@ -524,8 +571,12 @@ int suiterun_store(struct kg_store *st, struct kg_run_info *run, const char *con
 		}
 	}
 	if (rc == KG_EXIT_PASS && samples == 0) {
-		kg_error("the benchmarks recorded no kernel launches (see the collector's "
-			 "messages above); nothing stored");
+		if (!gpustate_driver_here())
+			kg_error("the benchmarks recorded no kernel launches: %s; nothing stored",
+				 KG_NO_GPU_HINT);
+		else
+			kg_error("the benchmarks recorded no kernel launches (see the collector's "
+				 "messages above); nothing stored");
 		rc = KG_EXIT_RUNTIME;
 	}
 	if (rc != KG_EXIT_PASS) {

@@ -250,3 +250,90 @@ char *kg_exe_dir(void)
 	*slash = '\0';
 	return xstrdup(buf[0] ? buf : "/");
 }
+
+/* ---- commits ---- */
+
+static size_t hex_run(const char *s)
+{
+	size_t n = 0;
+	while ((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f') ||
+	       (s[n] >= 'A' && s[n] <= 'F'))
+		n++;
+	return n;
+}
+
+const char *kg_sha_short(char *out, const char *sha)
+{
+	if (!sha)
+		sha = "?";
+	size_t h = hex_run(sha);
+	if (h > KG_SHA_SHORT && (sha[h] == '\0' || sha[h] == ' '))
+		snprintf(out, KG_SHA_SHORT_BUF, "%.*s%s", KG_SHA_SHORT, sha, sha + h);
+	else
+		snprintf(out, KG_SHA_SHORT_BUF, "%s", sha);
+	return out;
+}
+
+int kg_is_sha(const char *s)
+{
+	size_t h = s ? hex_run(s) : 0;
+	return (h == 40 || h == 64) && s[h] == '\0';
+}
+
+/* ---- files found from a subdirectory ---- */
+
+/* 1 when dir is one of GIT_CEILING_DIRECTORIES (colon-separated absolute
+ * paths): a search going up does not enter it, as git's does not. */
+static int at_ceiling(const char *dir)
+{
+	const char *c = getenv("GIT_CEILING_DIRECTORIES");
+	size_t n = strlen(dir);
+	while (c && *c) {
+		const char *e = strchr(c, ':');
+		size_t l = e ? (size_t)(e - c) : strlen(c);
+		while (l > 1 && c[l - 1] == '/')
+			l--;
+		if (l == n && !strncmp(c, dir, n))
+			return 1;
+		c = e ? e + 1 : NULL;
+	}
+	return 0;
+}
+
+char *kg_find_up(const char *name, char **top)
+{
+	char dir[PATH_MAX];
+	if (top)
+		*top = NULL;
+	if (access(name, F_OK) == 0)
+		return xstrdup(name);
+	if (!getcwd(dir, sizeof dir))
+		return NULL;
+	for (;;) {
+		char *git = xasprintf("%s/.git", dir);
+		int is_top = access(git, F_OK) == 0;
+		free(git);
+		if (is_top) {
+			if (top)
+				*top = xstrdup(dir);
+			return NULL;   /* the working directory's repository: not above it */
+		}
+		char *slash = strrchr(dir, '/');
+		if (!slash || slash == dir)
+			return NULL;
+		*slash = '\0';
+		if (at_ceiling(dir))
+			return NULL;
+		char *p = xasprintf("%s/%s", dir, name);
+		if (access(p, F_OK) == 0) {
+			if (top) {
+				char *g = xasprintf("%s/.git", dir);
+				if (access(g, F_OK) == 0)
+					*top = xstrdup(dir);
+				free(g);
+			}
+			return p;
+		}
+		free(p);
+	}
+}

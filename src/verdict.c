@@ -21,6 +21,7 @@ static const struct {
 	[KG_VERDICT_MISSING] = { "MISSING", "missing", "\xE2\x9D\x93 MISSING" },
 	[KG_VERDICT_SKIP] = { "SKIP", "skip", "SKIP" },
 	[KG_VERDICT_NO_BASELINE] = { "NO BASELINE", "no_baseline", "\xE2\x9A\xAA NO BASELINE" },
+	[KG_VERDICT_CHANGED] = { "CHANGED", "changed", "\xE2\x86\x94\xEF\xB8\x8F CHANGED" },
 };
 
 const char *verdict_name(enum kg_verdict v)
@@ -92,4 +93,6 @@ void verdict_outcome_counts(const struct kg_outcome *o, struct kg_buf *b)
 {
 	buf_printf(b, "%zu failed, %zu passed, %zu inconclusive, %zu new, %zu missing", o->n_fail,
 		   o->n_pass, o->n_inconclusive, o->n_new, o->n_missing);
+	if (o->n_changed)
+		buf_printf(b, ", %zu changed", o->n_changed);
 }

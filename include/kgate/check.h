@@ -143,9 +143,15 @@ int check_load_thresholds(const char *thresholds, const char *suite, int suite_g
 			  struct kg_thresholds **t);
 
 /* How a check names its baseline (stored with verdicts and explanations):
- * "abcdef012345", "abcdef012345 (main)" when label is another name for it,
+ * the full commit "<sha>", "<sha> (<reason>)" when label says why it was
+ * chosen or is another name for it ("merge base with main", "main"),
  * "(no baseline)" when sha is NULL.  base_commit is the commit of the
- * newest baseline run (NULL when none).  malloc'd. */
+ * newest baseline run (NULL when none).  Human outputs shorten the SHA
+ * (kg_sha_short).  malloc'd. */
 char *check_baseline_label(const char *sha, const char *label, const char *base_commit);
+/* A label of check_baseline_label split into the commit (*sha, NULL for
+ * "(no baseline)") and why it was chosen (*reason, NULL when the label
+ * gives none); both malloc'd. */
+void check_baseline_split(const char *label, char **sha, char **reason);
 
 #endif

@@ -36,7 +36,13 @@ struct kg_metric_rule {
 	int has_tolerance;
 	double tolerance;       /* deterministic: relative slack, 0.01% is 0.0001 */
 	int better;             /* enum kg_better (metric.h); 0 not said */
+	int on_change;          /* deterministic: what a change does: 0 not said
+	                           (report for the launch configuration,
+	                           metric_is_launch_config; fail otherwise),
+	                           KG_ON_CHANGE_REPORT or KG_ON_CHANGE_FAIL */
 };
+#define KG_ON_CHANGE_REPORT 1
+#define KG_ON_CHANGE_FAIL 2
 
 struct kg_match {
 	char *benchmark;        /* exact name, or NULL for any */
@@ -44,6 +50,13 @@ struct kg_match {
 	int kernel_is_regex;    /* "regex:..." given: kernel_re is compiled */
 	regex_t kernel_re;      /* POSIX extended, matched on both names */
 	char *nvtx;             /* fnmatch(3) glob on the NVTX path, or NULL */
+};
+
+/* An entry of `ignore:`: what it matches is neither compared nor reported
+ * as new or missing. */
+struct kg_ignore {
+	struct kg_match match;
+	int line, column;
 };
 
 struct kg_rule {
@@ -62,6 +75,8 @@ struct kg_thresholds {
 	size_t n_defaults;
 	struct kg_rule *rules;
 	size_t n_rules;
+	struct kg_ignore *ignore;  /* kernels and ranges not gated at all */
+	size_t n_ignore;
 	enum kg_policy on_new_kernel;     /* default WARN */
 	enum kg_policy on_missing_kernel; /* default FAIL */
 	enum kg_policy on_inconclusive;   /* default WARN */
@@ -118,6 +133,10 @@ struct kg_suite {
 #define KG_CONFIG_MAX_NODES (1u << 18)  /* values (keys count too) */
 
 int config_load_suite(const char *path, struct kg_suite **out);
+/* The suite file a command reads when not told: kgate.yaml in the working
+ * directory or the nearest directory above it (up to the repository's top
+ * level: kg_find_up), else "kgate.yaml" (which may not exist). */
+const char *config_default_suite(void);
 void config_free_suite(struct kg_suite *s);
 /* The benchmark of s named name, or NULL. */
 const struct kg_benchmark *config_find_benchmark(const struct kg_suite *s, const char *name);
@@ -140,6 +159,10 @@ void config_free_thresholds(struct kg_thresholds *t);
 int config_rule_for(const struct kg_thresholds *t, const char *benchmark,
 		    const char *nvtx, const char *kernel, const char *demangled,
 		    const char *metric, struct kg_metric_rule *out);
+/* 1 when an `ignore:` entry of t matches the kernel (config_rule_for then
+ * gives no limit, and the gate says nothing of it), else 0. */
+int config_ignored(const struct kg_thresholds *t, const char *benchmark, const char *nvtx,
+		   const char *kernel, const char *demangled);
 
 /* Strict value parsers, shared with the command line: "3%", "0.5%" ->
  * fraction; "60s", "5m", "1h", "250ms", "30d" -> seconds.  0 ok, -1 bad. */

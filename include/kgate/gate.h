@@ -46,7 +46,7 @@ struct kg_result {
 struct kg_gate {
 	struct kg_result *r;
 	size_t n;
-	size_t n_fail, n_pass, n_inconclusive, n_new, n_missing;
+	size_t n_fail, n_pass, n_inconclusive, n_new, n_missing, n_changed;
 	int exit_status;        /* KG_EXIT_PASS or KG_EXIT_REGRESSION */
 };
 

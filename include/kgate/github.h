@@ -42,4 +42,9 @@ int github_comment_upsert(struct github *gh, long pr, const char *body, int *cre
 int github_status_set(struct github *gh, const char *sha, const char *state,
 		      const char *description, const char *target_url);
 
+/* The web page of commit sha, "<GITHUB_SERVER_URL>/<GITHUB_REPOSITORY>/commit/
+ * <sha>" (malloc'd), when both variables are set, the repository is valid
+ * and sha is a full commit SHA; else NULL. */
+char *github_commit_url(const char *sha);
+
 #endif

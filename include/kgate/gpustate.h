@@ -57,6 +57,15 @@ struct kg_nvml;
  * every read with a state that is not recorded.  KGATE_NVML_LIBRARY names
  * another library to load (a non-standard install, or a test's stand-in).
  */
+/* 1 when an NVIDIA driver is loaded here (/proc/driver/nvidia/version, or
+ * the file KGATE_NVIDIA_PROC names, exists), else 0: a benchmark that
+ * measured nothing is then explained by the missing GPU, not by the
+ * environment. */
+int gpustate_driver_here(void);
+/* What kgate says when there is no driver: where to try it without one. */
+#define KG_NO_GPU_HINT "no NVIDIA driver or GPU here; to try kgate without one: 'make demo'" \
+	" (replays runs recorded on an NVIDIA H200), or 'kgate ingest --records FILE'" \
+	" with records files or ncu exports made on a GPU machine"
 struct kg_nvml *gpustate_open(void);
 void gpustate_close(struct kg_nvml *nv);
 /* 1 when NVML loaded and initialised; why() says why not. */

@@ -29,8 +29,10 @@ enum kg_verdict {
 	KG_VERDICT_NEW,      /* kernel in head, not in baseline          */
 	KG_VERDICT_MISSING,  /* kernel in baseline, not in head          */
 	KG_VERDICT_SKIP,     /* nothing to compare (no rule for metric)  */
-	KG_VERDICT_NO_BASELINE /* the check had nothing to compare with  */
+	KG_VERDICT_NO_BASELINE, /* the check had nothing to compare with */
+	KG_VERDICT_CHANGED   /* launch configuration changed: reported,
+	                        not a regression unless a rule says so  */
 };
-#define KG_VERDICT_COUNT 7
+#define KG_VERDICT_COUNT 8
 
 #endif

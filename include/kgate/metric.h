@@ -42,6 +42,16 @@ enum kg_better metric_better(const char *metric);
  * which move with clocks and configuration rather than with the code. */
 int metric_explained(const char *metric);
 
+/* A value in its unit as every output writes it, scaled for people:
+ * "217.6 us", "1.2 GB", "45.2%", "65536"; "-" for NaN.  unit may be "". */
+struct kg_buf;
+void metric_format_value(struct kg_buf *b, double v, const char *unit);
+
+/* 1 for the launch configuration (launch__grid_size, launch__block_size,
+ * registers, shared and local memory per launch): a change of these is a
+ * change of its own (CHANGED), not a regression, unless a rule says so. */
+int metric_is_launch_config(const char *metric);
+
 /* 1 when the name is of an importer's own vocabulary, not a CUPTI metric:
  * an nvbench summary tag ("nv/cold/time/gpu/mean"), or a Google Benchmark
  * name (real_time, cpu_time, iterations, a user counter: a letter, then

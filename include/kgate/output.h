@@ -22,7 +22,9 @@ enum kg_format { KG_FMT_TEXT, KG_FMT_MARKDOWN, KG_FMT_JSON, KG_FMT_JUNIT, KG_FMT
 /* What the check compared, for headings. */
 struct kg_check_info {
 	const char *head_commit;
-	const char *baseline;   /* commit or label of the baseline */
+	const char *baseline;   /* label of the baseline: "<sha> (<reason>)" */
+	const char *baseline_sha;    /* its full commit, or NULL */
+	const char *baseline_reason; /* why it was chosen, or NULL */
 	const char *gpu;
 	size_t n_base_runs;
 	int all;                /* 1: list passing comparisons too (text, markdown) */
@@ -46,5 +48,9 @@ void output_render(enum kg_format f, const struct kg_check_info *info, const str
 /* The same, written to fp as it is made (the JSON never held whole). */
 void output_write(enum kg_format f, const struct kg_check_info *info, const struct kg_gate *g,
 		  int color, FILE *fp);
+
+/* A commit in Markdown: its short form in code spans, a link to the commit
+ * where the server is known (github_commit_url). */
+void output_commit_markdown(struct kg_buf *b, const char *sha);
 
 #endif

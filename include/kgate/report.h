@@ -63,6 +63,9 @@ void report_check_markdown(const struct report_check *c, struct kg_buf *out);
 
 /* Commit status for a check: "failure" when its stored exit status is not
  * 0, else "success"; desc gets a line. */
+/* The kernels (benchmark and kernel, over NVTX ranges and metrics) with a
+ * comparison that fails the check: one code change is one count. */
+size_t report_check_failing_kernels(const struct report_check *c);
 const char *report_check_state(const struct report_check *c, struct kg_buf *desc);
 
 struct report_opts {

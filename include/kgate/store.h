@@ -30,8 +30,16 @@
 /* The database every command takes when neither --db nor the KGATE_DB
  * environment variable names one. */
 #define KGATE_DB "kgate.db"
-/* The default database: $KGATE_DB when set and not empty, else KGATE_DB. */
+/* The default database: $KGATE_DB when set and not empty, else KGATE_DB
+ * in the working directory or the nearest directory above it that has one
+ * (up to the repository's top level, as git finds it: kg_find_up), else
+ * KGATE_DB beside the kgate.yaml found so, else KGATE_DB here. */
 const char *store_default_db(void);
+/* KG_EXIT_PASS when database db exists; else the one message every command
+ * gives for a missing database ("cannot open 'X': no such database (store
+ * runs first ...)") and KG_EXIT_USAGE.  store_open() with
+ * KG_STORE_READONLY gives the same. */
+int store_require(const char *db);
 
 struct kg_store;
 
@@ -134,6 +142,13 @@ struct kg_run_filter {
 int store_find_runs(struct kg_store *st, const struct kg_run_filter *f,
 		    struct kg_run_info **runs, size_t *n);
 void store_runs_free(struct kg_run_info *runs, size_t n);
+/* The branches of the stored runs, each once (free with store_names_free). */
+int store_branches(struct kg_store *st, char ***names, size_t *n);
+/* 1 when a stored run is of branch; else 0 after a warning with the
+ * branches stored and the nearest ("--branch 'mian' has no stored run; did
+ * you mean 'main'? (stored branches: main, pr)"; what names the option);
+ * -1 on a database error (printed). */
+int store_branch_known(struct kg_store *st, const char *branch, const char *what);
 
 /* One run by id: 0 and *out filled, KG_EXIT_USAGE when no such run (said
  * on stderr), KG_EXIT_RUNTIME on a database error. */

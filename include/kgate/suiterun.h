@@ -21,8 +21,10 @@ struct kg_suiterun {
 	char *nvtx;             /* NVTX_INJECTION64_PATH: the collector, or NULL */
 	char *scratch;          /* directory of the records files */
 	int passthrough;        /* copy benchmark output to stderr */
-	int progress;           /* print "[i/n] name ..." on stderr */
+	int progress;           /* print "[i/n] name (repeat r) ..." on stderr */
+	int inplace;            /* rewrite it in place (a terminal), else lines */
 	int step, steps;        /* progress counters */
+	double start;           /* monotonic seconds at the first step */
 	unsigned seq;           /* unique prefix per process run */
 	struct kg_nvml *nvml;   /* the GPUs' state around each process (gpustate.h) */
 	int idle_unknown_said;  /* "cannot tell whether the GPU is idle" said once */

@@ -18,9 +18,6 @@
 #define KG_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
 #define KG_PRINTF(a, b)
-/* The directory of the running kgate binary (/proc/self/exe), malloc'd, or NULL. */
-char *kg_exe_dir(void);
-
 #endif
 
 void *xmalloc(size_t n);
@@ -33,6 +30,24 @@ char *xasprintf(const char *fmt, ...) KG_PRINTF(1, 2);
 void kg_error(const char *fmt, ...) KG_PRINTF(1, 2);
 void kg_warn(const char *fmt, ...) KG_PRINTF(1, 2);
 void kg_note(const char *fmt, ...) KG_PRINTF(1, 2); /* chatter: stderr */
+
+/* The progress of a suite run on stderr: with inplace, one line rewritten in
+ * place ("\r", erase to the end of the line; no colour), else a plain line
+ * per call.  kg_progress_inplace(): 1 when stderr is a terminal whose TERM
+ * is not "dumb".  kg_progress_end() erases a line shown in place; every
+ * kg_error, kg_warn and kg_note does so first. */
+void kg_progress(int inplace, const char *fmt, ...) KG_PRINTF(2, 3);
+int kg_progress_inplace(void);
+void kg_progress_end(void);
+
+/* --format json: kg_json_errors(1) keeps every kg_error message (they are
+ * still printed on stderr); kg_json_errors_finish(status), for an exit
+ * status of 2 or 3, prints them on stdout as one JSON object
+ * {"error": first, "messages": [...], "exit_status": status}, unless the
+ * command wrote its JSON document (kg_json_document_written). */
+void kg_json_errors(int on);
+void kg_json_document_written(void);
+void kg_json_errors_finish(int status);
 
 /* 1 when colour may be used on the stream (a terminal, NO_COLOR unset). */
 int kg_use_color(int fd);
@@ -71,5 +86,26 @@ const char *kg_suggest_close(const char *word, const char *const *candidates, si
 
 /* The directory of the running kgate binary (/proc/self/exe), malloc'd, or NULL. */
 char *kg_exe_dir(void);
+
+/* Commits in human outputs: a hexadecimal SHA longer than KG_SHA_SHORT
+ * digits, alone or at the start of a label ("<sha> (merge base with
+ * main)"), cut to KG_SHA_SHORT digits; any other name (a tag, "demo-base")
+ * as it is.  Machine outputs (JSON) keep the full SHA. */
+#define KG_SHA_SHORT 12
+/* sha shortened into out (at least KG_SHA_SHORT_BUF bytes), returned;
+ * a longer name than out holds is cut.  NULL is "?". */
+#define KG_SHA_SHORT_BUF 80
+const char *kg_sha_short(char *out, const char *sha);
+/* 1 when s is a full commit SHA (40 or 64 hexadecimal digits). */
+int kg_is_sha(const char *s);
+
+/* The file name in the working directory or the nearest directory above it,
+ * as git finds its top level: the search stops after the directory that
+ * holds .git, before a directory of GIT_CEILING_DIRECTORIES, or at the
+ * file system's root.  "name" itself when it is in
+ * the working directory, else an absolute path (malloc'd); NULL when there
+ * is none.  *top (when not NULL) gets the directory that holds .git, or
+ * NULL (malloc'd). */
+char *kg_find_up(const char *name, char **top);
 
 #endif

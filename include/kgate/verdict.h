@@ -44,6 +44,7 @@ struct kg_outcome {
 	int exit_status;
 	int on_new_kernel, on_missing_kernel, on_inconclusive, on_no_baseline;
 	size_t n_fail, n_pass, n_inconclusive, n_new, n_missing, n_skip, n_failing;
+	size_t n_changed;       /* CHANGED rows (launch configuration) */
 	char *note;
 	char *not_compared;
 };

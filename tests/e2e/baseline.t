@@ -43,11 +43,11 @@ ingest HEAD~1 main base matmul_naive matmul_tiled 2>/dev/null
 is "$(sqlite3 "$DB" "SELECT commit_sha FROM runs WHERE id = 2")" "$c2" "a ref is stored as its full SHA too"
 check --commit "$short3" --baseline "$short2" --no-store
 is "$rc" 0 "check takes short SHAs for both sides"
-like "$out" "^kgate check: $c3 against $(printf '%.12s' "$c2")" "and names the full head SHA"
+like "$out" "^kgate check: $(printf '%.12s' "$c3") against $(printf '%.12s' "$c2")" "and names the head commit at 12 digits"
 check --commit "$c3" --baseline "$c2"
 run sh -c "cd '$R' && '$KGATE' comment --db '$DB' --commit '$short3' --print"
 is "$rc" 0 "comment --commit takes a short SHA"
-like "$out" "Commit \`$(printf '%.10s' "$c3")\`" "and finds the stored check"
+like "$out" "Commit \`$(printf '%.12s' "$c3")\`" "and finds the stored check"
 run "$KGATE" ingest --db "$DB" --commit deadbee --benchmark x --records "$S/base/matmul_naive.0.1566.jsonl"
 like "$err" "'deadbee' looks like a short commit SHA, but git cannot resolve it here" \
 	"outside a repository a short SHA is stored as given, with a warning"

@@ -193,7 +193,9 @@ hd=$(git -C "$R" rev-parse HEAD)
 "$KGATE" ingest --db "$DB" --commit "$hd" --branch feature --ncu-csv "$T/slow10.csv" --ncu-csv "$T/slow10.csv" 2>/dev/null
 run sh -c "cd '$R' && '$KGATE' check --db '$DB' --no-store"
 is "$rc" 1 "without --commit and --baseline: HEAD against its merge base with main"
-like "$out" "^kgate check: $hd against $(printf '%.12s' "$mb") \(merge base with main\) \(1 run\)" "the heading names both"
+like "$out" "^kgate check: $(printf '%.12s' "$hd") against $(printf '%.12s' "$mb") \(merge base with main\) \(1 run\)" "the heading names both"
+run sh -c "cd '$R' && '$KGATE' check --db '$DB' --no-store --format json"
+is "$(printf '%s\n' "$out" | jq -r '.head, .baseline, .baseline_reason' | tr '\n' ' ')" "$hd $mb merge base with main " "in JSON: both commits whole, the reason in baseline_reason"
 run sh -c "cd '$R' && '$KGATE' check --db '$DB' --no-store --baseline HEAD~1"
 is "$rc" 1 "--baseline takes a git ref"
 like "$out" "against $(printf '%.12s' "$mb") \(HEAD~1\)" "resolved by git"

@@ -70,7 +70,7 @@ is "$rc" 0 "--print exits 0"
 like "$out" '^<!-- kgate -->$' "the comment starts with the hidden marker"
 like "$out" '^\| verdict \| benchmark \| kernel \| metric' "it holds the verdict table"
 like "$out" "stand-in verdict &#124; for a test" "pipes in cells are escaped (&#124;: cannot end a cell)"
-if [ "$nfail" -gt 0 ]; then like "$out" "kgate: .* FAIL: $nfail regression" "the headline counts the FAILs"
+if [ "$nfail" -gt 0 ]; then like "$out" "kgate: .* FAIL: 1 regressed kernel \\($nfail failing comparison" "the headline counts the regressed kernel once, and the FAILs"
 else like "$out" "kgate: no regression" "the headline says no regression"; fi
 
 # --- first run: pages followed, then a new comment

@@ -105,7 +105,10 @@ like "$out" "^\\| UncoalescedGlobalAccess \\| ok \\| fires: " "markdown: with it
 run "$KGATE" check --db "$DB" --commit extra --baseline tiled --no-store --explain --format github
 is "$(printf '%s\n' "$out" | grep -c '%0Awhy: tr_tiled')" 1 "github: the why once, in the kernel's first annotation"
 like "$out" "^::error .*%0Awhy: .*est. speed-up 9%25" "github: escaped as a workflow command"
-run "$KGATE" check --db "$DB" --commit extra --baseline tiled --no-store --explain --format junit
+# the grid size gated too (on_change: fail), for two failures of one kernel
+sed 's/launch__grid_size: { deterministic: true }/launch__grid_size: { deterministic: true, on_change: fail }/' \
+	"$KGATE_SRC/thresholds/default.yaml" >"$T/grid-fails.yaml"
+run "$KGATE" check --db "$DB" -t "$T/grid-fails.yaml" --commit extra --baseline tiled --no-store --explain --format junit
 ok "junit: well-formed, the why in each failure, the rules in the first" python3 -c "
 import sys, xml.etree.ElementTree as E
 f=[x.text for x in E.fromstring(sys.argv[1]).iter('failure')]
@@ -121,7 +124,7 @@ for c in "tiled main transpose_tiled" "naive pr transpose_naive" "extra pr trans
 	set -- $c
 	"$KGATE" ingest --db "$T/s.db" --commit "$1" --branch "$2" --benchmark transpose --ncu-csv "$N/$3.raw.csv" 2>/dev/null
 done
-"$KGATE" check --db "$T/s.db" --commit extra --baseline tiled --explain >/dev/null
+"$KGATE" check --db "$T/s.db" -t "$T/grid-fails.yaml" --commit extra --baseline tiled --explain >/dev/null
 is "$(sqlite3 "$T/s.db" "SELECT count(*) FROM explanations e JOIN verdicts v ON v.run = e.run AND v.time = e.time WHERE v.verdict = 'fail'")" 2 \
 	"check --explain stores one explanation beside the verdicts"
 run "$KGATE" comment --db "$T/s.db" --commit extra --print

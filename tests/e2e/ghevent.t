@@ -58,7 +58,7 @@ like "$err" "filing the merge commit $(printf '%.12s' "$M") under the head commi
 run pr "$KGATE" check --db "$DB" --format json --no-store
 is "$rc" 1 "check finds transpose_tiled's 5% more work"
 like "$out" "\"head\": \"$H\"" "the check is of the head commit"
-like "$out" "\"baseline\": \"$(printf '%.12s' "$C0") \\(merge base with main\\)\"" \
+is "$(printf '%s\n' "$out" | jq -r '.baseline + " (" + .baseline_reason + ")"')" "$C0 (merge base with main)" \
 	"against the merge base of the head and the base commit ($(printf '%.12s' "$C0"), not the base's tip)"
 pr "$KGATE" check --db "$DB" >/dev/null 2>&1
 run pr "$KGATE" comment --db "$DB" --print
@@ -68,14 +68,14 @@ like "$out" "$(printf '%.10s' "$H")" "comment --print shows the head commit's ch
 cp "$DB" "$T/k2.db"
 sqlite3 "$T/k2.db" "DELETE FROM runs WHERE commit_sha = '$C0'"
 run pr "$KGATE" check --db "$T/k2.db" --format json --no-store
-like "$out" "\"baseline\": \"$(printf '%.12s' "$C1") \\(newest run of main\\)\"" \
+is "$(printf '%s\n' "$out" | jq -r '.baseline + " (" + .baseline_reason + ")"')" "$C1 (newest run of main)" \
 	"no run of the merge base: the base branch's newest run"
 like "$err" "no run stored for the merge base $(printf '%.12s' "$C0") with main" "and says so"
 
 # an explicit --commit and --baseline win over the event
 run pr "$KGATE" check --db "$DB" --commit "$C1" --baseline "$C0" --format json --no-store
 like "$out" "\"head\": \"$C1\"" "--commit wins over the event"
-like "$out" "\"baseline\": \"$(printf '%.12s' "$C0")\"" "--baseline too"
+like "$out" "\"baseline\": \"$C0\"" "--baseline too"
 
 # pull_request_target checks out the base: the checkout is left as it is
 git checkout -q --detach "$C1"
@@ -108,16 +108,16 @@ push() { # BEFORE
 ingest head --commit "$C3" --branch main --db "$T/only.db" 2>/dev/null
 ingest head --commit "$H" --branch topic --db "$T/only-pr.db" 2>/dev/null
 push "$C0"
-like "$out" "\"baseline\": \"$(printf '%.12s' "$C0") \\(main before the push\\)\"" "a push is checked against its before when it is stored"
+is "$(printf '%s\n' "$out" | jq -r '.baseline + " (" + .baseline_reason + ")"')" "$C0 (main before the push)" "a push is checked against its before when it is stored"
 is "$rc" 1 "and the regression is caught"
 push "$C2"
-like "$out" "\"baseline\": \"$(printf '%.12s' "$C1") \\(previous run of main\\)\"" \
+is "$(printf '%s\n' "$out" | jq -r '.baseline + " (" + .baseline_reason + ")"')" "$C1 (previous run of main)" \
 	"before not stored: the previous stored run of the branch"
 like "$err" "no run stored for $(printf '%.12s' "$C2") \\(before the push\\)" "and says so"
 is "$rc" 1 "caught all the same"
 push "$ZERO"
 like "$out" "previous run of main" "a new branch's push (before all zeros): the previous stored run"
-unlike "$out" "\"baseline\": \"$(printf '%.12s' "$C3")" "a push is never its own baseline"
+unlike "$out" "\"baseline\": \"$C3" "a push is never its own baseline"
 # nothing stored before the push: NO BASELINE, saying which commit and branch were tried
 printf '{"ref": "refs/heads/main", "before": "%s", "after": "%s", "repository": {"default_branch": "main"}}\n' \
 	"$C2" "$C3" >"$T/push.json"

@@ -42,7 +42,7 @@ echo "notes on the run" > "$T/dir/README"
 printf 'NVR\000\001\000\000\000synthetic' > "$T/dir/x.ncu-rep"
 run "$KGATE" ingest --db "$DB" --commit d1 --format json "$T/dir"
 is "$rc" 0 "a directory ingests"
-like "$out" '"benchmarks": ?2, ?"kernels": ?16,' "its two records files and its ncu export, not sub/ nor the hidden file"
+like "$out" '"benchmarks": ?2, ?"kernels": ?16,.*"launches": ?16, ?"distinct_kernels": ?2' "its two records files and its ncu export, not sub/ nor the hidden file"
 like "$err" "warning: skipped '.*/dir/x.ncu-rep': this looks like a binary Nsight Compute report.*; kgate does not read that format yet" \
 	"a file of a format kgate does not read is skipped with a warning"
 unlike "$err" "README" "a file no importer claims is skipped silently"

@@ -16,7 +16,7 @@ like "$out" "^usage: kgate ingest" "--help prints the usage"
 
 run "$KGATE" ingest --db "$DB" --commit abc123def --ncu-csv "$H200/ncu_saxpy_strided_details.csv"
 is "$rc" 0 "ncu details page ingests"
-like "$err" "^kgate: stored run 1 \(commit abc123def, 1 benchmark, 10 kernels, 40 samples\)$" "summary line"
+like "$err" "^kgate: stored run 1 \(commit abc123def, 1 benchmark, 10 launches of 2 kernels, 40 samples\)$" "summary line: launches, and the kernels they were of"
 like "$err" "warning: the inputs name the GPU only by its compute capability .* GPU of compute capability 9.0" "details page: warns that the GPU is named only by its compute capability"
 is "$(sqlite3 "$DB" "SELECT name FROM benchmarks")" "k" "benchmark defaults to ncu's process name"
 is "$(sqlite3 "$DB" "SELECT value FROM samples_named WHERE ordinal = 3 AND metric = 'gpu__time_duration.sum'")" "1181312.0" "a duration from the export"
@@ -25,13 +25,13 @@ run "$KGATE" ingest --db "$DB" --commit abc124 --branch main --benchmark saxpy_s
 	--ncu-csv "$H200/ncu_saxpy_strided_raw.csv" --format json
 is "$rc" 0 "ncu raw page ingests"
 like "$out" '^\{"run": ?2, ?"commit": ?"abc124", ?"branch": ?"main", ?"gpu": ?"NVIDIA H200"' "JSON summary on stdout"
-like "$out" '"kernels": ?10' "JSON counts the launches"
+like "$out" '"kernels": ?10,.*"launches": ?10,"distinct_kernels": ?2' "JSON counts the launches"
 is "$(sqlite3 "$DB" "SELECT gpu_name || '/' || source || '/' || branch FROM runs WHERE id = 2")" "NVIDIA H200/ncu-csv/main" "run fingerprint stored"
 is "$(sqlite3 "$DB" "SELECT count(*) FROM kernels")" "2" "both pages map to the same two kernels"
 
 run "$KGATE" ingest --db "$DB" --commit rec1 --records "$REC/good.jsonl" --records "$REC/good.jsonl" --label head
 is "$rc" 0 "two records files in one run"
-like "$err" "stored run 3 \(commit rec1, 1 benchmark, 6 kernels, 42 samples\)" "both files counted"
+like "$err" "stored run 3 \(commit rec1, 1 benchmark, 6 launches of 2 kernels, 42 samples\)" "both files counted"
 like "$err" "warning: .*good.jsonl:4: collector error insufficient_privileges" "collector errors are warnings"
 is "$(sqlite3 "$DB" "SELECT count(DISTINCT repeat) FROM samples WHERE run = 3")" "2" "each file is one repeat"
 is "$(sqlite3 "$DB" "SELECT gpu_name || '/' || gpu_chip || '/' || driver || '/' || label FROM runs WHERE id = 3")" \

@@ -12,6 +12,10 @@ trap 'rm -rf "$T"' EXIT
 # the source tree is picked up by a command that looks in its working
 # directory.
 cd "$T" || exit 2
+# kgate looks for kgate.yaml and kgate.db in the directories above, as git
+# looks for .git: neither looks above the scratch directory.
+GIT_CEILING_DIRECTORIES=$(dirname "$T")
+export GIT_CEILING_DIRECTORIES
 # Every failure is also appended, with the last command's stderr, to
 # $KGATE_TEST_LOG (when set), so a CI log can end with what failed and why.
 _log() { [ -n "${KGATE_TEST_LOG:-}" ] && printf '%s\n' "$@" >>"$KGATE_TEST_LOG"; return 0; }

@@ -12,6 +12,11 @@
 . "$(dirname "$0")/lib.sh"
 
 DB="$T/k.db"
+# The tests run the collector on a stand-in CUPTI (tests/collector/): kgate
+# is told a driver is loaded, whatever this machine has; the no-GPU case is
+# tested on its own below.
+: >"$T/nvidia-version"
+export KGATE_NVIDIA_PROC="$T/nvidia-version"
 # Stand-ins for the collector library and libcupti: the test doubles below
 # never load them; kgate only passes their paths on.
 : > "$T/libkgate-collector.so"
@@ -244,6 +249,17 @@ ok "hang: the whole process group was killed (child $pid gone)" gone "$pid"
 fails nofooter "wrote a records file without its footer" "^    fake: died before the footer$"
 fails nofile "wrote no records file" "^    fake: no CUDA work done$"
 like "$err" "the collector was not loaded" "nofile: hints at the collector"
+# No driver here: the missing GPU is said, with where to try kgate without
+# one, and neither the environment nor wrapper scripts are blamed.
+suite "$T/bad.yaml" "broken|nofile|1|0|"
+run env KGATE_NVIDIA_PROC="$T/no-such-file" "$KGATE" run -c "$T/bad.yaml" --db "$DB" --commit bad
+is "$rc" 3 "no GPU: exit status 3"
+like "$err" "wrote no records file \(repeat 0\): no NVIDIA driver or GPU here; to try kgate without one: 'make demo'" "no GPU: says so"
+like "$err" "kgate ingest --records" "no GPU: and points at kgate ingest"
+unlike "$err" "wrapper|CUDA_INJECTION64_PATH" "no GPU: blames no wrapper script or environment"
+suite "$T/bad.yaml" "broken|exit1|1|0|"
+run env KGATE_NVIDIA_PROC="$T/no-such-file" "$KGATE" run -c "$T/bad.yaml" --db "$DB" --commit bad
+like "$err" "no NVIDIA driver or GPU here" "no GPU: a benchmark that exits 1 is explained too"
 
 # A benchmark that ignores SIGTERM gets SIGKILL after the grace period.
 suite "$T/bad.yaml" "broken|stubborn|1|0|"
@@ -325,4 +341,24 @@ is "$rc" 3 "compare: a failing head benchmark exits 3"
 like "$err" "benchmark 'slow' exited with status 1 \(head (warmup|repeat) 0\)" "compare: names the side"
 is "$(sqlite3 "$T/cmp.db" "SELECT count(*) FROM runs")" "$n" "compare: nothing stored"
 
+# --- progress: one line rewritten in place on a terminal (under a
+# pseudo-terminal from script(1)), plain lines otherwise
+suite "$T/prog.yaml" "alpha||2|1|" "beta||1|0|"
+run "$KGATE" run -c "$T/prog.yaml" --db "$T/prog.db" --commit p1
+is "$rc" 0 "progress: the run exits 0"
+is "$(printf '%s\n' "$err" | grep -c '^\[[0-9]/4\] ')" 4 "without a terminal: a plain line per process"
+like "$err" '^\[1/4\] alpha \(warmup 0\), [0-9]+:[0-9]{2} elapsed$' "a line names the benchmark, the repeat and the time elapsed"
+like "$err" '^\[3/4\] alpha \(repeat 1\), [0-9]+:[0-9]{2} elapsed, about [0-9]+:[0-9]{2} left$' "and, after the first, an estimate of the time left"
+unlike "$err" "$(printf '\r')|$(printf '\033')" "without a terminal: no carriage return or escape sequence"
+if script -qec true /dev/null >/dev/null 2>&1; then
+	TERM=xterm script -qec "'$KGATE' run -c '$T/prog.yaml' --db '$T/prog.db' --commit p2" /dev/null >"$T/tty.out" 2>&1
+	tty=$(cat "$T/tty.out")
+	is "$(printf '%s' "$tty" | grep -o "$(printf '\r\033')\[K\[[0-9]/4\]" | wc -l | tr -d ' ')" 4 "on a terminal: each step rewrites the one line (CR, erase line)"
+	is "$(printf '%s' "$tty" | tr '\r' '\n' | grep -c '\[[0-9]/4\].*left$')" 3 "with the estimate on each step after the first"
+	like "$tty" "$(printf '\033')\[Kkgate: stored run [0-9]+ \(commit p2" "the line is erased before the closing note"
+	run sh -c "TERM=dumb script -qec \"'$KGATE' run -c '$T/prog.yaml' --db '$T/prog.db' --commit p3\" /dev/null"
+	unlike "$out" "$(printf '\033')" "TERM=dumb: plain lines"
+else
+	skip "no script(1) here"; skip "no script(1) here"; skip "no script(1) here"; skip "no script(1) here"
+fi
 done_testing

@@ -170,8 +170,8 @@ is "$(printf '%s' "$out" | jq -r .commit)" "raw1" "--commit takes a unique prefi
 
 # --- errors ---
 run "$KGATE" stats --db "$T/none.db" --report kernel_sum
-is "$rc" 3 "no such database exits 3"
-like "$err" "^kgate: cannot open '.*none.db': No such file" "says so"
+is "$rc" 2 "no such database exits 2, as for every command"
+like "$err" "^kgate: cannot open '.*none.db': no such database \(store runs first" "says so, as every command does"
 ok "the database is not created" test ! -e "$T/none.db"
 run "$KGATE" stats --db "$DB" --report bogus
 is "$rc" 2 "unknown --report exits 2"
@@ -206,4 +206,19 @@ run "$KGATE" stats --db "$T/bad.db" --report kernel_sum
 is "$rc" 3 "a corrupt database exits 3"
 ok "and is left untouched" cmp -s "$T/bad.db" "$T/bad.orig"
 
+# nsys stats's report names and its -r
+run "$KGATE" stats --db "$DB" --commit det1 --report kernel_sum --format csv
+want=$out
+run "$KGATE" stats --db "$DB" --commit det1 -r cuda_gpu_kern_sum --format csv
+is "$rc" 0 "-r cuda_gpu_kern_sum (nsys's name) exits 0"
+is "$out" "$want" "and is kernel_sum"
+run "$KGATE" stats --db "$DB" --commit det1 --report nvtx_sum --format csv
+want=$out
+run "$KGATE" stats --db "$DB" --commit det1 -r nvtx_kern_sum --format csv
+is "$out" "$want" "-r nvtx_kern_sum is nvtx_sum"
+run "$KGATE" stats --db "$DB" --commit det1 -r cuda_api_sum
+is "$rc" 2 "an nsys report kgate cannot make exits 2"
+like "$err" "'cuda_api_sum' is an nsys report kgate cannot make: .*kernel_sum \(nsys's cuda_gpu_kern_sum\)" "and says what kgate has instead"
+run "$KGATE" stats --db "$DB" --commit det1 -r cuda_gpu_kern_su
+like "$err" "did you mean 'cuda_gpu_kern_sum'" "a misspelt nsys name gets the nearest"
 done_testing

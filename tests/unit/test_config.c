@@ -384,6 +384,7 @@ static void test_suite_flow(void **state)
 /* ---- bad files: exact messages ----------------------------------------- */
 
 static const char *const bad_fixtures[] = {
+	"th-ignore",
 	"th-unknown-key", "th-types", "th-duplicate", "th-enum", "th-version",
 	"th-version-missing", "th-regex", "th-values", "th-metric", "th-syntax", "th-tab",
 	"th-alias", "th-empty", "th-rules", "th-toplevel-list", "th-two-docs", "th-utf8", "th-regex-empty", "th-regex-size",

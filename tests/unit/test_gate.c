@@ -22,6 +22,7 @@
 
 #include "kgate/config.h"
 #include "kgate/gate.h"
+#include "kgate/metric.h"
 #include "kgate/util.h"
 
 #include "rng.h"
@@ -45,7 +46,7 @@ static void series_fill(struct kg_series *s, const struct spec *sp)
 	s->demangled = xstrdup(sp->kernel);
 	s->base = xstrdup(sp->kernel);
 	s->metric = xstrdup(sp->metric);
-	s->unit = xstrdup("ns");
+	s->unit = xstrdup(metric_unit(sp->metric));
 	s->deterministic = sp->deterministic;
 	s->n = sp->n;
 	s->v = xcalloc(sp->n ? sp->n : 1, sizeof *s->v);
@@ -257,12 +258,84 @@ static void test_deterministic(void **state)
 	assert_float_equal(r.shift, 0.002, 1e-12);
 	assert_int_equal(one(T_DEFAULT, (struct spec){ "k", m, 1, 3, 1e6, 0 },
 			     (struct spec){ "k", m, 1, 3, 0.9e6, 0 }, &r), KG_VERDICT_PASS);
-	/* "deterministic: true" alone means exactly equal. */
+	/* "deterministic: true" alone means exactly equal; a change of the
+	 * launch configuration is CHANGED, not a FAIL ... */
 	const char *regs = "launch__registers_per_thread";
 	assert_int_equal(one(T_DEFAULT, (struct spec){ "k", regs, 1, 3, 32, 0 },
-			     (struct spec){ "k", regs, 1, 3, 40, 0 }, &r), KG_VERDICT_FAIL);
+			     (struct spec){ "k", regs, 1, 3, 40, 0 }, &r), KG_VERDICT_CHANGED);
 	assert_int_equal(one(T_DEFAULT, (struct spec){ "k", regs, 1, 3, 32, 0 },
 			     (struct spec){ "k", regs, 1, 3, 32, 0 }, &r), KG_VERDICT_PASS);
+	/* ... unless a rule says on_change: fail */
+	const char *tf = "version: 1\ndefaults:\n"
+			 "  launch__registers_per_thread: { deterministic: true, on_change: fail }\n";
+	assert_int_equal(one(tf, (struct spec){ "k", regs, 1, 3, 32, 0 },
+			 (struct spec){ "k", regs, 1, 3, 40, 0 }, &r), KG_VERDICT_FAIL);
+}
+
+/* The launch configuration: block size 32 to 256 is "+700%" but a change of
+ * its own, reported as CHANGED and counted apart; it fails nothing.  A
+ * counter that is not launch configuration (local memory: spills) still
+ * fails on growth. */
+static void test_launch_config_changed(void **state)
+{
+	(void)state;
+	struct kg_result r;
+	const char *blk = "launch__block_size";
+	const char *T_LAUNCH = "version: 1\ndefaults:\n"
+			       "  launch__block_size: { deterministic: true }\n"
+			       "  launch__local_mem_per_thread: { deterministic: true }\n";
+	assert_int_equal(one(T_LAUNCH, (struct spec){ "k", blk, 1, 10, 32, 0 },
+			     (struct spec){ "k", blk, 1, 10, 256, 0 }, &r), KG_VERDICT_CHANGED);
+	assert_false(r.fails);
+	assert_non_null(strstr(r.message, "launch configuration changed"));
+	assert_non_null(strstr(r.message, "32 -> 256"));
+	assert_int_equal(one(T_LAUNCH, (struct spec){ "k", blk, 1, 10, 256, 0 },
+			     (struct spec){ "k", blk, 1, 10, 32, 0 }, &r), KG_VERDICT_CHANGED);
+	const char *lm = "launch__local_mem_per_thread";
+	assert_int_equal(one(T_LAUNCH, (struct spec){ "k", lm, 1, 10, 0, 0 },
+			     (struct spec){ "k", lm, 1, 10, 16, 0 }, &r), KG_VERDICT_FAIL);
+	/* the gate's counts and exit status */
+	struct kg_thresholds *t = thresholds(T_LAUNCH);
+	struct spec b = { "k", blk, 1, 10, 32, 0 }, h = { "k", blk, 1, 10, 256, 0 };
+	struct kg_sampleset bs, hs;
+	struct kg_gate g;
+	set_make(&bs, &b, 1);
+	set_make(&hs, &h, 1);
+	gate_compare(t, &bs, &hs, &g);
+	assert_int_equal(g.n_changed, 1);
+	assert_int_equal(g.n_fail, 0);
+	assert_int_equal(g.exit_status, KG_EXIT_PASS);
+	gate_free(&g);
+	set_free(&bs);
+	set_free(&hs);
+	config_free_thresholds(t);
+}
+
+/* ignore: a kernel that an entry matches is neither compared nor reported
+ * missing or new; another kernel still is. */
+static void test_ignore(void **state)
+{
+	(void)state;
+	const char *ti = "version: 1\ndefaults:\n  gpu__time_duration.sum: { regression: 3% }\n"
+			 "ignore:\n  - { kernel: \"regex:^gone\" }\n  - { benchmark: b, kernel: k }\n";
+	struct kg_thresholds *t = thresholds(ti);
+	struct spec b[2] = { { "gone", TIME, 0, 10, 1000, 0 }, { "k", TIME, 0, 10, 1000, 0 } };
+	struct spec h[2] = { { "k", TIME, 0, 10, 2000, 0 }, { "kept", TIME, 0, 10, 1000, 0 } };
+	struct kg_sampleset bs, hs;
+	struct kg_gate g;
+	set_make(&bs, b, 2);
+	set_make(&hs, h, 2);
+	gate_compare(t, &bs, &hs, &g);
+	/* "gone" (missing) and "k" (twice as slow) ignored; "kept" is new */
+	assert_int_equal(g.n, 1);
+	assert_int_equal(g.r[0].verdict, KG_VERDICT_NEW);
+	assert_string_equal(g.r[0].kernel, "kept");
+	assert_int_equal(config_ignored(t, "b", "", "k", "k"), 1);
+	assert_int_equal(config_ignored(t, "other", "", "k", "k"), 0);
+	gate_free(&g);
+	set_free(&bs);
+	set_free(&hs);
+	config_free_thresholds(t);
 }
 
 static void test_bounds(void **state)
@@ -441,15 +514,21 @@ static void test_deterministic_per_launch(void **state)
 	assert_int_equal(vals(T_DEFAULT, m, 1, base3, 21, head, 7, &r), KG_VERDICT_PASS);
 	head[0] = 1.5e6;
 	assert_int_equal(vals(T_DEFAULT, m, 1, base3, 21, head, 7, &r), KG_VERDICT_FAIL);
-	/* Launch configuration: a larger grid on some launches fails; a
-	 * smaller one passes unless the thresholds say better: unchanged. */
+	/* Launch configuration under on_change: fail: a larger grid on some
+	 * launches fails; a smaller one passes unless the thresholds say
+	 * better: unchanged.  Without on_change it is CHANGED either way. */
 	const char *grid = "launch__grid_size";
-	const char *tgrid = "version: 1\ndefaults: { launch__grid_size: { deterministic: true } }\n";
+	const char *tgrid = "version: 1\ndefaults: { launch__grid_size: { deterministic: true,"
+			    " on_change: fail } }\n";
 	const char *tsame = "version: 1\n"
-			    "defaults: { launch__grid_size: { deterministic: true, better: unchanged } }\n";
+			    "defaults: { launch__grid_size: { deterministic: true, better: unchanged,"
+			    " on_change: fail } }\n";
+	const char *treport = "version: 1\ndefaults: { launch__grid_size: { deterministic: true } }\n";
 	double gb[7] = { 128, 128, 128, 128, 4096, 4096, 4096 }, gh[7];
 	memcpy(gh, gb, sizeof gh);
 	gh[4] = gh[5] = gh[6] = 6144;
+	assert_int_equal(vals(treport, grid, 1, gb, 7, gh, 7, &r), KG_VERDICT_CHANGED);
+	assert_non_null(strstr(r.message, "in 3 of 7 launches"));
 	assert_int_equal(vals(tgrid, grid, 1, gb, 7, gh, 7, &r), KG_VERDICT_FAIL);
 	assert_non_null(strstr(r.message, "in 3 of 7 launches"));
 	gh[4] = gh[5] = gh[6] = 2048;
@@ -721,6 +800,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_same_distribution_passes),
+		cmocka_unit_test(test_launch_config_changed),
+		cmocka_unit_test(test_ignore),
 		cmocka_unit_test(test_ten_percent_slower_fails),
 		cmocka_unit_test(test_small_shift_passes),
 		cmocka_unit_test(test_noisy_is_inconclusive),

@@ -409,7 +409,11 @@ static void test_readonly(void **state)
 	struct kg_run_info run = { 0 };
 	(void)state;
 
-	assert_int_equal(store_open(missing, KG_STORE_READONLY, &st), KG_EXIT_RUNTIME);
+	/* a reader of a database that is not there: the one usage error of
+	 * every command (store_require), nothing created */
+	assert_int_equal(store_open(missing, KG_STORE_READONLY, &st), KG_EXIT_USAGE);
+	assert_null(st);
+	assert_int_equal(store_require(missing), KG_EXIT_USAGE);
 	assert_int_not_equal(access(missing, F_OK), 0);   /* not created */
 	assert_int_equal(store_open(p, 0, &st), KG_EXIT_PASS);
 	add_run(st, "r1", 3, 10);

@@ -72,10 +72,29 @@ static void test_getline_stops_reading(void **state)
 	free(big);
 }
 
+/* One length for commits in human outputs: a full SHA, alone or leading a
+ * label, cut to 12; anything else as it is. */
+static void test_sha_short(void **state)
+{
+	(void)state;
+	char b[KG_SHA_SHORT_BUF];
+	assert_string_equal(kg_sha_short(b, "2137f284ef62aa0b1c9e3d4f5a6b7c8d9e0f1a2b"), "2137f284ef62");
+	assert_string_equal(kg_sha_short(b, "2137f284ef62aa0b1c9e3d4f5a6b7c8d9e0f1a2b (merge base with main)"),
+			    "2137f284ef62 (merge base with main)");
+	assert_string_equal(kg_sha_short(b, "2137f284ef62"), "2137f284ef62");
+	assert_string_equal(kg_sha_short(b, "demo-head"), "demo-head");
+	assert_string_equal(kg_sha_short(b, "deadbeefdeadbeefcafe-branch"), "deadbeefdeadbeefcafe-branch");
+	assert_string_equal(kg_sha_short(b, NULL), "?");
+	assert_true(kg_is_sha("2137f284ef62aa0b1c9e3d4f5a6b7c8d9e0f1a2b"));
+	assert_false(kg_is_sha("2137f284ef62"));
+	assert_false(kg_is_sha("2137f284ef62aa0b1c9e3d4f5a6b7c8d9e0f1a2b "));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_getline_limits),
+		cmocka_unit_test(test_sha_short),
 		cmocka_unit_test(test_getline_stops_reading),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
