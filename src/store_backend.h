@@ -29,6 +29,11 @@ struct kg_store {
 	int readonly;           /* opened with KG_STORE_READONLY (the backend sets it) */
 	int in_run;             /* a run is open: set by run_begin, cleared by run_commit
 				 * and run_abort, and by the backend when it aborts */
+	int rank;               /* the rank of the samples added next (store_run_rank);
+				 * -1: none.  store.c resets it at run_begin */
+	char *devices;          /* the open run's device set as runs.devices holds it
+				 * (store.c builds it; NULL: none said), written by
+				 * the backend's run_commit */
 };
 
 struct kg_store_backend {
