@@ -8,6 +8,7 @@
  * summary, and writing the verdicts table.
  */
 #include <errno.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,53 @@
 #include "kgate/util.h"
 #include "kgate/verdict.h"
 
+char *check_device_set(const char *devices)
+{
+	json_error_t err;
+	json_t *a = devices ? json_loads(devices, 0, &err) : NULL;
+	size_t i, n = json_array_size(a), m = 0;
+	json_t *d;
+	const char **names;
+	struct kg_buf b = KG_BUF_INIT;
+
+	if (!json_is_array(a) || !n) {
+		json_decref(a);
+		return NULL;
+	}
+	names = xcalloc(n, sizeof(*names));
+	json_array_foreach(a, i, d) {
+		const char *nm = json_string_value(json_object_get(d, "name"));
+		names[m++] = nm ? nm : "unnamed device";
+	}
+	/* by name, each name once with its count: "2 x NVIDIA H200" */
+	for (i = 1; i < m; i++)
+		for (size_t j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+			const char *x = names[j];
+			names[j] = names[j - 1];
+			names[j - 1] = x;
+		}
+	for (i = 0; i < m;) {
+		size_t j = i;
+		while (j < m && !strcmp(names[j], names[i]))
+			j++;
+		buf_printf(&b, "%s%zu x %s", b.len ? " + " : "", j - i, names[i]);
+		i = j;
+	}
+	free(names);
+	json_decref(a);
+	return buf_detach(&b);
+}
+
+/* 1 when runs a and b were measured on different device sets (both known). */
+static int other_devices(const struct kg_run_info *a, const struct kg_run_info *b)
+{
+	char *x = check_device_set(a->devices), *y = check_device_set(b->devices);
+	int other = x && y && strcmp(x, y) != 0;
+	free(x);
+	free(y);
+	return other;
+}
+
 int check_find_baseline(struct kg_store *st, const struct kg_run_info *head,
 			const char *ref_sha, size_t limit,
 			struct kg_run_info **runs, size_t *n)
@@ -41,10 +89,11 @@ int check_find_baseline(struct kg_store *st, const struct kg_run_info *head,
 	int rc = store_find_runs(st, &f, runs, n);
 	if (rc != KG_EXIT_PASS)
 		return rc;
-	/* The head run itself never counts as its own baseline. */
+	/* The head run itself never counts as its own baseline, nor a run of
+	 * another device set (a job on two GPUs against one on one). */
 	size_t k = 0;
 	for (size_t i = 0; i < *n; i++) {
-		if ((*runs)[i].id == head->id) {
+		if ((*runs)[i].id == head->id || other_devices(head, &(*runs)[i])) {
 			store_run_info_free(&(*runs)[i]);
 			continue;
 		}
@@ -159,6 +208,15 @@ static void describe_other_fingerprint(struct kg_store *st, const struct kg_run_
 
 	if (store_find_runs(st, &f, &runs, &n) != KG_EXIT_PASS || !n)
 		return;
+	if (other_devices(head, &runs[0])) {
+		char *x = check_device_set(runs[0].devices), *y = check_device_set(head->devices);
+		buf_printf(b, "; %.12s was recorded on %s, the head run on %s, and runs of different"
+			   " device sets are never compared", sha, x, y);
+		free(x);
+		free(y);
+		store_runs_free(runs, n);
+		return;
+	}
 	buf_printf(b, "; %.12s has runs on %s with driver %s, and runs of another GPU model or"
 		   " driver are never compared (after a driver update, record a baseline run again)",
 		   sha, runs[0].gpu_name ? runs[0].gpu_name : "?", runs[0].driver ? runs[0].driver : "?");
@@ -791,6 +849,11 @@ int check_gate(struct kg_store *st, const struct kg_thresholds *t,
 	char *not_compared = NULL;
 	int rc = check_load_samples(st, head, base, n_base, hs, bs);
 
+	if (t->pool_ranks) {
+		store_sampleset_pool_ranks(hs);
+		store_sampleset_pool_ranks(bs);
+	}
+
 	memset(g, 0, sizeof(*g));
 	if (rc == KG_EXIT_PASS && n_base)
 		rc = check_partial(st, head, base, n_base, &common, &n_common, &not_compared);
@@ -812,13 +875,33 @@ int check_runs(struct kg_store *st, const struct kg_thresholds *t,
 	struct kg_outcome oc = { 0 };
 	char **common = NULL;
 	size_t n_common = 0;
+	char *devices_note = NULL;
+	/* Runs of different device sets are never compared: such a baseline is
+	 * no baseline, and the note names both sets. */
+	for (size_t i = 0; i < n_base; i++)
+		if (other_devices(head, &base[i])) {
+			char *x = check_device_set(base[i].devices), *y = check_device_set(head->devices);
+			devices_note = xasprintf("the baseline run %lld was recorded on %s, the head run"
+						 " on %s; runs of different device sets are never"
+						 " compared", (long long)base[i].id, x, y);
+			kg_warn("%s", devices_note);
+			free(x);
+			free(y);
+			n_base = 0;
+			break;
+		}
 	int rc = check_load_samples(st, head, base, n_base, &hs, &bs);
+	if (t->pool_ranks) {
+		store_sampleset_pool_ranks(&hs);
+		store_sampleset_pool_ranks(&bs);
+	}
 	if (rc == KG_EXIT_PASS && n_base)
 		rc = check_partial(st, head, base, n_base, &common, &n_common, &oc.not_compared);
 	if (rc != KG_EXIT_PASS) {
 		store_sampleset_free(&hs);
 		store_sampleset_free(&bs);
 		verdict_outcome_free(&oc);
+		free(devices_note);
 		return rc;
 	}
 	/* Only benchmarks both sides ran are compared; nothing in common, or
@@ -827,7 +910,9 @@ int check_runs(struct kg_store *st, const struct kg_thresholds *t,
 	struct kg_gate g;
 	if (no_baseline) {
 		memset(&g, 0, sizeof g);
-		if (o->no_baseline_note)
+		if (devices_note)
+			oc.note = xstrdup(devices_note);
+		else if (o->no_baseline_note)
 			oc.note = xstrdup(o->no_baseline_note);
 		else if (n_base)
 			oc.note = xasprintf("the baseline run%s ran none of the head run's benchmarks",
@@ -897,5 +982,6 @@ int check_runs(struct kg_store *st, const struct kg_thresholds *t,
 	verdict_outcome_free(&oc);
 	store_sampleset_free(&hs);
 	store_sampleset_free(&bs);
+	free(devices_note);
 	return rc;
 }

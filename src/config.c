@@ -1097,8 +1097,21 @@ static void st_baseline_runs(struct ctx *c, const struct ynode *k, const struct 
 	get_int(c, k, v, 1, 10000, &t->baseline_runs);
 }
 
+static void st_pool_ranks(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
+{
+	struct kg_thresholds *t = o;
+
+	if (!strcmp(v->str, "true"))
+		t->pool_ranks = 1;
+	else if (!strcmp(v->str, "false"))
+		t->pool_ranks = 0;
+	else
+		problem(c, v->line, v->col, "'%s' must be true or false, got '%s'", k->str, v->str);
+}
+
 static const struct field statistics_fields[] = {
 	{ "alpha", Y_SCALAR, 0, st_alpha },
+	{ "pool_ranks", Y_SCALAR, 0, st_pool_ranks },
 	{ "min_samples", Y_SCALAR, 0, st_min_samples },
 	{ "baseline_runs", Y_SCALAR, 0, st_baseline_runs },
 };
@@ -1141,10 +1154,19 @@ static void ma_nvtx(struct ctx *c, const struct ynode *k, const struct ynode *v,
 	get_string(c, k, v, &m->nvtx);
 }
 
+static void ma_rank(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
+{
+	struct kg_match *m = o;
+
+	if (get_int(c, k, v, 0, 1 << 24, &m->rank) == 0)
+		m->has_rank = 1;
+}
+
 static const struct field match_fields[] = {
 	{ "benchmark", Y_SCALAR, 0, ma_benchmark },
 	{ "kernel", Y_SCALAR, 0, ma_kernel },
 	{ "nvtx", Y_SCALAR, 0, ma_nvtx },
+	{ "rank", Y_SCALAR, 0, ma_rank },
 };
 
 static void ru_match(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
@@ -1370,8 +1392,10 @@ struct kg_thresholds *config_default_thresholds(void)
 /* ---- rule lookup ------------------------------------------------------ */
 
 static int match_fits(const struct kg_match *m, const char *benchmark, const char *nvtx,
-		      const char *kernel, const char *demangled)
+		      const char *kernel, const char *demangled, int rank)
 {
+	if (m->has_rank && m->rank != rank)
+		return 0;
 	if (m->benchmark && (!benchmark || strcmp(m->benchmark, benchmark)))
 		return 0;
 	if (m->kernel) {
@@ -1420,6 +1444,13 @@ int config_rule_for(const struct kg_thresholds *t, const char *benchmark,
 		    const char *nvtx, const char *kernel, const char *demangled,
 		    const char *metric, struct kg_metric_rule *out)
 {
+	return config_rule_for_rank(t, benchmark, nvtx, kernel, demangled, -1, metric, out);
+}
+
+int config_rule_for_rank(const struct kg_thresholds *t, const char *benchmark,
+			 const char *nvtx, const char *kernel, const char *demangled, int rank,
+			 const char *metric, struct kg_metric_rule *out)
+{
 	size_t i, j;
 
 	memset(out, 0, sizeof(*out));
@@ -1433,7 +1464,7 @@ int config_rule_for(const struct kg_thresholds *t, const char *benchmark,
 		for (j = 0; j < r->n_metrics; j++)
 			if (!strcmp(r->metrics[j].metric, metric))
 				break;
-		if (j < r->n_metrics && match_fits(&r->match, benchmark, nvtx, kernel, demangled))
+		if (j < r->n_metrics && match_fits(&r->match, benchmark, nvtx, kernel, demangled, rank))
 			overlay(out, &r->metrics[j]);
 	}
 	return out->has_regression || out->has_min || out->has_max || out->deterministic == 1;
