@@ -438,7 +438,8 @@ static int store_results(struct kg_store *st, const struct kg_run_info *head,
 			.metric = r->metric, .verdict = r->verdict, .shift = r->shift,
 			.lo = r->lo, .hi = r->hi, .p = r->p_adj, .base_value = r->base,
 			.head_value = r->head, .n_base = r->n_base, .n_head = r->n_head,
-			.message = r->message, .fails = r->fails,
+			.message = r->message, .fails = r->fails, .ranked = r->ranked,
+			.rank = r->rank,
 		};
 	}
 	struct kg_explain_row *xr = xcalloc(nx ? nx : 1, sizeof *xr);
