@@ -289,7 +289,7 @@ static void render_text(const struct kg_check_info *info, const struct kg_gate *
 		cell[k++] = xstrdup(gate_verdict_name(r->verdict));
 		char *name = xasprintf("%s%s%s%s", r->benchmark, *r->nvtx ? " [" : "", r->nvtx,
 				       *r->nvtx ? "]" : "");
-		char *kname = r->ranked ? xasprintf("%s: %s (rank %d)", name, kernel_label(r), r->rank)
+		char *kname = r->ranked ? xasprintf("%s (rank %d): %s", name, r->rank, kernel_label(r))
 					: xasprintf("%s: %s", name, kernel_label(r));
 		cell[k++] = text_cut(kname, NAME_MAX_TEXT);
 		free(name);
@@ -348,8 +348,10 @@ static void render_text(const struct kg_check_info *info, const struct kg_gate *
 		if (r->verdict == KG_VERDICT_PASS)
 			continue;
 		char *kn = text_cut(kernel_label(r), 2 * NAME_MAX_TEXT);
-		buf_printf(out, "%s %s%s%s: %s", gate_verdict_name(r->verdict), kn,
-			   *r->metric ? " " : "", r->metric, r->message);
+		buf_printf(out, "%s %s", gate_verdict_name(r->verdict), kn);
+		if (r->ranked)
+			buf_printf(out, " (rank %d)", r->rank);
+		buf_printf(out, "%s%s: %s", *r->metric ? " " : "", r->metric, r->message);
 		if (policy_of(r))
 			buf_printf(out, " (fails: %s)", policy_of(r));
 		if (!isnan(r->p_adj)) {

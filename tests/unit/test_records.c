@@ -149,12 +149,12 @@ static void test_truncated(void **state)
 static void test_unknown_format(void **state)
 {
 	struct kg_run_info run = { 0 };
-	char *p = helper_fixture("records", "format2.jsonl");
+	char *p = helper_fixture("records", "format99.jsonl");
 	(void)state;
 	assert_int_equal(records_read_header(p, &run), KG_EXIT_USAGE);
 	store_run_info_free(&run);
 	free(p);
-	expect_reject("format2.jsonl");
+	expect_reject("format99.jsonl");
 }
 
 static void test_bad_type(void **state)
