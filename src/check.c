@@ -208,7 +208,10 @@ static void describe_other_fingerprint(struct kg_store *st, const struct kg_run_
 
 	if (store_find_runs(st, &f, &runs, &n) != KG_EXIT_PASS || !n)
 		return;
-	if (other_devices(head, &runs[0])) {
+	/* the same model and driver on another set of devices */
+	if (runs[0].gpu_name && head->gpu_name && !strcmp(runs[0].gpu_name, head->gpu_name) &&
+	    runs[0].driver && head->driver && !strcmp(runs[0].driver, head->driver) &&
+	    other_devices(head, &runs[0])) {
 		char *x = check_device_set(runs[0].devices), *y = check_device_set(head->devices);
 		buf_printf(b, "; %.12s was recorded on %s, the head run on %s, and runs of different"
 			   " device sets are never compared", sha, x, y);

@@ -67,3 +67,44 @@ void ranks_slowest(const struct kg_gate *g, struct kg_slowest **out, size_t *n)
 	}
 	free(done);
 }
+
+size_t ranks_group(const char *name, const char *at, const int *rank, const int *world, size_t n)
+{
+	int top = -1, size = -1;
+	size_t unranked = 0, missing = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (rank[i] > top)
+			top = rank[i];
+		if (world[i] > size)
+			size = world[i];
+		unranked += rank[i] < 0;
+	}
+	if (top < 0)
+		return 0;       /* a single process: as before */
+	if (size < top + 1)
+		size = top + 1;
+	size_t *count = xcalloc((size_t)size, sizeof(*count));
+	for (size_t i = 0; i < n; i++)
+		if (rank[i] >= 0)
+			count[rank[i]]++;
+	struct kg_buf b = KG_BUF_INIT, m = KG_BUF_INIT;
+	for (int r = 0; r < size; r++) {
+		if (count[r]) {
+			buf_printf(&b, "%srank %d: %zu", b.len ? ", " : "", r, count[r]);
+		} else {
+			buf_printf(&m, "%s%d", m.len ? ", " : "", r);
+			missing++;
+		}
+	}
+	kg_note("benchmark '%s' (%s): records of %d rank%s (%s)%s", name, at, size,
+		size == 1 ? "" : "s", b.s, unranked ? "; and files without a rank (the launcher's)" : "");
+	if (missing)
+		kg_warn("benchmark '%s' (%s): rank%s %s of %d wrote no records file (the process "
+			"launched no CUDA work, or the collector did not reach it)", name, at,
+			missing == 1 ? "" : "s", m.s, size);
+	buf_free(&b);
+	buf_free(&m);
+	free(count);
+	return missing;
+}

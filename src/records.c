@@ -382,6 +382,8 @@ int records_read_info(const char *path, struct kg_import_info *info)
 		info->rank = (int)json_integer_value(v);  /* check_header bounded it */
 	if (json_is_integer(v = json_object_get(h, "local_rank")))
 		info->local_rank = (int)json_integer_value(v);
+	if (json_is_integer(v = json_object_get(h, "world_size")))
+		info->world_size = (int)json_integer_value(v);
 	json_decref(h);
 	reader_close(&r);
 	return rc;
@@ -392,7 +394,7 @@ static int info_of(const char *path, struct kg_import_info *info)
 	memset(info, 0, sizeof(*info));
 	info->passes = 1;
 	info->pid = info->ppid = -1;
-	info->rank = info->local_rank = -1;
+	info->rank = info->local_rank = info->world_size = -1;
 	return records_read_info(path, info);
 }
 

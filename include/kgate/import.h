@@ -45,6 +45,7 @@ struct kg_import_info {
 	long long pid, ppid;     /* -1 when the file does not say */
 	int rank;                /* the process's rank in a distributed job; -1: none */
 	int local_rank;          /* its rank on its node; -1: not said */
+	int world_size;          /* the job's number of ranks; -1: not said */
 };
 void import_info_free(struct kg_import_info *info);
 
@@ -60,8 +61,8 @@ struct kg_importer {
 	/* How sure (KG_SNIFF_*) that a file beginning with head[0..n) is of this
 	 * format; path is a hint only. */
 	int (*sniff)(const unsigned char *head, size_t n, const char *path);
-	/* Fill *info (zeroed by the caller, pass 0, passes 1, pid, ppid, rank
-	 * and local_rank -1).
+	/* Fill *info (zeroed by the caller, pass 0, passes 1, pid, ppid, rank,
+	 * local_rank and world_size -1).
 	 * 0, or an exit status after printing why. */
 	int (*read_info)(const char *path, struct kg_import_info *info);
 	/* 1 when the file is whole, 0 when it was cut short (its writer died),

@@ -26,6 +26,16 @@ struct kg_slowest {
  * first appearance.  *out is malloc'd (free it); 0 entries leave it NULL. */
 void ranks_slowest(const struct kg_gate *g, struct kg_slowest **out, size_t *n);
 
+/*
+ * The records files of one benchmark process run (a launcher and its
+ * workers), by rank: rank[i] and world[i] of file i (-1: not said).  When
+ * any file has a rank, a note says how many files each rank wrote, and a
+ * warning names the ranks of the job (0 .. the largest world size, or the
+ * largest rank) that wrote none.  name and at name the benchmark run in
+ * the messages.  Returns the number of ranks that wrote nothing.
+ */
+size_t ranks_group(const char *name, const char *at, const int *rank, const int *world, size_t n);
+
 /* 1 when any result of g has a rank. */
 int ranks_any(const struct kg_gate *g);
 
