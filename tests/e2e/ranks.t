@@ -123,4 +123,17 @@ is "$(sqlite3 "$T/old.db" "SELECT count(*) FROM samples WHERE rank IS NOT NULL")
 run "$KGATE" check --db "$T/old.db" --commit old --baseline old --format json --no-store
 unlike "$out" '"slowest_ranks"' "a check without ranks has no slowest-rank list"
 
+# --- kgate stats: communication apart from compute ----------------------------
+run "$KGATE" stats --db "$DB" --commit head --report kernel_sum
+is "$rc" 0 "stats of the two-rank run"
+like "$out" "Category" "stats: a Category column when a kernel is NCCL's"
+like "$out" "ncclDevKernel_AllReduce_Sum_bf16_RING_LL.* communication$" "stats: the all-reduce is communication"
+like "$out" "gemm\(float const\*, float const\*, float\*, int\) +compute$" "stats: the gemm is compute"
+like "$out" "^communication: [0-9.]+% \(NCCL kernels\), compute: [0-9.]+%$" "stats: the share of each"
+run "$KGATE" stats --db "$DB" --commit head --report kernel_sum --format json
+is "$(printf '%s' "$out" | jq -r '[.rows[] | .category] | sort | join(",")')" "communication,compute" \
+	"stats json: each row's category"
+run "$KGATE" stats --db "$T/old.db" --commit old --report kernel_sum
+unlike "$out" "Category|communication" "stats of a run without NCCL kernels: no Category column"
+
 done_testing
