@@ -434,6 +434,7 @@ static int store_results(struct kg_store *st, const struct kg_run_info *head,
 			 const struct kg_explanation *x, size_t nx)
 {
 	struct kg_verdict_row *rows = xcalloc(g->n ? g->n : 1, sizeof *rows);
+	int *ranks = xcalloc(g->n ? g->n : 1, sizeof *ranks);
 	for (size_t i = 0; i < g->n; i++) {
 		const struct kg_result *r = &g->r[i];
 		rows[i] = (struct kg_verdict_row){
@@ -441,9 +442,9 @@ static int store_results(struct kg_store *st, const struct kg_run_info *head,
 			.metric = r->metric, .verdict = r->verdict, .shift = r->shift,
 			.lo = r->lo, .hi = r->hi, .p = r->p_adj, .base_value = r->base,
 			.head_value = r->head, .n_base = r->n_base, .n_head = r->n_head,
-			.message = r->message, .fails = r->fails, .ranked = r->ranked,
-			.rank = r->rank,
+			.message = r->message, .fails = r->fails,
 		};
+		ranks[i] = r->ranked ? r->rank : -1;
 	}
 	struct kg_explain_row *xr = xcalloc(nx ? nx : 1, sizeof *xr);
 	char **details = xcalloc(nx ? nx : 1, sizeof *details);
@@ -452,12 +453,13 @@ static int store_results(struct kg_store *st, const struct kg_run_info *head,
 		xr[i] = (struct kg_explain_row){ x[i].benchmark, x[i].nvtx, x[i].base_kernel,
 						 x[i].head_kernel, x[i].why, details[i] };
 	}
-	int rc = store_verdicts_put(st, head->id, baseline, oc, rows, g->n, xr, nx);
+	int rc = store_verdicts_put_ranked(st, head->id, baseline, oc, rows, ranks, g->n, xr, nx);
 	for (size_t i = 0; i < nx; i++)
 		free(details[i]);
 	free(details);
 	free(xr);
 	free(rows);
+	free(ranks);
 	return rc;
 }
 

@@ -11,6 +11,7 @@
  * each backend holds its own (store_backend.h).
  */
 #include "store_backend.h"
+#include "store_shared.h"
 
 #include "kgate/store.h"
 #include "kgate/util.h"
@@ -305,9 +306,16 @@ int store_verdicts_put(struct kg_store *st, int64_t head_run, const char *baseli
 		       const struct kg_outcome *o, const struct kg_verdict_row *rows, size_t n,
 		       const struct kg_explain_row *x, size_t nx)
 {
+	return store_verdicts_put_ranked(st, head_run, baseline, o, rows, NULL, n, x, nx);
+}
+
+int store_verdicts_put_ranked(struct kg_store *st, int64_t head_run, const char *baseline,
+			      const struct kg_outcome *o, const struct kg_verdict_row *rows,
+			      const int *ranks, size_t n, const struct kg_explain_row *x, size_t nx)
+{
 	if (!writable(st))
 		return KG_EXIT_RUNTIME;
-	return st->be->verdicts_put(st, head_run, baseline, o, rows, n, x, nx);
+	return st->be->verdicts_put(st, head_run, baseline, o, rows, ranks, n, x, nx);
 }
 
 int store_explanations_put(struct kg_store *st, int64_t head_run, const char *baseline,
@@ -484,22 +492,6 @@ static int pool_cmp(const void *pa, const void *pb)
 	return c;
 }
 
-/* The store's own order: identity, rank (none first), metric. */
-static int series_cmp(const void *pa, const void *pb)
-{
-	const struct kg_series *a = pa, *b = pb;
-	int c = strcmp(a->benchmark, b->benchmark);
-	if (!c)
-		c = strcmp(a->nvtx ? a->nvtx : "", b->nvtx ? b->nvtx : "");
-	if (!c)
-		c = strcmp(a->kernel, b->kernel);
-	if (!c)
-		c = a->ranked != b->ranked ? a->ranked - b->ranked : (a->rank > b->rank) - (a->rank < b->rank);
-	if (!c)
-		c = strcmp(a->metric, b->metric);
-	return c;
-}
-
 void store_sampleset_pool_ranks(struct kg_sampleset *set)
 {
 	size_t k = 0, any = 0;
@@ -533,7 +525,7 @@ void store_sampleset_pool_ranks(struct kg_sampleset *set)
 	set->n = k;
 	for (size_t i = 0; i < set->n; i++)
 		set->s[i].ranked = set->s[i].rank = 0;
-	qsort(set->s, set->n, sizeof(*set->s), series_cmp);
+	qsort(set->s, set->n, sizeof(*set->s), store_cmp_series);
 }
 
 void store_sampleset_free(struct kg_sampleset *set)

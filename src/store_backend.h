@@ -64,7 +64,8 @@ struct kg_store_backend {
 
 	/* Checks and explanations, each call one transaction. */
 	int (*verdicts_put)(struct kg_store *st, int64_t head_run, const char *baseline,
-			    const struct kg_outcome *o, const struct kg_verdict_row *rows, size_t n,
+			    const struct kg_outcome *o, const struct kg_verdict_row *rows,
+			    const int *ranks, size_t n,
 			    const struct kg_explain_row *x, size_t nx);
 	int (*explanations_put)(struct kg_store *st, int64_t head_run, const char *baseline,
 				const struct kg_explain_row *x, size_t nx);

@@ -259,7 +259,6 @@ struct kg_verdict_row {
 	size_t n_base, n_head;
 	const char *message;
 	int fails;                  /* 1 when this row made the check fail */
-	int ranked, rank;           /* the rank compared (ranked 1), or none */
 };
 /* Why a kernel regressed (explain.c's explain_to_json in details). */
 struct kg_explain_row {
@@ -272,6 +271,11 @@ struct kg_explain_row {
 int store_verdicts_put(struct kg_store *st, int64_t head_run, const char *baseline,
 		       const struct kg_outcome *o, const struct kg_verdict_row *rows, size_t n,
 		       const struct kg_explain_row *x, size_t nx);
+/* The same, ranks[i] the rank of a distributed job that row i compared (-1:
+ * none); ranks NULL: none has a rank. */
+int store_verdicts_put_ranked(struct kg_store *st, int64_t head_run, const char *baseline,
+			      const struct kg_outcome *o, const struct kg_verdict_row *rows,
+			      const int *ranks, size_t n, const struct kg_explain_row *x, size_t nx);
 /* Explanations alone (kgate explain), in one transaction. */
 int store_explanations_put(struct kg_store *st, int64_t head_run, const char *baseline,
 			   const struct kg_explain_row *x, size_t nx);
