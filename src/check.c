@@ -699,7 +699,8 @@ static const struct kg_series *series_of(const struct kg_sampleset *set, const s
 		const struct kg_series *s = &set->s[i];
 		if (!strcmp(s->metric, m) && !strcmp(s->benchmark, r->benchmark) &&
 		    !strcmp(s->nvtx ? s->nvtx : "", r->nvtx ? r->nvtx : "") &&
-		    !strcmp(s->kernel, r->kernel) && s->n && !s->deterministic)
+		    !strcmp(s->kernel, r->kernel) && s->ranked == r->ranked &&
+		    (!r->ranked || s->rank == r->rank) && s->n && !s->deterministic)
 			return s;
 	}
 	return NULL;

@@ -730,6 +730,8 @@ static void render_junit(const struct kg_check_info *info, const struct kg_gate 
 		}
 		buf_adds(out, "\" name=\"");
 		escape_xml(out, kernel_label(r));
+		if (r->ranked)
+			buf_printf(out, " (rank %d)", r->rank);
 		if (*r->metric) {
 			buf_addc(out, ' ');
 			escape_xml(out, r->metric);
@@ -790,6 +792,8 @@ static void render_github(const struct kg_check_info *info, const struct kg_gate
 		buf_printf(out, "::%s title=", r->fails ? "error" : "warning");
 		struct kg_buf t = KG_BUF_INIT;
 		buf_printf(&t, "kgate %s: %s", gate_verdict_name(r->verdict), r->benchmark);
+		if (r->ranked)
+			buf_printf(&t, " rank %d", r->rank);
 		escape_workflow(out, t.s, 1);
 		buf_free(&t);
 		buf_adds(out, "::");

@@ -65,6 +65,12 @@ like "$out" "<code>gemm\(float const\*, float const\*, float\*, int\)</code> ran
 like "$out" "^- train: <code>gemm.*</code> <code>gpu__time_duration.sum</code>: \*\*rank 1\*\* \+" \
 	"markdown: the slowest rank named"
 
+run "$KGATE" check --db "$DB" --commit head --baseline base --no-store --format junit
+like "$out" '<testcase classname="train/step" name="gemm\(float const\*, float const\*, float\*, int\) \(rank 1\) gpu__time_duration.sum">' \
+	"junit: the failing test case names rank 1"
+run "$KGATE" check --db "$DB" --commit head --baseline base --no-store --format github
+like "$out" "^::error title=kgate FAIL%3A train rank 1::gemm" "github: the annotation names rank 1"
+
 run "$KGATE" check --db "$DB" --commit same --baseline base --format json --no-store
 is "$rc" 0 "no slowdown: PASS"
 is "$(printf '%s' "$out" | jq -r '[.results[] | select(.metric == "gpu__time_duration.sum") | .verdict] | unique | join(",")')" PASS \
