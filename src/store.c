@@ -216,7 +216,7 @@ int store_run_begin(struct kg_store *st, struct kg_run_info *run)
 	}
 	st->rank = -1;
 	free(st->devices);
-	st->devices = NULL;
+	st->devices = run->devices ? xstrdup(run->devices) : NULL;
 	return st->be->run_begin(st, run);
 }
 
@@ -393,6 +393,11 @@ int store_check_newest(struct kg_store *st, const struct kg_check_filter *f,
 int store_check_verdicts(struct kg_store *st, int64_t check_id, kg_verdict_fn fn, void *arg)
 {
 	return st->be->check_verdicts(st, check_id, fn, arg);
+}
+
+int store_run_samples_each(struct kg_store *st, int64_t run, kg_sample_fn fn, void *arg)
+{
+	return st->be->run_samples_each(st, run, fn, arg);
 }
 
 int store_run_explanations(struct kg_store *st, int64_t run, kg_explain_fn fn, void *arg)

@@ -121,6 +121,18 @@ is "$rc" 2 "an explicit baseline of another device set is refused"
 like "$err" "was recorded on 2 x Synthetic GPU, the head run on 1 x Synthetic GPU, and runs of different device sets are never compared" \
 	"the message names both device sets"
 
+# --- kgate db copy keeps the ranks and the device set ---------------------------
+run "$KGATE" db copy "$DB" "$T/copy.db"
+is "$rc" 0 "db copy of the ranked runs"
+is "$(sqlite3 "$T/copy.db" "SELECT rank, count(*) FROM samples GROUP BY rank ORDER BY rank" | tr '\n' ' ')" \
+	"$(sqlite3 "$DB" "SELECT rank, count(*) FROM samples GROUP BY rank ORDER BY rank" | tr '\n' ' ')" \
+	"the copy's samples keep their ranks"
+is "$(sqlite3 "$T/copy.db" "SELECT devices FROM runs ORDER BY time, commit_sha" | sort)" \
+	"$(sqlite3 "$DB" "SELECT devices FROM runs ORDER BY time, commit_sha" | sort)" "the copy's runs keep their device sets"
+run "$KGATE" check --db "$T/copy.db" --commit head --baseline base --format json --no-store
+is "$(printf '%s' "$out" | jq -r '[.results[] | select(.verdict == "FAIL") | .rank] | join(",")')" 1 \
+	"a check of the copy fails rank 1 alone"
+
 # --- records without a rank -------------------------------------------------------
 REC="$FIX/records"
 run "$KGATE" ingest --db "$T/old.db" --commit old --records "$REC/good.jsonl"
