@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "kgate/check.h"
+#include "kgate/kname.h"
 #include "kgate/config.h"
 #include "kgate/confirm.h"
 #include "kgate/explain.h"
@@ -670,6 +671,108 @@ int check_partial(struct kg_store *st, const struct kg_run_info *head,
 	return KG_EXIT_PASS;
 }
 
+/* Does a limit on the metric's value apply through this rule (a regression
+ * limit or bounds; deterministic alone checks a launch's structure, which
+ * many sources do not record)? */
+static int gates(const struct kg_metric_rule *m)
+{
+	return m->metric && (m->has_regression || m->has_min || m->has_max);
+}
+
+static int in_sets(const struct kg_sampleset *a, const struct kg_sampleset *b,
+		   const char *bench, const char *metric)
+{
+	for (int k = 0; k < 2; k++) {
+		const struct kg_sampleset *set = k ? b : a;
+		for (size_t i = 0; i < set->n; i++)
+			if (!strcmp(set->s[i].metric, metric) && !strcmp(set->s[i].benchmark, bench))
+				return 1;
+	}
+	return 0;
+}
+
+/* Add metric to list (", "-separated) unless it is there. */
+static void list_add(struct kg_buf *list, const char *metric)
+{
+	size_t l = strlen(metric);
+	for (const char *p = list->s; p && (p = strstr(p, metric)); p += l)
+		if ((p == list->s || p[-1] == ' ') && (!p[l] || p[l] == ','))
+			return;
+	buf_printf(list, "%s%s", list->len ? ", " : "", metric);
+}
+
+/*
+ * Metrics the thresholds gate that neither run of a compared benchmark
+ * has, so that its PASS says nothing of them: a metric a rule naming the
+ * benchmark limits, and the metrics the defaults and the rules for any
+ * benchmark limit when the benchmark has none of them (its performance was
+ * gated by nothing).  One warning a benchmark, unless on_ungated_metric is
+ * ignore, and added to *not_compared.  The count of benchmarks so.
+ */
+static size_t ungated_metrics(const struct kg_thresholds *t, const struct kg_sampleset *hs,
+			      const struct kg_sampleset *bs, char **common, size_t n_common,
+			      char **not_compared)
+{
+	struct kg_buf all = KG_BUF_INIT;
+	size_t count = 0;
+
+	for (size_t b = 0; b < n_common; b++) {
+		struct kg_buf named = KG_BUF_INIT, general = KG_BUF_INIT;
+		int general_met = 0;
+		for (size_t i = 0; i < t->n_defaults; i++)
+			if (gates(&t->defaults[i])) {
+				general_met |= in_sets(hs, bs, common[b], t->defaults[i].metric);
+				list_add(&general, t->defaults[i].metric);
+			}
+		for (size_t r = 0; r < t->n_rules; r++) {
+			const char *rb = t->rules[r].match.benchmark;
+			if (rb && strcmp(rb, common[b]))
+				continue;
+			for (size_t j = 0; j < t->rules[r].n_metrics; j++) {
+				const struct kg_metric_rule *m = &t->rules[r].metrics[j];
+				if (!gates(m))
+					continue;
+				int there = in_sets(hs, bs, common[b], m->metric);
+				general_met |= there;
+				if (rb && !there)
+					list_add(&named, m->metric);
+				else if (!rb)
+					list_add(&general, m->metric);
+			}
+		}
+		if (!general_met && general.len) {
+			const char *p = general.s;
+			while (*p) {
+				const char *e = strchr(p, ',');
+				char *one = e ? xstrndup(p, (size_t)(e - p)) : xstrdup(p);
+				list_add(&named, one);
+				free(one);
+				p = e ? e + 2 : p + strlen(p);
+			}
+		}
+		if (named.len) {
+			if (t->on_ungated_metric != KG_POLICY_IGNORE)
+				kg_warn("benchmark '%s': %s, gated by the thresholds, in neither run: "
+					"nothing gated %s (on_ungated_metric: %s)", common[b], named.s,
+					strchr(named.s, ',') ? "them" : "it",
+					t->on_ungated_metric == KG_POLICY_FAIL ? "fail" : "warn");
+			buf_printf(&all, "%s%s of benchmark '%s'", all.len ? "; " : "", named.s,
+				   common[b]);
+			count++;
+		}
+		buf_free(&named);
+		buf_free(&general);
+	}
+	if (count && t->on_ungated_metric != KG_POLICY_IGNORE) {
+		char *old = *not_compared;
+		*not_compared = xasprintf("%s%sgated by the thresholds but in neither run: %s",
+					  old ? old : "", old ? "; " : "", all.s);
+		free(old);
+	}
+	buf_free(&all);
+	return count;
+}
+
 void check_decide(const struct kg_thresholds *t, const struct kg_gate *g, int no_baseline,
 		  struct kg_outcome *o)
 {
@@ -874,6 +977,7 @@ int check_gate(struct kg_store *st, const struct kg_thresholds *t,
 	if (rc == KG_EXIT_PASS && n_common) {
 		store_sampleset_keep(hs, common, n_common);
 		store_sampleset_keep(bs, common, n_common);
+		kname_unify(bs, hs);
 		gate_compare(t, bs, hs, g);
 	}
 	store_names_free(common, n_common);
@@ -921,6 +1025,7 @@ int check_runs(struct kg_store *st, const struct kg_thresholds *t,
 	/* Only benchmarks both sides ran are compared; nothing in common, or
 	 * no baseline run at all, is no baseline. */
 	int no_baseline = !n_base || !n_common;
+	size_t ungated = 0;
 	struct kg_gate g;
 	if (no_baseline) {
 		memset(&g, 0, sizeof g);
@@ -936,7 +1041,9 @@ int check_runs(struct kg_store *st, const struct kg_thresholds *t,
 	} else {
 		store_sampleset_keep(&hs, common, n_common);
 		store_sampleset_keep(&bs, common, n_common);
+		kname_unify(&bs, &hs);
 		gate_compare(t, &bs, &hs, &g);
+		ungated = ungated_metrics(t, &hs, &bs, common, n_common, &oc.not_compared);
 		if (o->confirm)
 			confirm_apply(o->confirm, t, &g);
 		struct run_states *rs = states_load(st, head, base, n_base);
@@ -946,6 +1053,10 @@ int check_runs(struct kg_store *st, const struct kg_thresholds *t,
 	}
 	store_names_free(common, n_common);
 	check_decide(t, &g, no_baseline, &oc);
+	if (ungated && t->on_ungated_metric == KG_POLICY_FAIL && oc.verdict == KG_VERDICT_PASS) {
+		oc.verdict = KG_VERDICT_FAIL;
+		oc.exit_status = KG_EXIT_REGRESSION;
+	}
 
 	struct kg_check_info info = {
 		.head_commit = head->commit ? head->commit : "?",

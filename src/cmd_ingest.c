@@ -1,6 +1,7 @@
 /*
  * cmd_ingest.c: "kgate ingest": store files of any format an importer reads
- * (import.h: records files, Nsight Compute CSV exports) as one run, in one
+ * (import.h: records files, Nsight Compute CSV exports, Nsight Systems SQLite
+ * exports, Kineto traces) as one run, in one
  * transaction.  Each file's format is sniffed unless named; a directory
  * stands for the files in it that an importer claims.  Every input is
  * validated while it is stored; any error aborts the transaction, so
@@ -30,8 +31,9 @@ static const char synopsis[] =
 	"                    [--records FILE] [--ncu-csv FILE]\n"
 	"                    [--repeat N] [--label L] [--format text|json]\n"
 	"\n"
-	"Store records files (written by the collector) and Nsight Compute CSV\n"
-	"exports (ncu --csv, details or raw page) as one run of the database.\n"
+	"Store records files (written by the collector), Nsight Compute CSV\n"
+	"exports (ncu --csv, details or raw page), Nsight Systems SQLite exports\n"
+	"and Kineto (torch.profiler) traces as one run of the database.\n"
 	"Each file's format is told from its content (--input-format names it);\n"
 	"a directory stands for the regular files directly in it that kgate\n"
 	"reads (not its subdirectories), in name order.\n";
@@ -251,7 +253,7 @@ static int add_dir(struct input **in, size_t *nin, const struct arg *a)
 static void warn_merges(const struct input *in, size_t nin)
 {
 	for (size_t i = 0; i < nin; i++) {
-		if (in[i].bench_opt || !in[i].info.command)
+		if (in[i].bench_opt || !in[i].info.command || in[i].info.names_benchmarks)
 			continue;
 		size_t j;
 		for (j = 0; j < i && strcmp(in[j].benchmark, in[i].benchmark); j++)
@@ -353,8 +355,9 @@ int cmd_ingest(int argc, char **argv)
 			    "an ncu CSV export (--input-format ncu-csv FILE)"),
 		KG_OPT_CALL("benchmark", 0, "NAME", take_benchmark, &ia,
 			    "benchmark name of the inputs after it (the first one also names those "
-			    "before it; default: from each file, the records file's argv[0] basename "
-			    "or ncu's process name; a warning says when that name would merge files "
+			    "before it; default: from each file, the records file's argv[0] basename, "
+			    "ncu's process name, the nsys export's process that launched most "
+			    "kernels, or the Kineto trace's process name; a warning says when that name would merge files "
 			    "of different command lines)"),
 		KG_OPT_LONG("repeat", 0, "N", &repeat0, 0, 1000000,
 			    "repeat number of the first file of each benchmark (default 0; later "
@@ -406,9 +409,15 @@ int cmd_ingest(int argc, char **argv)
 			rc = r;
 			goto out;
 		}
-		in[i].benchmark = in[i].bench_opt ? xstrdup(in[i].bench_opt) : in[i].info.benchmark;
-		if (!in[i].bench_opt)
-			in[i].info.benchmark = NULL;
+		if (in[i].info.names_benchmarks) {
+			/* the file names its benchmarks; --benchmark is their prefix */
+			in[i].benchmark = xstrdup(in[i].bench_opt ? in[i].bench_opt : "");
+		} else {
+			in[i].benchmark = in[i].bench_opt ? xstrdup(in[i].bench_opt)
+							  : in[i].info.benchmark;
+			if (!in[i].bench_opt)
+				in[i].info.benchmark = NULL;
+		}
 		if (!in[i].benchmark) {
 			kg_error("%s: no benchmark name in the file; give --benchmark NAME", in[i].path);
 			store_run_info_free(&run);
@@ -456,17 +465,20 @@ int cmd_ingest(int argc, char **argv)
 	buf_free(&src);
 
 	struct kg_store *st = NULL;
-	size_t kernels = 0, samples = 0, errors = 0, dropped = 0, nbench = 0;
+	size_t kernels = 0, samples = 0, errors = 0, dropped = 0, nbench = 0, named = 0;
 	if ((rc = store_open(db, 0, &st)) != KG_EXIT_PASS)
 		goto done;
 	if ((rc = store_run_begin(st, &run)) != KG_EXIT_PASS)
 		goto done;
 	for (size_t i = 0; i < nin && rc == KG_EXIT_PASS; i++) {
 		/* the run ran it, even when an input holds no kernel (partial runs) */
-		if ((rc = store_run_benchmark_add(st, in[i].benchmark)) != KG_EXIT_PASS)
+		if (!in[i].info.names_benchmarks &&
+		    (rc = store_run_benchmark_add(st, in[i].benchmark)) != KG_EXIT_PASS)
 			break;
 		struct kg_import_stats is;
 		rc = import_ingest(in[i].im, st, in[i].path, in[i].benchmark, in[i].repeat, &is);
+		if (is.benchmarks > named)
+			named = is.benchmarks;  /* the files of one program name the same */
 		kernels += is.kernels;
 		samples += is.samples;
 		errors += is.errors;
@@ -483,8 +495,11 @@ int cmd_ingest(int argc, char **argv)
 	}
 	if ((rc = store_run_commit(st)) != KG_EXIT_PASS)
 		goto done;
+	nbench = named;
 	for (size_t i = 0; i < nin; i++) {
 		size_t j;
+		if (in[i].info.names_benchmarks)
+			continue;
 		for (j = 0; j < i && strcmp(in[j].benchmark, in[i].benchmark); j++)
 			;
 		nbench += j == i;

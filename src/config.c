@@ -10,6 +10,7 @@
  * Every problem is collected with its position and reported at once.
  */
 #include "kgate/config.h"
+#include "kgate/demangle.h"
 #include "kgate/kgate.h"
 #include "kgate/metric.h"
 #include "kgate/metricinfo.h"
@@ -874,7 +875,7 @@ static int check_metric(struct ctx *c, const struct ynode *n)
 	char *base;
 	int v;
 
-	if (in_list(n->str, metricinfo_derived, nd))
+	if (in_list(n->str, metricinfo_derived, nd) || metric_imported(n->str))
 		return 1;
 	/* The built-in thresholds name well-known metrics (the unit tests check
 	 * them against the host API's list); loading CUPTI's metric tables for
@@ -1251,6 +1252,13 @@ static void th_on_inconclusive(struct ctx *c, const struct ynode *k, const struc
 	th_policy(c, k, v, &((struct kg_thresholds *)o)->on_inconclusive);
 }
 
+static void th_on_ungated(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
+{
+	th_policy(c, k, v, &((struct kg_thresholds *)o)->on_ungated_metric);
+}
+
+static void th_name_base(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o);
+
 static const char *const on_no_baseline_names[] = { "fail", "warn" };
 
 static void th_on_no_baseline(struct ctx *c, const struct ynode *k, const struct ynode *v,
@@ -1271,6 +1279,8 @@ static const struct field thresholds_fields[] = {
 	{ "on_missing_kernel", Y_SCALAR, 0, th_on_missing },
 	{ "on_inconclusive", Y_SCALAR, 0, th_on_inconclusive },
 	{ "on_no_baseline", Y_SCALAR, 0, th_on_no_baseline },
+	{ "on_ungated_metric", Y_SCALAR, 0, th_on_ungated },
+	{ "kernel_name_base", Y_SCALAR, 0, th_name_base },
 };
 
 void config_free_thresholds(struct kg_thresholds *t)
@@ -1349,6 +1359,7 @@ static int parse_thresholds(const char *name, const char *text, size_t len, int 
 	t->on_missing_kernel = KG_POLICY_FAIL;
 	t->on_inconclusive = KG_POLICY_WARN;
 	t->on_no_baseline = KG_POLICY_WARN;
+	t->on_ungated_metric = KG_POLICY_WARN;
 	if (parse_file(&c, text, len, thresholds_fields, NFIELDS(thresholds_fields), t, "thresholds",
 		       errs)) {
 		config_free_thresholds(t);
@@ -1391,14 +1402,36 @@ struct kg_thresholds *config_default_thresholds(void)
 
 /* ---- rule lookup ------------------------------------------------------ */
 
-static int match_fits(const struct kg_match *m, const char *benchmark, const char *nvtx,
-		      const char *kernel, const char *demangled, int rank)
+/* Does the rule's kernel (an exact name or a regex) fit name? */
+static int kernel_fits(const struct kg_match *m, const char *name)
+{
+	if (!name)
+		return 0;
+	return m->kernel_is_regex ? regexec(&m->kernel_re, name, 0, NULL, 0) == 0
+				  : !strcmp(m->kernel, name);
+}
+
+static int match_fits(const struct kg_match *m, enum kg_name_base nb, const char *benchmark,
+		      const char *nvtx, const char *kernel, const char *demangled, int rank)
 {
 	if (m->has_rank && m->rank != rank)
 		return 0;
 	if (m->benchmark && (!benchmark || strcmp(m->benchmark, benchmark)))
 		return 0;
-	if (m->kernel) {
+	if (m->kernel && nb != KG_NAME_ANY) {
+		/* the one name kernel_name_base says (a mangled key's demangled
+		 * form, and the function's base name of that) */
+		char *base = NULL;
+		const char *name = nb == KG_NAME_MANGLED ? kernel : demangled ? demangled : kernel;
+		if (nb == KG_NAME_MANGLED && kernel && !(kernel[0] == '_' && kernel[1] == 'Z'))
+			name = NULL;    /* the source gave no mangled name */
+		if (nb == KG_NAME_FUNCTION && name)
+			name = base = demangle_base(name);
+		int fits = kernel_fits(m, name);
+		free(base);
+		if (!fits)
+			return 0;
+	} else if (m->kernel) {
 		if (m->kernel_is_regex) {
 			if (!(kernel && regexec(&m->kernel_re, kernel, 0, NULL, 0) == 0) &&
 			    !(demangled && regexec(&m->kernel_re, demangled, 0, NULL, 0) == 0))
@@ -1464,7 +1497,8 @@ int config_rule_for_rank(const struct kg_thresholds *t, const char *benchmark,
 		for (j = 0; j < r->n_metrics; j++)
 			if (!strcmp(r->metrics[j].metric, metric))
 				break;
-		if (j < r->n_metrics && match_fits(&r->match, benchmark, nvtx, kernel, demangled, rank))
+		if (j < r->n_metrics &&
+		    match_fits(&r->match, t->name_base, benchmark, nvtx, kernel, demangled, rank))
 			overlay(out, &r->metrics[j]);
 	}
 	return out->has_regression || out->has_min || out->has_max || out->deterministic == 1;
@@ -1586,10 +1620,27 @@ static void co_launch_count(struct ctx *c, const struct ynode *k, const struct y
 	get_long(c, k, v, 0, LONG_MAX, &cc->launch_count);
 }
 
+static const char *const name_base_names[] = { "function", "demangled", "mangled" };
+
+static void get_name_base(struct ctx *c, const struct ynode *k, const struct ynode *v,
+			  enum kg_name_base *out)
+{
+	int p;
+
+	if (get_enum(c, k, v, name_base_names, NFIELDS(name_base_names), &p) == 0)
+		*out = (enum kg_name_base)(p + 1);
+}
+
+static void co_name_base(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
+{
+	get_name_base(c, k, v, &((struct kg_collector_cfg *)o)->name_base);
+}
+
 static const struct field collector_fields[] = {
 	{ "mode", Y_SCALAR, 0, co_mode },
 	{ "metrics", Y_SEQ, 0, co_metrics },
 	{ "kernels", Y_SCALAR, 0, co_kernels },
+	{ "kernel_name_base", Y_SCALAR, 0, co_name_base },
 	{ "launch_skip", Y_SCALAR, 0, co_launch_skip },
 	{ "launch_count", Y_SCALAR, 0, co_launch_count },
 	{ "replay", Y_SCALAR, 0, co_replay },
@@ -2012,4 +2063,9 @@ int config_load_thresholds(const char *path, struct kg_thresholds **out)
 	if (read_capped(path, &text, &len) < 0)
 		return KG_EXIT_USAGE;
 	return loaded(config_parse_thresholds(path, text, len, out, &errs), text, &errs);
+}
+
+static void th_name_base(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
+{
+	get_name_base(c, k, v, &((struct kg_thresholds *)o)->name_base);
 }

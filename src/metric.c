@@ -11,6 +11,7 @@
  * a ratio, a hit rate, a throughput, occupancy) is never deterministic: it
  * divides by time or cycles, which vary between runs.
  */
+#include <ctype.h>
 #include <string.h>
 
 #include "kgate/metric.h"
@@ -34,6 +35,12 @@ static int word(const char *m, const char *part)
 	return 0;
 }
 
+/* Google Benchmark's times (import/gbench.c) */
+static int is_host_time(const char *m)
+{
+	return !strcmp(m, "real_time") || !strcmp(m, "cpu_time");
+}
+
 static int is_launch(const char *m)
 {
 	return !strncmp(m, "launch__", 8);
@@ -42,7 +49,7 @@ static int is_launch(const char *m)
 /* Divides by time or cycles, or is a proportion. */
 static int is_rate(const char *m)
 {
-	return has(m, ".per_second") || has(m, ".per_cycle") || word(m, "pct") ||
+	return has(m, "per_second") || has(m, ".per_cycle") || word(m, "pct") ||
 	       word(m, "ratio") || has(m, "hit_rate") || has(m, "throughput") ||
 	       has(m, "occupancy") || has(m, "per_elapsed") || word(m, "ipc") ||
 	       has(m, "efficiency") || has(m, "utilization");
@@ -80,13 +87,14 @@ enum kg_better metric_better(const char *m)
 		return KG_BETTER_LOWER;
 	/* Rates of work and proportions of a peak. */
 	if (has(m, "hit_rate") || has(m, "pct_of_peak") || has(m, "throughput") ||
-	    has(m, ".per_second") || has(m, ".per_cycle") || has(m, "occupancy") ||
+	    has(m, "per_second") || has(m, ".per_cycle") || has(m, "occupancy") ||
 	    has(m, "warps_active") || has(m, "warps_per") || word(m, "ipc") ||
 	    has(m, "efficiency") ||
 	    has(m, "utilization") || has(m, "achieved"))
 		return KG_BETTER_HIGHER;
 	/* Time, cycles and amounts of work. */
-	if (has(m, "duration") || has(m, "__time") || has(m, "cycles") || is_count(m) ||
+	if (has(m, "duration") || has(m, "__time") || is_host_time(m) || has(m, "cycles") ||
+	    is_count(m) ||
 	    has(m, "inst_issued") || has(m, "wavefronts") || has(m, "transactions"))
 		return KG_BETTER_LOWER;
 	return KG_BETTER_UNKNOWN;
@@ -121,14 +129,14 @@ const char *metric_unit(const char *m)
 		return "%";
 	if (word(m, "ratio"))
 		return "";
-	if (has(m, ".per_second") || has(m, ".per_cycle")) {
+	if (has(m, "per_second") || has(m, ".per_cycle")) {
 		const char *c = count_unit(m);
 		for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++)
 			if (!strcmp(rates[i].count, c))
-				return has(m, ".per_second") ? rates[i].per_second : rates[i].per_cycle;
+				return has(m, "per_second") ? rates[i].per_second : rates[i].per_cycle;
 		return "";
 	}
-	if (!strncmp(m, "gpu__time_duration", 18) || has(m, "__time"))
+	if (!strncmp(m, "gpu__time_duration", 18) || has(m, "__time") || is_host_time(m))
 		return "ns";
 	if (!strncmp(m, "launch__shared_mem", 18))
 		return "byte/block";
@@ -147,6 +155,18 @@ int metric_explained(const char *m)
 		 !strncmp(m, "numa__", 6) || !strncmp(m, "nvlink__", 8) ||
 		 has(m, ".peak_sustained") || has(m, "per_second") ||
 		 !strncmp(m, "launch__occupancy_per_", 22) || has(m, "cycles_elapsed"));
+}
+
+int metric_imported(const char *m)
+{
+	if (!strncmp(m, "nv/", 3) && m[3])
+		return 1;
+	if (!isalpha((unsigned char)*m) || strstr(m, "__"))
+		return 0;
+	for (; *m; m++)
+		if (!isalnum((unsigned char)*m) && *m != '_')
+			return 0;
+	return 1;
 }
 
 void metric_classify(const char *m, struct kg_metric_class *out)

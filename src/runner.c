@@ -128,6 +128,9 @@ void runner_collector_env(char ***env, size_t *n, const char *collector, const c
 	}
 	if (cc->kernels)
 		env_addf(env, n, KG_ENV_KERNELS, cc->kernels);
+	if (cc->kernels && cc->name_base != KG_NAME_ANY)
+		env_addf(env, n, KG_ENV_NAME_BASE, cc->name_base == KG_NAME_FUNCTION ? "function"
+			 : cc->name_base == KG_NAME_DEMANGLED ? "demangled" : "mangled");
 	snprintf(num, sizeof(num), "%ld", cc->launch_skip);
 	env_addf(env, n, KG_ENV_LAUNCH_SKIP, num);
 	snprintf(num, sizeof(num), "%ld", cc->launch_count);

@@ -15,6 +15,12 @@
 
 #include "kgate/util.h"
 
+/* Which of a kernel's names a kernel name or regex is matched against
+ * (kernel_name_base, as ncu's --kernel-name-base): any (the default: the
+ * mangled and the demangled name, and for an exact name the function's
+ * base name too), or the one named. */
+enum kg_name_base { KG_NAME_ANY = 0, KG_NAME_FUNCTION, KG_NAME_DEMANGLED, KG_NAME_MANGLED };
+
 /* What a new/missing/inconclusive comparison does to the exit status. */
 enum kg_policy { KG_POLICY_IGNORE = 0, KG_POLICY_WARN, KG_POLICY_FAIL };
 
@@ -65,6 +71,10 @@ struct kg_thresholds {
 	enum kg_policy on_inconclusive;   /* default WARN */
 	enum kg_policy on_no_baseline;    /* WARN (default) or FAIL: a check
 	                                     with nothing to compare with */
+	enum kg_name_base name_base;      /* kernel_name_base of kernel: keys */
+	enum kg_policy on_ungated_metric; /* default WARN: a metric the
+	                                     thresholds gate that neither run of
+	                                     a compared benchmark has */
 };
 
 enum kg_collect_mode { KG_MODE_TRACE = 0, KG_MODE_METRICS };
@@ -75,6 +85,7 @@ struct kg_collector_cfg {
 	char **metrics;         /* NULL-terminated; NULL means the default set */
 	size_t n_metrics;
 	char *kernels;          /* "regex:..." or exact name, or NULL for all */
+	enum kg_name_base name_base; /* which name kernels is matched against */
 	long launch_skip;       /* default 0 */
 	long launch_count;      /* default 0: no limit */
 	enum kg_replay replay;

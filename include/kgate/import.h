@@ -46,11 +46,14 @@ struct kg_import_info {
 	int rank;                /* the process's rank in a distributed job; -1: none */
 	int local_rank;          /* its rank on its node; -1: not said */
 	int world_size;          /* the job's number of ranks; -1: not said */
+	int names_benchmarks;    /* the file names its benchmarks (import_sink_benchmark):
+				  * benchmark is then only the first of them */
 };
 void import_info_free(struct kg_import_info *info);
 
 struct kg_import_stats {
 	size_t kernels, samples, dropped, errors;
+	size_t benchmarks;       /* those named by import_sink_benchmark */
 };
 
 struct kg_import_sink;
@@ -120,9 +123,20 @@ int import_fingerprint(struct kg_run_info *run, struct kg_run_info *one, const c
 void import_context(struct kg_run_info *run);
 
 /* Stream path into the open run of st as (benchmark, repeat) through a sink.
- * stats may be NULL. */
+ * benchmark "": the file names its own (info.names_benchmarks).  stats may
+ * be NULL. */
 int import_ingest(const struct kg_importer *im, struct kg_store *st, const char *path,
 		  const char *benchmark, int repeat, struct kg_import_stats *stats);
+
+/* ---- for importers of JSON documents (import.c) ---- */
+
+/* The JSON document of path (jansson; the caller decrefs it), or NULL after
+ * printing "kgate: PATH:LINE: bad WHAT JSON: why" or why it cannot be read;
+ * a file over max bytes is refused.  The document read last is kept (its
+ * path, size, time and inode) and handed out again while the file is
+ * unchanged: an importer's read_info and ingest parse it once. */
+struct json_t;
+struct json_t *import_json_load(const char *path, long max, const char *what);
 
 /* ---- the sink (sink.c), for importers ---- */
 
@@ -142,6 +156,11 @@ enum kg_kernel_key { KG_KEY_AS_GIVEN, KG_KEY_CANONICAL };
  * valid until the ingest ends. */
 void import_sink_kernel(struct kg_import_sink *s, const char *name, enum kg_kernel_key key,
 			struct kg_kernel_name *out);
+/* The benchmark of the samples added after it: name as the file says it,
+ * or "B/name" when the ingest's benchmark B was given on the command line
+ * (import_ingest's benchmark not ""); the first sample of each stores it
+ * into the run (store_run_benchmark_add). */
+void import_sink_benchmark(struct kg_import_sink *s, const char *name);
 /* A string (an NVTX path) interned for the sink's life. */
 const char *import_sink_string(struct kg_import_sink *s, const char *str);
 /* A metric, classified once; unit may be NULL.  Valid for the sink's life. */

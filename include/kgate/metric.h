@@ -42,6 +42,12 @@ enum kg_better metric_better(const char *metric);
  * which move with clocks and configuration rather than with the code. */
 int metric_explained(const char *metric);
 
+/* 1 when the name is of an importer's own vocabulary, not a CUPTI metric:
+ * an nvbench summary tag ("nv/cold/time/gpu/mean"), or a Google Benchmark
+ * name (real_time, cpu_time, iterations, a user counter: a letter, then
+ * letters, digits and single '_'s); thresholds accept those without the collector's metric tables. */
+int metric_imported(const char *metric);
+
 /* "lower", "higher", "unchanged", "unknown". */
 const char *metric_better_name(enum kg_better b);
 /* +1 when growth is worse, -1 when a fall is worse, 0 unknown or either. */

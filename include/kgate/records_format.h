@@ -51,6 +51,7 @@
 #define KG_ENV_MODE         "KGATE_MODE"          /* trace | metrics */
 #define KG_ENV_METRICS      "KGATE_METRICS"       /* comma-separated names */
 #define KG_ENV_KERNELS      "KGATE_KERNELS"       /* "regex:..." or exact name */
+#define KG_ENV_NAME_BASE    "KGATE_KERNEL_NAME_BASE" /* function | demangled | mangled */
 #define KG_ENV_LAUNCH_SKIP  "KGATE_LAUNCH_SKIP"
 #define KG_ENV_LAUNCH_COUNT "KGATE_LAUNCH_COUNT"
 #define KG_ENV_REPLAY       "KGATE_REPLAY"        /* kernel | application */

@@ -23,6 +23,7 @@ struct coll_cfg {
 	char **metrics;      /* metrics mode: the requested names */
 	size_t n_metrics;
 	const char *kernels; /* KGATE_KERNELS or NULL */
+	int name_base;       /* KGATE_KERNEL_NAME_BASE: 0 any, 1 function, 2 demangled, 3 mangled */
 	long launch_skip;    /* matching launches to skip */
 	long launch_count;   /* matching launches to profile; -1 all (env: 0 or unset) */
 	int app_replay;      /* KGATE_REPLAY=application */

@@ -233,6 +233,18 @@ static void coll_read_env(void)
 				   KG_ENV_REPLAY, replay);
 	}
 	coll_cfg.kernels = k && *k ? k : NULL;
+	const char *nb = getenv(KG_ENV_NAME_BASE);
+	if (nb && *nb) {
+		if (!strcmp(nb, "function"))
+			coll_cfg.name_base = 1;
+		else if (!strcmp(nb, "demangled"))
+			coll_cfg.name_base = 2;
+		else if (!strcmp(nb, "mangled"))
+			coll_cfg.name_base = 3;
+		else
+			coll_error("bad_config", -1, "%s='%s' is not function, demangled or mangled; "
+				   "matching every name", KG_ENV_NAME_BASE, nb);
+	}
 	coll_cfg.launch_skip = coll_env_long(KG_ENV_LAUNCH_SKIP, 0, 0);
 	/* 0 (the suite file's default) and unset both mean no limit */
 	coll_cfg.launch_count = coll_env_long(KG_ENV_LAUNCH_COUNT, 0, 0);

@@ -39,6 +39,8 @@
  * the function's base name) or "regex:" + a POSIX ERE matched against the
  * demangled name; __cxa_demangle is used when the process has it (C++ and
  * PyTorch processes do), else the mangled name is matched.
+ * KGATE_KERNEL_NAME_BASE (function | demangled | mangled), as ncu's
+ * --kernel-name-base, matches both against that one name only.
  *
  * Application replay (KGATE_REPLAY=application): the metric set is split
  * into groups that are one pass each (metrics_split), the runner runs the
@@ -241,7 +243,16 @@ static int prof_matches(const char *mangled)
 		dem = NULL;
 	}
 	const char *subject = dem ? dem : mangled;
-	if (prof_have_regex) {
+	if (coll_cfg.name_base) {
+		/* the one name kernel_name_base says, as ncu's --kernel-name-base */
+		char base[512];
+		const char *name = coll_cfg.name_base == 3 ? mangled : subject;
+		if (coll_cfg.name_base == 1) {
+			prof_base_name(subject, base, sizeof(base));
+			name = base;
+		}
+		m = prof_have_regex ? regexec(&prof_regex, name, 0, NULL, 0) == 0 : strcmp(k, name) == 0;
+	} else if (prof_have_regex) {
 		m = regexec(&prof_regex, subject, 0, NULL, 0) == 0;
 	} else {
 		char base[512];

@@ -9,6 +9,7 @@
  */
 #include "kgate/import.h"
 #include "kgate/demangle.h"
+#include "kgate/kname.h"
 #include "kgate/metric.h"
 #include "kgate/util.h"
 
@@ -106,7 +107,15 @@ static void metric_free(struct ent *e)
 /* ------------------------------------------------------------------ */
 /* The sink                                                            */
 
+/* A benchmark named by the file; added: stored into the run (written and
+ * read by the storing thread only). */
+struct bench_ent {
+	struct ent e;
+	int added;
+};
+
 struct pending {
+	struct bench_ent *bench;        /* NULL: the ingest's benchmark */
 	const char *kernel, *dem, *base, *nvtx;
 	const struct kg_import_metric *metric;
 	size_t line;
@@ -126,7 +135,8 @@ struct kg_import_sink {
 	const struct kg_importer *im;
 	const char *path, *benchmark;
 	int repeat;
-	struct intern kernels, strings, metrics;
+	struct intern kernels, strings, metrics, benches;
+	struct bench_ent *cur_bench;    /* import_sink_benchmark's, else NULL */
 	struct kg_import_stats *stats;
 	/* the queue between the two threads */
 	pthread_mutex_t mu;
@@ -176,10 +186,27 @@ void import_sink_kernel(struct kg_import_sink *s, const char *name, enum kg_kern
 		*slot = &k->e;
 		s->kernels.n++;
 	}
-	out->mangled = key == KG_KEY_CANONICAL && !(name[0] == '_' && name[1] == 'Z') ? k->dem
-										     : k->e.key;
+	out->mangled = kname_key(k->e.key, k->dem,
+				 key == KG_KEY_CANONICAL ? KNAME_DEMANGLED : KNAME_AS_GIVEN);
 	out->demangled = k->dem;
 	out->base = k->base;
+}
+
+void import_sink_benchmark(struct kg_import_sink *s, const char *name)
+{
+	char *full = *s->benchmark ? xasprintf("%s/%s", s->benchmark, name) : xstrdup(name);
+	struct ent **slot = intern_slot(&s->benches, full);
+
+	if (!*slot) {
+		struct bench_ent *b = xcalloc(1, sizeof(*b));
+		b->e.key = full;
+		*slot = &b->e;
+		s->benches.n++;
+		s->stats->benchmarks++;
+	} else {
+		free(full);
+	}
+	s->cur_bench = (struct bench_ent *)*slot;
 }
 
 const char *import_sink_string(struct kg_import_sink *s, const char *str)
@@ -244,6 +271,7 @@ int import_sink_add(struct kg_import_sink *s, const char *nvtx, const struct kg_
 		s->cur->n = 0;
 	}
 	struct pending *p = &s->cur->p[s->cur->n++];
+	p->bench = s->cur_bench;
 	p->kernel = k->mangled;
 	p->dem = k->demangled;
 	p->base = k->base;
@@ -296,11 +324,25 @@ static int store_batches(struct kg_import_sink *s)
 		for (size_t i = 0; i < b->n && rc == KG_EXIT_PASS; i++) {
 			const struct pending *p = &b->p[i];
 			struct kg_kernel_name kn = { p->kernel, p->dem, p->base };
+			/* a benchmark the file names: into the run before its first sample */
+			struct bench_ent *be = p->bench;
+			if (be && !be->added) {
+				be->added = 1;
+				rc = store_run_benchmark_add(s->st, be->e.key);
+				if (rc != KG_EXIT_PASS) {
+					kg_error("%s: benchmark '%s' not stored", s->path, be->e.key);
+					pthread_mutex_lock(&s->mu);
+					s->store_failed = 1;
+					pthread_cond_broadcast(&s->cv);
+					pthread_mutex_unlock(&s->mu);
+					break;
+				}
+			}
 			if (p->rank != s->stored_rank) {
 				store_run_rank(s->st, p->rank);
 				s->stored_rank = p->rank;
 			}
-			rc = store_sample_add(s->st, s->benchmark, p->nvtx, &kn, p->metric->name,
+			rc = store_sample_add(s->st, be ? be->e.key : s->benchmark, p->nvtx, &kn, p->metric->name,
 					      p->metric->unit, p->metric->deterministic, s->repeat,
 					      p->ordinal, p->value);
 			if (rc == KG_EXIT_PASS) {
@@ -369,5 +411,6 @@ int import_ingest(const struct kg_importer *im, struct kg_store *st, const char 
 	intern_free(&s.kernels, kernel_free);
 	intern_free(&s.strings, string_free);
 	intern_free(&s.metrics, metric_free);
+	intern_free(&s.benches, string_free);
 	return rc;
 }

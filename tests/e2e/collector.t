@@ -359,6 +359,28 @@ like "$(grep strided "$f")" '"ordinal":1,.*"metrics":\{"gpu__time_duration.sum":
 	"session: a launch the filter leaves out, in the open session: its range's duration, no counters"
 like "$(grep '"ordinal":3,' "$f")" '_Z4tailiPf.*"metrics":\{"m__a.sum":400.0,' "session: the next selected launch after a graph launch opens a new session"
 like "$(grep '_Z4widev' "$f")" '"metrics":\{"gpu__time_duration.sum":601.0,' "session: the session stays open to the end (exit decodes it)"
+# kernel_name_base (as ncu's --kernel-name-base): the same selection by the
+# function's base name, and by the mangled name
+for nb in "function|regex:^(saxpy|tail)\$" "mangled|regex:^_Z(5saxpy|4tail)"; do
+	rm -f "$T"/fake/r.*.jsonl
+	fake KGATE_MODE=metrics "$M" "KGATE_KERNELS=${nb#*|}" "KGATE_KERNEL_NAME_BASE=${nb%%|*}" \
+		"$CT/fake_app" "$COLL"
+	f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+	like "$(grep strided "$f")" '"ordinal":1,.*"metrics":\{"gpu__time_duration.sum":201.0,"launch__grid_size":4,' \
+		"kernel_name_base ${nb%%|*}: the launch it leaves out has no counters"
+	like "$(grep '"ordinal":3,' "$f")" '_Z4tailiPf.*"metrics":\{"m__a.sum":400.0,' \
+		"kernel_name_base ${nb%%|*}: the launch it selects has them"
+done
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics "$M" "KGATE_KERNELS=regex:^(saxpy|tail)\(" KGATE_KERNEL_NAME_BASE=mangled \
+	"$CT/fake_app" "$COLL"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+unlike "$(cat "$f")" '"m__a.sum":[0-9]' "kernel_name_base mangled: a demangled regex selects nothing"
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics "$M" KGATE_KERNEL_NAME_BASE=base "$CT/fake_app" "$COLL"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+like "$(cat "$f")" "KGATE_KERNEL_NAME_BASE='base' is not function, demangled or mangled" "a bad kernel_name_base is reported"
+
 # the last launch the filter can select ends the session: later launches
 # are traced as without profiling
 rm -f "$T"/fake/r.*.jsonl

@@ -7,8 +7,8 @@
 # file of a format kgate does not read yet.
 #
 # Every file written here is SYNTHETIC: made up to carry the signature of a
-# format (nvbench's, Google Benchmark's and Kineto's top-level JSON keys,
-# SQLite's and ncu-rep's magic bytes), not produced by those tools or a GPU.
+# format (a Chrome trace's events, ncu-rep's magic bytes), not produced by those
+# tools or a GPU.
 # The records and ncu files copied are the fixtures of tests/fixtures/.
 . "$(dirname "$0")/lib.sh"
 
@@ -39,12 +39,11 @@ cp "$NCU" "$T/dir/c.csv"
 cp "$REC/good.jsonl" "$T/dir/sub/d.jsonl"
 cp "$REC/good.jsonl" "$T/dir/.hidden.jsonl"
 echo "notes on the run" > "$T/dir/README"
-printf '{"meta":{"argv":["./bench"],"version":{"nvbench":{"string":"0.0.0"}}},"devices":[],"benchmarks":[]}\n' \
-	> "$T/dir/nvbench.json"
+printf 'NVR\000\001\000\000\000synthetic' > "$T/dir/x.ncu-rep"
 run "$KGATE" ingest --db "$DB" --commit d1 --format json "$T/dir"
 is "$rc" 0 "a directory ingests"
 like "$out" '"benchmarks": ?2, ?"kernels": ?16,' "its two records files and its ncu export, not sub/ nor the hidden file"
-like "$err" "warning: skipped '.*/dir/nvbench.json': this looks like an nvbench JSON file; kgate does not read that format yet" \
+like "$err" "warning: skipped '.*/dir/x.ncu-rep': this looks like a binary Nsight Compute report.*; kgate does not read that format yet" \
 	"a file of a format kgate does not read is skipped with a warning"
 unlike "$err" "README" "a file no importer claims is skipped silently"
 is "$(sqlite3 "$DB" "SELECT count(DISTINCT repeat) FROM samples s JOIN runs r ON r.id = s.run JOIN benchmarks b ON b.id = s.benchmark WHERE r.commit_sha = 'd1' AND b.name = 'saxpy'")" \
@@ -84,9 +83,9 @@ run "$KGATE" ingest --help
 like "$out" "^Formats:$" "--help has a list of formats"
 like "$out" "^  records  +records files \(JSON Lines\) written by kgate's collector$" "--help names records from the importer table"
 like "$out" "^  ncu-csv  +Nsight Compute CSV exports" "--help names ncu-csv from the importer table"
-run "$KGATE" ingest --db "$DB" --commit f4 --input-format nvbench "$REC/good.jsonl"
+run "$KGATE" ingest --db "$DB" --commit f4 --input-format nvprof "$REC/good.jsonl"
 is "$rc" 2 "an unknown --input-format exits 2"
-like "$err" "--input-format 'nvbench' is not one of: records, ncu-csv(, [a-z0-9-]*)*, auto" "and names the choices"
+like "$err" "--input-format 'nvprof' is not one of: records, ncu-csv(, [a-z0-9-]*)*, auto" "and names the choices"
 run "$KGATE" ingest --db "$DB" --commit f5 --ncu-csv "$NCU" -- "$REC/good.jsonl"
 is "$rc" 0 "--ncu-csv still names a file; files after -- are sniffed"
 
@@ -110,22 +109,12 @@ is "$rc" 0 "with --benchmark"
 unlike "$err" "merges" "names given by --benchmark are not warned about"
 
 # --- formats kgate does not read yet (synthetic signatures) ---
-printf '{\n  "context": {\n    "date": "2026-01-01T00:00:00",\n    "host_name": "synthetic",\n    "executable": "./b",\n    "num_cpus": 1,\n    "library_build_type": "release"\n  },\n  "benchmarks": []\n}\n' > "$T/gbench.json"
-printf '{"schemaVersion": 1, "deviceProperties": [], "traceEvents": [{"ph": "X", "name": "k", "ts": 1, "dur": 2}]}\n' > "$T/kineto.json"
-gzip -n -c "$T/kineto.json" > "$T/kineto.pt.trace.json.gz"
 printf '[{"name": "k", "ph": "X", "ts": 1, "dur": 2, "pid": 1, "tid": 1}]\n' > "$T/chrome.json"
 printf 'NVR\000\001\000\000\000synthetic' > "$T/x.ncu-rep"
 printf 'synthetic\000\001\002\003' > "$T/x.nsys-rep"
-sqlite3 "$T/nsys.sqlite" "CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT); CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INTEGER, end INTEGER, demangledName INTEGER)"
-cp "$T/dir/nvbench.json" "$T/nvbench.json"
-for c in "nvbench.json|an nvbench JSON file" \
-	 "gbench.json|a Google Benchmark JSON file" \
-	 "kineto.json|a Kineto \(PyTorch profiler\) or Chrome trace JSON file" \
-	 "chrome.json|a Kineto \(PyTorch profiler\) or Chrome trace JSON file" \
-	 "kineto.pt.trace.json.gz|a gzip-compressed JSON file, by its name a Kineto" \
+for c in "chrome.json|a Chrome trace JSON file without the GPU kernels of a Kineto" \
 	 "x.ncu-rep|a binary Nsight Compute report \(.ncu-rep\)" \
 	 "x.nsys-rep|an Nsight Systems report \(.nsys-rep, by its name\)" \
-	 "nsys.sqlite|an Nsight Systems SQLite export" \
 	 "k.db|a kgate database: give it as --db"; do
 	f=${c%%|*} what=${c#*|}
 	n=$(runs)

@@ -751,6 +751,52 @@ static void test_better_rule(void **state)
 	buf_free(&errs);
 }
 
+/* kernel_name_base: a rule's kernel against the one name it says. */
+static void test_name_base(void **state)
+{
+	static const char *const mangled = "_Z8tr_tiledILi32EEvPKfPfii";
+	static const char *const dem = "void tr_tiled<32>(float const*, float*, int, int)";
+	static const struct {
+		const char *base, *kernel;
+		int fits_mangled_key, fits_demangled_key;
+	} cases[] = {
+		{ "", "regex:^tr_tiled", 0, 0 },       /* any name: neither begins so */
+		{ "", "regex:tr_tiled<32>", 1, 1 },
+		{ "kernel_name_base: function\n", "regex:^tr_tiled$", 1, 1 },
+		{ "kernel_name_base: function\n", "tr_tiled", 1, 1 },
+		{ "kernel_name_base: demangled\n", "regex:^_Z8", 0, 0 },
+		{ "kernel_name_base: demangled\n", "regex:^void tr_tiled<32>", 1, 1 },
+		{ "kernel_name_base: mangled\n", "regex:^_Z8tr_tiled", 1, 0 },
+		{ "kernel_name_base: mangled\n", "regex:tr_tiled<32>", 0, 0 },
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct kg_buf errs = KG_BUF_INIT;
+		struct kg_thresholds *t = NULL;
+		struct kg_metric_rule r;
+		char *y = xasprintf("version: 1\n%srules:\n  - match: { kernel: \"%s\" }\n"
+				    "    metrics: { gpu__time_duration.sum: { regression: 7%% } }\n",
+				    cases[i].base, cases[i].kernel);
+		assert_int_equal(th(y, &t, &errs), KG_EXIT_PASS);
+		/* a collector's key (mangled, with its demangled form), an ncu key
+		 * (demangled only) */
+		if (config_rule_for(t, "b", NULL, mangled, dem, "gpu__time_duration.sum", &r) !=
+		    cases[i].fits_mangled_key)
+			fail_msg("case %zu (%s%s): mangled key", i, cases[i].base, cases[i].kernel);
+		if (config_rule_for(t, "b", NULL, dem, dem, "gpu__time_duration.sum", &r) !=
+		    cases[i].fits_demangled_key)
+			fail_msg("case %zu (%s%s): demangled key", i, cases[i].base, cases[i].kernel);
+		config_free_thresholds(t);
+		buf_free(&errs);
+		free(y);
+	}
+	struct kg_buf errs = KG_BUF_INIT;
+	struct kg_thresholds *t = NULL;
+	assert_int_equal(th("version: 1\nkernel_name_base: base\n", &t, &errs), KG_EXIT_USAGE);
+	assert_non_null(strstr(errs.s, "kernel_name_base"));
+	buf_free(&errs);
+}
+
 static void test_rule_for(void **state)
 {
 	struct kg_buf errs = KG_BUF_INIT;
@@ -882,6 +928,7 @@ int main(void)
 		cmocka_unit_test(test_parse_percent),
 		cmocka_unit_test(test_parse_duration),
 		cmocka_unit_test(test_rule_for),
+		cmocka_unit_test(test_name_base),
 		cmocka_unit_test(test_better_rule),
 	};
 
