@@ -282,7 +282,8 @@ FUZZ_FLAGS ?=
 fuzz_seeds_suite      = tests/fixtures/config/suite-*.yaml $(wildcard kgate.yaml)
 fuzz_seeds_thresholds = tests/fixtures/config/th-*.yaml thresholds/*.yaml
 fuzz_seeds_records    = tests/fixtures/records/*.jsonl
-fuzz_seeds_ncu_csv    = tests/fixtures/h200/*.csv
+fuzz_seeds_ncu_csv    = tests/fixtures/h200/*.csv tests/fixtures/ncu/*.csv tests/fixtures/ncu/*.log \
+                        tests/fixtures/ncu/*.out tests/fixtures/ncu/*.res
 fuzz_seeds_nvbench    = tests/fixtures/nvbench/synthetic_jsonbin.json
 fuzz_seeds_gbench     = tests/fixtures/gbench/*.json
 fuzz_seeds_import     = $(fuzz_seeds_records) $(fuzz_seeds_ncu_csv) \

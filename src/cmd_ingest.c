@@ -29,7 +29,8 @@ static const char synopsis[] =
 	"usage: kgate ingest [--db PATH] [--commit SHA] [--branch NAME]\n"
 	"                    [--input-format NAME] [--benchmark NAME] (FILE | DIR)...\n"
 	"                    [--records FILE] [--ncu-csv FILE]\n"
-	"                    [--repeat N] [--label L] [--format text|json]\n"
+	"                    [--repeat N] [--label L] [--gpu NAME] [--allow-partial]\n"
+	"                    [--format text|json]\n"
 	"\n"
 	"Store records files (written by the collector), Nsight Compute CSV\n"
 	"exports (ncu --csv, details or raw page), Nsight Systems SQLite exports\n"
@@ -331,13 +332,13 @@ static int take_format(const struct kg_opt *o, const char *arg)
 int cmd_ingest(int argc, char **argv)
 {
 	const char *db = store_default_db(), *commit = NULL, *branch = NULL;
-	const char *label = NULL, *format = "text";
+	const char *label = NULL, *format = "text", *gpu = NULL;
 	struct ingest_args ia = { NULL, 0, NULL, NULL };
 	struct arg *args = NULL;
 	struct input *in = NULL;
 	size_t nargs = 0, nin = 0;
 	long repeat0 = 0;
-	int argi, rc;
+	int argi, rc, partial = 0;
 	const struct kg_opt opts[] = {
 		KG_OPT_STR("db", 0, "PATH", &db, "the database (default $KGATE_DB, else kgate.db)"),
 		KG_OPT_STR("commit", 0, "SHA", &commit,
@@ -363,6 +364,14 @@ int cmd_ingest(int argc, char **argv)
 			    "repeat number of the first file of each benchmark (default 0; later "
 			    "files of one benchmark count up)"),
 		KG_OPT_STR("label", 0, "L", &label, "a label for the run (compare uses base/head)"),
+		KG_OPT_STR("gpu", 0, "NAME", &gpu,
+			   "the GPU the inputs were measured on (\"NVIDIA H200\"), for inputs that "
+			   "name it only by its compute capability or not at all (ncu's details "
+			   "page), so that the run compares with the runs of that GPU"),
+		KG_OPT_FLAG("allow-partial", 0, &partial,
+			    "store an ncu export although ncu reported errors (==ERROR== lines: a "
+			    "launch it failed to profile, an application that failed), with a "
+			    "warning; without it such an export is refused"),
 		KG_OPT_ONEOF("format", 0, "F", &format, kg_opt_text_json,
 			     "text (default) or json: a JSON summary on stdout"),
 		KG_OPT_OPERANDS_CALL("FILE | DIR", take_input, &ia,
@@ -377,6 +386,7 @@ int cmd_ingest(int argc, char **argv)
 	nargs = ia.nargs;
 	if (rc != KG_OPT_GO)
 		goto out;
+	import_set_partial(partial);
 	rc = KG_EXIT_USAGE;
 	if (!nargs) {
 		kg_error("nothing to ingest: give files or directories (or --records FILE, "
@@ -425,9 +435,24 @@ int cmd_ingest(int argc, char **argv)
 		}
 	}
 	warn_merges(in, nin);
-	if (!run.gpu_name)
+	if (gpu && run.gpu_name && strcmp(run.gpu_name, gpu) &&
+	    strncmp(run.gpu_name, KG_IMPORT_CC_NAME, strlen(KG_IMPORT_CC_NAME))) {
+		kg_error("--gpu '%s': the inputs were recorded on %s", gpu, run.gpu_name);
+		store_run_info_free(&run);
+		rc = KG_EXIT_USAGE;
+		goto out;
+	}
+	if (gpu) {
+		free(run.gpu_name);
+		run.gpu_name = xstrdup(gpu);
+	} else if (!run.gpu_name)
 		kg_warn("the inputs do not name the GPU (ncu's details page does not; its raw page, "
-			"--page raw, does): this run will not match runs of a named GPU");
+			"--page raw, does; or give --gpu NAME): this run will not match runs of a named GPU");
+	else if (!strncmp(run.gpu_name, KG_IMPORT_CC_NAME, strlen(KG_IMPORT_CC_NAME)))
+		kg_warn("the inputs name the GPU only by its compute capability (ncu's details page; "
+			"its raw page, --page raw, names it; or give --gpu NAME): this run compares only "
+			"with runs of a "
+			"%s", run.gpu_name);
 	if (assign_repeats(in, nin, (int)repeat0) != 0) {
 		store_run_info_free(&run);
 		goto out;

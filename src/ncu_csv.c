@@ -3,19 +3,26 @@
  * (ncu_csv.h).  Owns the RFC 4180 record reader, the recognition of the two
  * pages ncu exports (details: one row per launch and metric; raw: one
  * column per metric, a units row, one row per launch), the mapping of
- * details-page display names to raw metric names, and unit conversion to
- * the units kgate stores (ns, byte).
+ * details-page labels and old raw names of every release since 2019 to
+ * today's raw metric names, the reading of ncu's numbers (the C locale's;
+ * another locale's refused), ncu's own ==ERROR== and ==WARNING== lines, and
+ * the GPU an export names (device name, compute capability).  Units go
+ * through unit.c to the one unit stored per metric.
  *
  * Lines that do not begin with a quote (the program's own output, ncu's
- * ==PROF== and ==WARNING== lines) are skipped: ncu quotes every field.
+ * ==PROF==, ==WARNING== and ==ERROR== lines) are no table rows: ncu quotes
+ * every field.
  *
  * One pass over the file stores it: what the header functions need (the
  * process and GPU names) is on the first launch row, so they stop there;
  * each raw-page column is classified (skipped or not, its unit and factor,
- * deterministic or not) once per header and units row, not once per cell.
+ * deterministic or not) once per header and units row, each details-page
+ * (section, label, unit) once per export, not once per cell.
  */
 #include "kgate/ncu_csv.h"
+#include "kgate/escape.h"
 #include "kgate/import.h"
+#include "kgate/unit.h"
 #include "kgate/util.h"
 
 #include <errno.h>
@@ -47,17 +54,75 @@ static void rd_end_field(struct ncu_csv_reader *rd, size_t start)
 	rd->off[rd->nf++] = start;
 }
 
+/* The reader's input: fp read in blocks of IN_BLOCK bytes (the FILE's own
+ * buffer is bypassed, so fp is read through one reader only). */
+#define IN_BLOCK (256u << 10)
+
+/* The next byte of input, EOF at the end (or on a read error). */
+static inline int rd_getc(struct ncu_csv_reader *rd, FILE *fp)
+{
+	if (rd->in_pos == rd->in_len) {
+		if (!rd->in)
+			rd->in = xmalloc(IN_BLOCK);
+		rd->in_pos = 0;
+		rd->in_len = fread(rd->in, 1, IN_BLOCK, fp);
+		if (!rd->in_len)
+			return EOF;
+	}
+	return rd->in[rd->in_pos++];
+}
+
+/* The bytes of the input before the next byte that stop[] marks, up to
+ * the end of the buffered block, appended to the field.  The stopping byte
+ * itself stays, for the caller to read (a newline is one: it is counted). */
+static void rd_span(struct ncu_csv_reader *rd, const unsigned char *stop)
+{
+	size_t i = rd->in_pos, n = rd->in_len;
+	const unsigned char *in = rd->in;
+
+	while (i < n && !stop[in[i]])
+		i++;
+	size_t len = i - rd->in_pos;
+	if (!len || !in)
+		return;
+	if (!rd->buf || rd->len + len + 2 > rd->cap) {
+		while (rd->len + len + 2 > rd->cap)
+			rd->cap = rd->cap ? rd->cap * 2 : 1024;
+		rd->buf = xrealloc(rd->buf, rd->cap);
+	}
+	memcpy(rd->buf + rd->len, in + rd->in_pos, len);
+	rd->len += len;
+	rd->in_pos = i;
+}
+
+/* Bytes that end a span: in a quoted field the quote and the newline (which
+ * is kept but counted); on a line that is no record, the newline and CR. */
+static unsigned char stop_quoted[256], stop_line[256];
+
+static void rd_tables(void)
+{
+	if (!stop_quoted['"']) {
+		stop_quoted['"'] = stop_quoted['\n'] = 1;
+		stop_line['\n'] = stop_line['\r'] = 1;
+	}
+}
+
 int ncu_csv_read_record(FILE *fp, struct ncu_csv_reader *rd)
 {
 	enum { FIELD_START, UNQUOTED, QUOTED, QUOTE_IN_QUOTED } state = FIELD_START;
 	size_t start = 0;
 	int c;
 
+	rd_tables();
+	if (rd->in_fp != fp) {
+		rd->in_fp = fp;
+		rd->in_pos = rd->in_len = 0;
+	}
 	rd->len = rd->nf = 0;
 	if (!rd->next_line)
 		rd->next_line = 1;
 	rd->line = rd->next_line;
-	c = getc_unlocked(fp);
+	c = rd_getc(rd, fp);
 	if (c == EOF)
 		return 0;
 	rd->quoted_first = c == '"';
@@ -68,13 +133,14 @@ int ncu_csv_read_record(FILE *fp, struct ncu_csv_reader *rd)
 				return -1;
 			if (c != '\r')
 				rd_addc(rd, c);
-			c = getc_unlocked(fp);
+			rd_span(rd, stop_line);
+			c = rd_getc(rd, fp);
 		}
 		rd->next_line++;
 		rd_end_field(rd, 0);
 		goto done;
 	}
-	for (;; c = getc_unlocked(fp)) {
+	for (;; c = rd_getc(rd, fp)) {
 		/* the text and each field's offset and pointer count */
 		if (rd->len + rd->nf * (sizeof(*rd->off) + sizeof(*rd->fields)) > MAX_RECORD)
 			return -1;
@@ -83,6 +149,7 @@ int ncu_csv_read_record(FILE *fp, struct ncu_csv_reader *rd)
 			start = rd->len;
 			if (c == '"') {
 				state = QUOTED;
+				rd_span(rd, stop_quoted);
 				break;
 			}
 			state = UNQUOTED;
@@ -102,18 +169,20 @@ int ncu_csv_read_record(FILE *fp, struct ncu_csv_reader *rd)
 		case QUOTED:
 			if (c == EOF)
 				return -1;
-			if (c == '"')
+			if (c == '"') {
 				state = QUOTE_IN_QUOTED;
-			else {
+			} else {
 				if (c == '\n')
 					rd->next_line++;
 				rd_addc(rd, c);
+				rd_span(rd, stop_quoted);
 			}
 			break;
 		case QUOTE_IN_QUOTED:
 			if (c == '"') {
 				rd_addc(rd, '"');
 				state = QUOTED;
+				rd_span(rd, stop_quoted);
 			} else if (c == ',') {
 				rd_end_field(rd, start);
 				state = FIELD_START;
@@ -142,109 +211,236 @@ void ncu_csv_reader_free(struct ncu_csv_reader *rd)
 	free(rd->buf);
 	free(rd->off);
 	free(rd->fields);
+	free(rd->in);
 	memset(rd, 0, sizeof(*rd));
 }
 
 /* ------------------------------------------------------------------ */
 /* Values and units                                                    */
 
-/* "1,234.56" -> 1234.56; 0 when the field is not a number ("n/a", "",
- * and "nan", which ncu writes for a derived metric it cannot compute, as
- * derived_tempMetric4 of real H200 raw exports), -1 when it is an infinite
- * one ("inf", "1e999"): the gate cannot judge it, so the export is refused. */
+/* What parse_number() makes of a field. */
+enum { NUM_TEXT = 0, NUM_OK = 1, NUM_INF = -1, NUM_LOCALE = -2 };
+
+/* A space that a locale groups digits with: ' ', U+00A0, U+202F (UTF-8). */
+static size_t group_space(const char *s)
+{
+	if (*s == ' ')
+		return 1;
+	if ((unsigned char)s[0] == 0xc2 && (unsigned char)s[1] == 0xa0)
+		return 2;
+	if ((unsigned char)s[0] == 0xe2 && (unsigned char)s[1] == 0x80 && (unsigned char)s[2] == 0xaf)
+		return 3;
+	return 0;
+}
+
+/*
+ * A field as ncu writes numbers under the C locale: "1,234.56" -> 1234.56
+ * (commas group whole digits by three; ncu writes fractions of two digits).
+ * NUM_TEXT when the field is not a number ("n/a", "", and "nan", which ncu
+ * writes for a derived metric it cannot compute, as derived_tempMetric4 of
+ * real H200 raw exports); NUM_INF when it is an infinite one ("inf",
+ * "1e999"): the gate cannot judge it, so the export is refused; NUM_LOCALE
+ * when it is written in another locale's format ("65,77", "1.179.968",
+ * "117.344", "1 179 968"), which read as C would be off by 100x or 1000x.
+ */
 static int parse_number(const char *s, double *v)
 {
 	char tmp[128];
-	size_t n = 0;
+	size_t n = 0, digits = 0, group = 0, frac = 0;
+	int commas = 0, dots = 0, spaces = 0, in_exp = 0, bad_group = 0;
+	const char *p;
 
 	while (*s == ' ')
 		s++;
 	if (!*s)
-		return 0;
-	for (; *s && n + 1 < sizeof(tmp); s++)
-		if (*s != ',')
-			tmp[n++] = *s;
-	if (*s)
-		return 0;
-	while (n && tmp[n - 1] == ' ')
-		n--;
+		return NUM_TEXT;
+	p = s;
+	if (*p == '-' || *p == '+')
+		tmp[n++] = *p++;
+	if (!((*p >= '0' && *p <= '9') || (*p == '.' && p[1] >= '0' && p[1] <= '9'))) {
+		/* text, "nan", "inf" */
+		char *end;
+		errno = 0;
+		*v = strtod(s, &end);
+		while (*end == ' ')
+			end++;
+		if (end == s || *end || isnan(*v))
+			return NUM_TEXT;
+		return isinf(*v) ? NUM_INF : NUM_OK;
+	}
+	for (; *p; p++) {
+		size_t sp;
+		if (n + 1 >= sizeof(tmp))
+			return NUM_TEXT;
+		if (*p >= '0' && *p <= '9') {
+			tmp[n++] = *p;
+			if (in_exp)
+				continue;
+			if (dots)
+				frac++;
+			else {
+				digits++;
+				group++;
+			}
+		} else if (*p == ',' && !in_exp) {
+			/* C: between whole digits, after one to three, then groups of three */
+			if (dots || !group || (commas ? group != 3 : group > 3))
+				bad_group = 1;
+			commas++;
+			group = 0;
+		} else if (*p == '.' && !in_exp) {
+			if (dots++ || (commas && group != 3))
+				bad_group = 1;
+			tmp[n++] = '.';
+		} else if ((*p == 'e' || *p == 'E') && !in_exp && !commas && digits) {
+			in_exp = 1;
+			tmp[n++] = *p;
+			if (p[1] == '-' || p[1] == '+')
+				tmp[n++] = *++p;
+		} else if ((sp = group_space(p)) && !in_exp && !dots && p[sp] >= '0' && p[sp] <= '9') {
+			spaces++;   /* "1 179 968": grouped by spaces */
+			p += sp - 1;
+			group = 0;
+		} else if (*p == ' ') {
+			while (*p == ' ')
+				p++;
+			if (*p)
+				return NUM_TEXT;
+			break;
+		} else {
+			return NUM_TEXT;   /* "12 ms", "(256, 1, 1)", "1.5x" */
+		}
+	}
+	if (commas && !dots && group != 3)
+		bad_group = 1;      /* "65,77", "1,5" */
+	/* "117.344" or "1.179.968": '.' grouping; ncu's C fractions have two
+	 * digits, so three after a non-zero whole part are a thousands group */
+	if (bad_group || spaces || dots > 1 ||
+	    (dots == 1 && !commas && frac == 3 && !in_exp && digits <= 3 &&
+	     !(digits == 1 && tmp[n - 5] == '0')))
+		return NUM_LOCALE;
 	tmp[n] = '\0';
 	char *end;
 	errno = 0;
 	*v = strtod(tmp, &end);
 	if (end == tmp || *end || isnan(*v))
-		return 0;
+		return NUM_TEXT;
 	if (isinf(*v) || (errno == ERANGE && *v != 0))
-		return -1;
-	return 1;
+		return NUM_INF;
+	return NUM_OK;
 }
 
-static const struct unit_conv {
-	const char *from;
-	double factor;
-	const char *to;
-} unit_convs[] = {
-	{ "nsecond", 1, "ns" }, { "ns", 1, "ns" },
-	{ "usecond", 1e3, "ns" }, { "us", 1e3, "ns" },
-	{ "msecond", 1e6, "ns" }, { "ms", 1e6, "ns" },
-	{ "second", 1e9, "ns" }, { "s", 1e9, "ns" },
-	{ "byte", 1, "byte" }, { "Kbyte", 1e3, "byte" }, { "Mbyte", 1e6, "byte" },
-	{ "Gbyte", 1e9, "byte" }, { "Tbyte", 1e12, "byte" },
-	{ "Kibyte", 1024.0, "byte" }, { "Mibyte", 1048576.0, "byte" },
-	{ "Gibyte", 1073741824.0, "byte" },
-	{ "byte/second", 1, "byte/second" }, { "Kbyte/second", 1e3, "byte/second" },
-	{ "Mbyte/second", 1e6, "byte/second" }, { "Gbyte/second", 1e9, "byte/second" },
-	{ "Tbyte/second", 1e12, "byte/second" },
-	{ "hz", 1, "hz" }, { "Khz", 1e3, "hz" }, { "Mhz", 1e6, "hz" }, { "Ghz", 1e9, "hz" },
-};
-
-/* The unit kgate stores for an ncu unit, and the factor to get there. */
-static const char *convert_unit(const char *unit, double *factor)
-{
-	*factor = 1;
-	for (size_t i = 0; i < sizeof(unit_convs) / sizeof(unit_convs[0]); i++)
-		if (!strcmp(unit, unit_convs[i].from)) {
-			*factor = unit_convs[i].factor;
-			return unit_convs[i].to;
-		}
-	return unit;
-}
-
-/* (Section Name, Metric Name) of the details page -> raw metric name. */
+/*
+ * (Section Name, Metric Name) of the details page -> raw metric name, for
+ * the labels of ncu's sections of 2019 to 2025 ("GPU Speed Of Light" and
+ * its labels "SM [%]", "Memory [%]", "SOL FB" ..., later "GPU Speed Of
+ * Light Throughput" with "Compute (SM) Throughput" ...).  Where a 2025
+ * details and raw page of one launch exist (tests/fixtures/h200/ncu) their
+ * values agree; the older labels are those metrics' labels in the section
+ * files of their releases.  A label not listed is stored as
+ * "ncu:Section/Label".
+ */
+#define SOL "GPU Speed Of Light Throughput"
+#define MWA "Memory Workload Analysis"
+#define CWA "Compute Workload Analysis"
+#define IS "Instruction Statistics"
+#define WSS "Warp State Statistics"
+#define LS "Launch Statistics"
 static const struct {
 	const char *section, *name, *metric;
 } details_map[] = {
-	{ "GPU Speed Of Light Throughput", "Duration", "gpu__time_duration.sum" },
-	{ "GPU Speed Of Light Throughput", "Elapsed Cycles", "gpc__cycles_elapsed.max" },
-	{ "GPU Speed Of Light Throughput", "SM Active Cycles", "sm__cycles_active.avg" },
-	{ "GPU Speed Of Light Throughput", "SM Frequency", "gpc__cycles_elapsed.avg.per_second" },
-	{ "GPU Speed Of Light Throughput", "DRAM Frequency", "dram__cycles_elapsed.avg.per_second" },
-	{ "GPU Speed Of Light Throughput", "Memory Throughput",
-	  "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed" },
-	{ "GPU Speed Of Light Throughput", "DRAM Throughput",
-	  "dram__throughput.avg.pct_of_peak_sustained_elapsed" },
-	{ "GPU Speed Of Light Throughput", "Compute (SM) Throughput",
-	  "sm__throughput.avg.pct_of_peak_sustained_elapsed" },
-	{ "GPU Speed Of Light Throughput", "L1/TEX Cache Throughput",
-	  "l1tex__throughput.avg.pct_of_peak_sustained_active" },
-	{ "GPU Speed Of Light Throughput", "L2 Cache Throughput",
-	  "lts__throughput.avg.pct_of_peak_sustained_elapsed" },
-	{ "Launch Statistics", "Block Size", "launch__block_size" },
-	{ "Launch Statistics", "Grid Size", "launch__grid_size" },
-	{ "Launch Statistics", "Registers Per Thread", "launch__registers_per_thread" },
-	{ "Launch Statistics", "Shared Memory Configuration Size", "launch__shared_mem_config_size" },
-	{ "Launch Statistics", "Static Shared Memory Per Block", "launch__shared_mem_per_block_static" },
-	{ "Launch Statistics", "Dynamic Shared Memory Per Block", "launch__shared_mem_per_block_dynamic" },
-	{ "Launch Statistics", "Driver Shared Memory Per Block", "launch__shared_mem_per_block_driver" },
-	{ "Launch Statistics", "Threads", "launch__thread_count" },
-	{ "Launch Statistics", "Waves Per SM", "launch__waves_per_multiprocessor" },
-	{ "Launch Statistics", "# SMs", "launch__sm_count" },
+	{ SOL, "Duration", "gpu__time_duration.sum" },
+	{ SOL, "Elapsed Cycles", "gpc__cycles_elapsed.max" },
+	{ SOL, "SM Active Cycles", "sm__cycles_active.avg" },
+	{ SOL, "SM Frequency", "gpc__cycles_elapsed.avg.per_second" },
+	{ SOL, "DRAM Frequency", "dram__cycles_elapsed.avg.per_second" },
+	{ SOL, "Memory Frequency", "dram__cycles_elapsed.avg.per_second" },
+	{ SOL, "Memory Throughput", "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed" },
+	{ SOL, "Memory [%]", "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed" },
+	{ SOL, "SOL Memory", "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed" },
+	{ SOL, "DRAM Throughput", "dram__throughput.avg.pct_of_peak_sustained_elapsed" },
+	{ SOL, "DRAM [%]", "dram__throughput.avg.pct_of_peak_sustained_elapsed" },
+	{ SOL, "SOL DRAM", "dram__throughput.avg.pct_of_peak_sustained_elapsed" },
+	{ SOL, "SOL FB", "dram__throughput.avg.pct_of_peak_sustained_elapsed" },
+	{ SOL, "Compute (SM) Throughput", "sm__throughput.avg.pct_of_peak_sustained_elapsed" },
+	{ SOL, "Compute (SM) [%]", "sm__throughput.avg.pct_of_peak_sustained_elapsed" },
+	{ SOL, "SM [%]", "sm__throughput.avg.pct_of_peak_sustained_elapsed" },
+	{ SOL, "SOL SM", "sm__throughput.avg.pct_of_peak_sustained_elapsed" },
+	{ SOL, "L1/TEX Cache Throughput", "l1tex__throughput.avg.pct_of_peak_sustained_active" },
+	{ SOL, "L1/TEX Cache [%]", "l1tex__throughput.avg.pct_of_peak_sustained_active" },
+	{ SOL, "SOL L1/TEX Cache", "l1tex__throughput.avg.pct_of_peak_sustained_active" },
+	{ SOL, "SOL TEX", "l1tex__throughput.avg.pct_of_peak_sustained_active" },
+	{ SOL, "L2 Cache Throughput", "lts__throughput.avg.pct_of_peak_sustained_elapsed" },
+	{ SOL, "L2 Cache [%]", "lts__throughput.avg.pct_of_peak_sustained_elapsed" },
+	{ SOL, "SOL L2 Cache", "lts__throughput.avg.pct_of_peak_sustained_elapsed" },
+	{ SOL, "SOL L2", "lts__throughput.avg.pct_of_peak_sustained_elapsed" },
+	{ MWA, "Memory Throughput", "dram__bytes.sum.per_second" },
+	{ MWA, "Mem Busy", "gpu__compute_memory_access_throughput.avg.pct_of_peak_sustained_elapsed" },
+	{ MWA, "Max Bandwidth", "gpu__compute_memory_request_throughput.avg.pct_of_peak_sustained_elapsed" },
+	{ MWA, "L2 Hit Rate", "lts__t_sector_hit_rate.pct" },
+	{ MWA, "L1/TEX Hit Rate", "l1tex__t_sector_hit_rate.pct" },
+	{ MWA, "L1 Hit Rate", "l1tex__t_sector_hit_rate.pct" },
+	{ CWA, "Executed Ipc Elapsed", "sm__inst_executed.avg.per_cycle_elapsed" },
+	{ CWA, "Executed Ipc Active", "sm__inst_executed.avg.per_cycle_active" },
+	{ CWA, "Issued Ipc Active", "sm__inst_issued.avg.per_cycle_active" },
+	{ IS, "Executed Instructions", "smsp__inst_executed.sum" },
+	{ IS, "Issued Instructions", "smsp__inst_issued.sum" },
+	{ IS, "Avg. Executed Instructions Per Scheduler", "smsp__inst_executed.avg" },
+	{ IS, "Avg. Issued Instructions Per Scheduler", "smsp__inst_issued.avg" },
+	{ "Scheduler Statistics", "Issued Warp Per Scheduler", "smsp__issue_active.avg.per_cycle_active" },
+	{ WSS, "Warp Cycles Per Issued Instruction", "smsp__average_warp_latency_per_inst_issued.ratio" },
+	{ WSS, "Warp Cycles Per Executed Instruction",
+	  "smsp__average_warps_active_per_inst_executed.ratio" },
+	{ LS, "Block Size", "launch__block_size" },
+	{ LS, "Grid Size", "launch__grid_size" },
+	{ LS, "Registers Per Thread", "launch__registers_per_thread" },
+	{ LS, "Shared Memory Configuration Size", "launch__shared_mem_config_size" },
+	{ LS, "Static Shared Memory Per Block", "launch__shared_mem_per_block_static" },
+	{ LS, "Dynamic Shared Memory Per Block", "launch__shared_mem_per_block_dynamic" },
+	{ LS, "Driver Shared Memory Per Block", "launch__shared_mem_per_block_driver" },
+	{ LS, "Threads", "launch__thread_count" },
+	{ LS, "Waves Per SM", "launch__waves_per_multiprocessor" },
+	{ LS, "# SMs", "launch__sm_count" },
 	{ "Occupancy", "Achieved Occupancy", "sm__warps_active.avg.pct_of_peak_sustained_active" },
+	{ "Occupancy", "Achieved Active Warps Per SM", "sm__warps_active.avg.per_cycle_active" },
+	{ "Occupancy", "Theoretical Active Warps per SM", "sm__maximum_warps_avg_per_active_cycle" },
 	{ "Occupancy", "Theoretical Occupancy", "sm__maximum_warps_per_active_cycle_pct" },
 	{ "Occupancy", "Block Limit Registers", "launch__occupancy_limit_registers" },
 	{ "Occupancy", "Block Limit Shared Mem", "launch__occupancy_limit_shared_mem" },
 	{ "Occupancy", "Block Limit Warps", "launch__occupancy_limit_warps" },
+	{ "Occupancy", "Block Limit SM", "launch__occupancy_limit_blocks" },
 };
+
+/* Units ncu renamed between releases for one label: the old spelling is
+ * read as the new one (2020: "warp/cycle", 2023 on: "warp"). */
+static const struct {
+	const char *section, *name, *old, *now;
+} unit_respell[] = {
+	{ "Occupancy", "Theoretical Active Warps per SM", "warp/cycle", "warp" },
+};
+
+static const char *details_unit(const char *section, const char *name, const char *unit)
+{
+	for (size_t i = 0; i < sizeof(unit_respell) / sizeof(unit_respell[0]); i++)
+		if (!strcmp(unit, unit_respell[i].old) && !strcmp(name, unit_respell[i].name) &&
+		    !strcmp(section, unit_respell[i].section))
+			return unit_respell[i].now;
+	return unit;
+}
+
+/* The section as the map names it: 2019-2021's "GPU Speed Of Light" is
+ * today's "GPU Speed Of Light Throughput". */
+static const char *section_alias(const char *section)
+{
+	return !strcmp(section, "GPU Speed Of Light") ? SOL : section;
+}
+
+/* Raw-page names of older releases -> today's: 2019-2020 exports name the
+ * duration "gpu__time_duration", without the ".sum" rollup. */
+static const char *raw_alias(const char *name)
+{
+	return !strcmp(name, "gpu__time_duration") ? "gpu__time_duration.sum" : name;
+}
 
 /* A raw metric name looks like "unit__counter.rollup". */
 static int is_raw_name(const char *s)
@@ -261,7 +457,8 @@ static int is_raw_name(const char *s)
 static char *details_metric(const char *section, const char *name)
 {
 	if (is_raw_name(name))
-		return xstrdup(name);
+		return xstrdup(raw_alias(name));
+	section = section_alias(section);
 	for (size_t i = 0; i < sizeof(details_map) / sizeof(details_map[0]); i++)
 		if (!strcmp(details_map[i].name, name) && !strcmp(details_map[i].section, section))
 			return xstrdup(details_map[i].metric);
@@ -329,7 +526,7 @@ enum page { PAGE_NONE, PAGE_DETAILS, PAGE_RAW };
 
 struct cols {
 	long id, process, kernel, block, grid, section, mname, munit, mvalue;
-	long display_name;
+	long display_name, cc;
 };
 
 static long col_index(struct ncu_csv_reader *rd, const char *name)
@@ -354,6 +551,7 @@ static enum page header_page(struct ncu_csv_reader *rd, struct cols *c)
 	c->munit = col_index(rd, "Metric Unit");
 	c->mvalue = col_index(rd, "Metric Value");
 	c->display_name = col_index(rd, "device__attribute_display_name");
+	c->cc = col_index(rd, "CC");
 	if (c->kernel < 0)
 		return PAGE_NONE;
 	if (c->mname >= 0 && c->mvalue >= 0)
@@ -366,47 +564,59 @@ static const char *field(struct ncu_csv_reader *rd, long i)
 	return i >= 0 && (size_t)i < rd->nf ? rd->fields[i] : NULL;
 }
 
-/* Per-launch bookkeeping of the details page: which metrics it gave. */
+/* Per-launch bookkeeping of the details page: which metrics it gave (the
+ * sink's interned metrics, compared by address). */
 struct launch {
 	char *id;
 	long long ordinal;
 	double block, grid;
 	int has_block, has_grid;
-	char **seen;
-	size_t nseen;
+	const struct kg_import_metric **seen;
+	size_t nseen, cap;
 };
 
 static void launch_reset(struct launch *l)
 {
 	free(l->id);
-	for (size_t i = 0; i < l->nseen; i++)
-		free(l->seen[i]);
 	free(l->seen);
 	memset(l, 0, sizeof(*l));
 }
 
-static int launch_seen(struct launch *l, const char *metric, int add)
+static int launch_seen(struct launch *l, const struct kg_import_metric *m, int add)
 {
 	for (size_t i = 0; i < l->nseen; i++)
-		if (!strcmp(l->seen[i], metric))
+		if (l->seen[i] == m)
 			return 1;
 	if (add) {
-		l->seen = xrealloc(l->seen, (l->nseen + 1) * sizeof(*l->seen));
-		l->seen[l->nseen++] = xstrdup(metric);
+		if (l->nseen == l->cap) {
+			l->cap = l->cap ? l->cap * 2 : 64;
+			l->seen = xrealloc(l->seen, l->cap * sizeof(*l->seen));
+		}
+		l->seen[l->nseen++] = m;
 	}
 	return 0;
 }
 
-/* A raw-page column, classified once per header (skip, det) and once per
- * units row (unit, factor). */
+/* A raw-page column, classified once per header (name, skip) and once per
+ * units row (unit, factor, metric). */
 struct rawcol {
 	char *name;
-	char *ncu_unit;          /* as the units row gives it */
-	const char *unit;        /* as stored: a constant or ncu_unit */
+	char unit[KG_UNIT_MAX];  /* as stored */
 	double factor;
 	int skip;
 	const struct kg_import_metric *m;   /* the sink's, from the first value */
 };
+
+/* A (section, label, unit) of the details page, resolved once: its metric
+ * and the factor to the stored unit. */
+struct drow {
+	char *key;
+	const struct kg_import_metric *m;
+	double factor;
+	char unit[KG_UNIT_MAX];
+};
+
+#define MAX_WARNINGS 20
 
 struct importer {
 	struct kg_import_sink *sink;  /* NULL: only read the header facts, stop at the first launch */
@@ -415,9 +625,19 @@ struct importer {
 	size_t line;             /* the record being read */
 	char *process;           /* first Process Name */
 	char *gpu_name;          /* raw page's device__attribute_display_name */
+	char *cc;                /* the CC column of the first launch ("9.0") */
 	int page_seen;
+	int allow_partial;       /* --allow-partial: ==ERROR== lines only warn */
 	struct kg_kernel_name kn;   /* the kernel of the row being read (the sink's names) */
 	char *kn_raw;               /* its name as ncu printed it */
+	/* ncu's own lines */
+	char *err_first;         /* the first ==ERROR== line, from its marker */
+	size_t err_line, nerr, nwarn;
+	int perm;                /* one of them is ERR_NVGPUCTRPERM */
+	/* the details page's rows by (section, label, unit) */
+	struct drow **drows;
+	size_t dcap, dn;
+	struct kg_buf key;
 };
 
 /* The three names of a kernel as ncu prints it, interned by the sink. */
@@ -445,12 +665,12 @@ static int launch_finish(struct importer *im, struct launch *l)
 		launch_reset(l);
 		return rc;
 	}
-	if (l->has_block && !launch_seen(l, "launch__block_size", 0))
-		rc = imp_sample(im, &im->kn, l->ordinal,
-				import_sink_metric(im->sink, "launch__block_size", ""), l->block);
-	if (!rc && l->has_grid && !launch_seen(l, "launch__grid_size", 0))
-		rc = imp_sample(im, &im->kn, l->ordinal,
-				import_sink_metric(im->sink, "launch__grid_size", ""), l->grid);
+	const struct kg_import_metric *bm = import_sink_metric(im->sink, "launch__block_size", ""),
+				      *gm = import_sink_metric(im->sink, "launch__grid_size", "");
+	if (l->has_block && !launch_seen(l, bm, 0))
+		rc = imp_sample(im, &im->kn, l->ordinal, bm, l->block);
+	if (!rc && l->has_grid && !launch_seen(l, gm, 0))
+		rc = imp_sample(im, &im->kn, l->ordinal, gm, l->grid);
 	launch_reset(l);
 	return rc;
 }
@@ -461,12 +681,36 @@ static int bad_row(struct importer *im, struct ncu_csv_reader *rd, const char *w
 	return KG_EXIT_USAGE;
 }
 
-/* A value that is a number but not a finite one, refused with its field. */
-static int not_finite(struct importer *im, struct ncu_csv_reader *rd, const char *metric,
-		      const char *id, const char *value)
+/* A value that is a number but not a finite one, or one written in another
+ * locale's format, refused with its field. */
+static int bad_number(struct importer *im, struct ncu_csv_reader *rd, const char *metric,
+		      const char *id, const char *value, int num)
 {
-	kg_error("%s:%zu: %s of launch %s is '%s', not a finite number", im->path, rd->line,
-		 metric, id, value);
+	char *v = escape_text_dup(value);
+
+	if (num == NUM_LOCALE)
+		kg_error("%s:%zu: %s of launch %s is '%s': a number written in a locale's format "
+			 "(a decimal comma, or '.' or spaces between thousands), which read as "
+			 "ncu's C-locale format would be 100 or 1000 times off; export it again "
+			 "under the C locale: LC_ALL=C ncu ... --csv", im->path, rd->line, metric,
+			 id, v);
+	else
+		kg_error("%s:%zu: %s of launch %s is '%s', not a finite number", im->path,
+			 rd->line, metric, id, v);
+	free(v);
+	return KG_EXIT_USAGE;
+}
+
+/* One metric given in two units that are not the same quantity. */
+static int unit_clash(struct importer *im, const char *metric, const char *unit,
+		      const char *ncu_unit, const char *before)
+{
+	char *u = escape_text_dup(ncu_unit);
+
+	kg_error("%s:%zu: %s is given in '%s' (%s) here but in '%s' earlier in this export; "
+		 "one metric is stored in one unit", im->path, im->line, metric, u,
+		 unit[0] ? unit : "no unit", before);
+	free(u);
 	return KG_EXIT_USAGE;
 }
 
@@ -482,10 +726,8 @@ static int valid_id(const char *s)
 
 static void rawcols_free(struct rawcol *rc, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++)
 		free(rc[i].name);
-		free(rc[i].ncu_unit);
-	}
 	free(rc);
 }
 
@@ -493,11 +735,140 @@ static void rawcols_free(struct rawcol *rc, size_t n)
 static void rawcols_units(struct rawcol *col, size_t n, struct ncu_csv_reader *rd)
 {
 	for (size_t i = 0; i < n; i++) {
-		free(col[i].ncu_unit);
-		col[i].ncu_unit = xstrdup(rd->fields[i]);
-		col[i].unit = convert_unit(col[i].ncu_unit, &col[i].factor);
+		unit_canonical(rd->fields[i], col[i].unit, &col[i].factor);
 		col[i].m = NULL;
 	}
+}
+
+static size_t key_hash(const char *s)
+{
+	size_t h = 5381;
+	for (; *s; s++)
+		h = h * 33 + (unsigned char)*s;
+	return h;
+}
+
+/* The details row of (section, label, unit), resolved on its first
+ * appearance; NULL after printing why (a unit clash). */
+static struct drow *details_row(struct importer *im, const char *section, const char *name,
+				const char *unit)
+{
+	buf_reset(&im->key);
+	buf_adds(&im->key, section);
+	buf_addc(&im->key, '\x1f');
+	buf_adds(&im->key, name);
+	buf_addc(&im->key, '\x1f');
+	buf_adds(&im->key, unit);
+	if ((im->dn + 1) * 2 > im->dcap) {
+		struct drow **old = im->drows;
+		size_t oldcap = im->dcap;
+		im->dcap = oldcap ? oldcap * 2 : 256;
+		im->drows = xcalloc(im->dcap, sizeof(*im->drows));
+		for (size_t i = 0; i < oldcap; i++)
+			if (old[i]) {
+				size_t j = key_hash(old[i]->key) & (im->dcap - 1);
+				while (im->drows[j])
+					j = (j + 1) & (im->dcap - 1);
+				im->drows[j] = old[i];
+			}
+		free(old);
+	}
+	size_t i = key_hash(im->key.s) & (im->dcap - 1);
+	while (im->drows[i] && strcmp(im->drows[i]->key, im->key.s) != 0)
+		i = (i + 1) & (im->dcap - 1);
+	if (im->drows[i])
+		return im->drows[i];
+
+	struct drow *d = xcalloc(1, sizeof(*d));
+	char *metric = details_metric(section, name);
+	unit_canonical(details_unit(section, name, unit), d->unit, &d->factor);
+	d->m = import_sink_metric(im->sink, metric, d->unit);
+	if (!unit_agrees(d->m->unit, d->unit)) {
+		unit_clash(im, metric, d->unit, unit, d->m->unit);
+		free(metric);
+		free(d);
+		return NULL;
+	}
+	free(metric);
+	d->key = xstrdup(im->key.s);
+	im->drows[i] = d;
+	im->dn++;
+	return d;
+}
+
+static void drows_free(struct importer *im)
+{
+	for (size_t i = 0; i < im->dcap; i++)
+		if (im->drows[i]) {
+			free(im->drows[i]->key);
+			free(im->drows[i]);
+		}
+	free(im->drows);
+	im->drows = NULL;
+	im->dcap = im->dn = 0;
+	buf_free(&im->key);
+}
+
+/* A line of ncu's own (==ERROR==, ==WARNING==) among the program's output. */
+static void ncu_line(struct importer *im, const char *line, size_t lineno)
+{
+	const char *e = strstr(line, "==ERROR==");
+
+	if (e) {
+		if (!im->nerr++) {
+			im->err_first = escape_text_dup(e);
+			if (strlen(im->err_first) > 400)
+				strcpy(im->err_first + 396, " ...");
+			im->err_line = lineno;
+		}
+		if (strstr(e, "ERR_NVGPUCTRPERM"))
+			im->perm = 1;
+	} else if ((e = strstr(line, "==WARNING==")) && im->sink) {
+		if (im->nwarn++ < MAX_WARNINGS) {
+			char *w = escape_text_dup(e);
+			kg_warn("%s:%zu: ncu says: %s", im->path, lineno, w);
+			free(w);
+		}
+	}
+}
+
+/* The export's ==ERROR== lines: refused, or (--allow-partial, with a table)
+ * a warning on the import's pass.  0 to go on, else an exit status. */
+static int ncu_errors(struct importer *im)
+{
+	struct kg_buf more = KG_BUF_INIT;
+
+	if (im->nerr > 1)
+		buf_printf(&more, " (and %zu more ==ERROR== line%s)", im->nerr - 1,
+			   im->nerr > 2 ? "s" : "");
+	else
+		buf_adds(&more, "");
+	if (im->allow_partial && im->page_seen) {
+		if (im->sink)
+			kg_warn("%s:%zu: ncu reported an error: \"%s\"%s; storing what the export holds "
+				"(--allow-partial): launches may be missing", im->path, im->err_line,
+				im->err_first, more.s);
+		buf_free(&more);
+		return KG_EXIT_PASS;
+	}
+	if (im->perm)
+		kg_error("%s:%zu: ncu could not profile: \"%s\"%s.  ERR_NVGPUCTRPERM: this user may "
+			 "not read the GPU's performance counters.  Run ncu as root, or let every "
+			 "user profile: the nvidia module option NVreg_RestrictProfilingToAdminUsers=0 "
+			 "(a line 'options nvidia NVreg_RestrictProfilingToAdminUsers=0' in a file of "
+			 "/etc/modprobe.d/, then reload the module or reboot; in a container, the "
+			 "host's setting counts); see https://developer.nvidia.com/ERR_NVGPUCTRPERM.  "
+			 "ncu's --clock-control none does not avoid it: the counters, not the clocks, "
+			 "need the permission", im->path, im->err_line, im->err_first, more.s);
+	else if (!im->page_seen)
+		kg_error("%s:%zu: ncu failed: \"%s\"%s; the output holds no CSV table to store",
+			 im->path, im->err_line, im->err_first, more.s);
+	else
+		kg_error("%s:%zu: ncu reported an error: \"%s\"%s; the export may lack launches, so "
+			 "nothing is stored (--allow-partial stores what it holds)", im->path,
+			 im->err_line, im->err_first, more.s);
+	buf_free(&more);
+	return KG_EXIT_USAGE;
 }
 
 static int import_file(struct importer *im)
@@ -515,10 +886,15 @@ static int import_file(struct importer *im)
 		kg_error("cannot open '%s': %s", im->path, strerror(errno));
 		return KG_EXIT_USAGE;
 	}
+	im->allow_partial = import_partial_allowed();
 	while ((n = ncu_csv_read_record(fp, &rd)) > 0) {
 		im->line = rd.line;
-		if (!rd.quoted_first)
-			continue;       /* program output, ==PROF== lines */
+		if (!rd.quoted_first) {
+			/* program output, ==PROF== lines; ncu's errors and warnings */
+			if (rd.fields[0][0] == '=' || strstr(rd.fields[0], "=="))
+				ncu_line(im, rd.fields[0], rd.line);
+			continue;
+		}
 		struct cols hc;
 		enum page hp = header_page(&rd, &hc);
 		if (hp != PAGE_NONE) {
@@ -532,12 +908,12 @@ static int import_file(struct importer *im)
 			ncols = rd.nf;
 			if (page == PAGE_RAW) {
 				/* classify the header's columns; the units row comes next */
+				int has_sum = col_index(&rd, "gpu__time_duration.sum") >= 0;
 				col = xcalloc(ncols, sizeof(*col));
 				for (size_t i = 0; i < ncols; i++) {
-					col[i].name = xstrdup(rd.fields[i]);
+					const char *name = rd.fields[i];
+					col[i].name = xstrdup(has_sum ? name : raw_alias(name));
 					col[i].skip = raw_column_skipped(col[i].name);
-					col[i].ncu_unit = xstrdup("");
-					col[i].unit = col[i].ncu_unit;
 					col[i].factor = 1;
 				}
 			}
@@ -557,6 +933,19 @@ static int import_file(struct importer *im)
 			continue;
 		if (!im->process && field(&rd, c.process))
 			im->process = xstrdup(field(&rd, c.process));
+		const char *cc = field(&rd, c.cc);
+		if (cc && *cc) {
+			if (!im->cc) {
+				im->cc = xstrdup(cc);
+			} else if (strcmp(cc, im->cc) != 0) {
+				char *what = xasprintf("launch %s ran on a GPU of compute capability %s, "
+						       "launches before on one of %s; one run is one "
+						       "GPU model", id, cc, im->cc);
+				rc = bad_row(im, &rd, what);
+				free(what);
+				break;
+			}
+		}
 		if (page == PAGE_RAW && rd.nf != ncols) {
 			rc = bad_row(im, &rd, "raw page row has a different number of fields "
 					      "than its header");
@@ -597,19 +986,23 @@ static int import_file(struct importer *im)
 					break;
 				}
 			}
-			double v, f;
+			double v;
 			int num = parse_number(mval, &v);
-			if (num == 0)
+			if (num == NUM_TEXT)
 				continue;   /* "n/a", text values */
 			const char *section = field(&rd, c.section);
-			char *metric = details_metric(section ? section : "", mname);
-			const char *unit = convert_unit(field(&rd, c.munit) ? field(&rd, c.munit) : "", &f);
-			if (num < 0 || !isfinite(v * f))
-				rc = not_finite(im, &rd, metric, id, mval);
-			else if (!launch_seen(&l, metric, 1))
-				rc = imp_sample(im, kernel_names(im, kernel), l.ordinal,
-						import_sink_metric(im->sink, metric, unit), v * f);
-			free(metric);
+			const char *munit = field(&rd, c.munit);
+			struct drow *d = details_row(im, section ? section : "", mname,
+						     munit ? munit : "");
+			if (!d) {
+				rc = KG_EXIT_USAGE;
+				break;
+			}
+			if (num != NUM_OK || !isfinite(v * d->factor))
+				rc = bad_number(im, &rd, d->m->name, id, mval, num);
+			else if (!launch_seen(&l, d->m, 1))
+				rc = imp_sample(im, kernel_names(im, kernel), l.ordinal, d->m,
+						v * d->factor);
 			if (rc)
 				break;
 		} else {
@@ -619,14 +1012,20 @@ static int import_file(struct importer *im)
 			for (size_t i = 0; i < ncols && !rc; i++) {
 				double v;
 				int num;
-				if (col[i].skip || !(num = parse_number(rd.fields[i], &v)))
+				if (col[i].skip || (num = parse_number(rd.fields[i], &v)) == NUM_TEXT)
 					continue;
-				if (num < 0 || !isfinite(v * col[i].factor))
-					rc = not_finite(im, &rd, col[i].name, id, rd.fields[i]);
-				else {
-					if (!col[i].m)
+				if (num != NUM_OK || !isfinite(v * col[i].factor)) {
+					rc = bad_number(im, &rd, col[i].name, id, rd.fields[i], num);
+				} else {
+					if (!col[i].m) {
 						col[i].m = import_sink_metric(im->sink, col[i].name,
 									      col[i].unit);
+						if (!unit_agrees(col[i].m->unit, col[i].unit)) {
+							rc = unit_clash(im, col[i].name, col[i].unit,
+									col[i].unit, col[i].m->unit);
+							break;
+						}
+					}
 					rc = imp_sample(im, kn, ordinal, col[i].m, v * col[i].factor);
 				}
 			}
@@ -640,17 +1039,43 @@ static int import_file(struct importer *im)
 		rc = launch_finish(im, &l);
 	else
 		launch_reset(&l);
+	if (!rc && im->nerr && (im->sink || !im->page_seen || !im->allow_partial))
+		rc = ncu_errors(im);
 	if (!rc && !im->page_seen)
 		rc = bad_row(im, &rd, "no ncu CSV table found (expected a header row starting "
 				      "with \"ID\" and holding \"Kernel Name\")");
 	if (!rc && im->kernels == 0)
 		rc = bad_row(im, &rd, "the ncu CSV export holds no kernel launches");
+	if (im->sink && im->nwarn > MAX_WARNINGS)
+		kg_warn("%s: %zu more ==WARNING== lines of ncu not shown", im->path,
+			im->nwarn - MAX_WARNINGS);
 	rawcols_free(col, col ? ncols : 0);
+	drows_free(im);
 	ncu_csv_reader_free(&rd);
 	fclose(fp);
 	free(im->kn_raw);
 	im->kn_raw = NULL;
+	free(im->err_first);
+	im->err_first = NULL;
 	return rc;
+}
+
+/* "9.0" -> "sm_90"; NULL when cc is not "MAJOR.MINOR". */
+static char *cc_chip(const char *cc)
+{
+	const char *p = cc;
+	char digits[16];
+	size_t n = 0;
+
+	if (!cc || *p < '0' || *p > '9')
+		return NULL;
+	for (; *p >= '0' && *p <= '9' && n < 8; p++)
+		digits[n++] = *p;
+	if (*p++ != '.' || *p < '0' || *p > '9' || p[1])
+		return NULL;
+	digits[n++] = *p;
+	digits[n] = '\0';
+	return xasprintf("sm_%s", digits);
 }
 
 int ncu_csv_read_info(const char *path, struct kg_import_info *info)
@@ -661,11 +1086,20 @@ int ncu_csv_read_info(const char *path, struct kg_import_info *info)
 	im.path = path;
 	rc = import_file(&im);
 	if (rc == KG_EXIT_PASS) {
+		char *chip = cc_chip(im.cc);
 		if (im.gpu_name) {
 			free(info->run.gpu_name);
 			info->run.gpu_name = im.gpu_name;
 			im.gpu_name = NULL;
+		} else if (chip && !info->run.gpu_name) {
+			/* the details page names no GPU: its compute capability stands in */
+			info->run.gpu_name = xasprintf("%s%s", KG_IMPORT_CC_NAME, im.cc);
 		}
+		if (chip && !info->run.gpu_chip) {
+			info->run.gpu_chip = chip;
+			chip = NULL;
+		}
+		free(chip);
 		if (!info->run.collector)
 			info->run.collector = xstrdup("ncu");
 		if (!info->run.source)
@@ -675,6 +1109,7 @@ int ncu_csv_read_info(const char *path, struct kg_import_info *info)
 	}
 	free(im.gpu_name);
 	free(im.process);
+	free(im.cc);
 	return rc;
 }
 
@@ -689,6 +1124,7 @@ int ncu_csv_parse(struct kg_import_sink *sink, const char *path)
 	import_sink_stats(sink)->kernels = im.kernels;
 	free(im.gpu_name);
 	free(im.process);
+	free(im.cc);
 	return rc;
 }
 
@@ -702,6 +1138,10 @@ int ncu_csv_read_header(const char *path, struct kg_run_info *run)
 			free(run->gpu_name);
 			run->gpu_name = info.run.gpu_name;
 			info.run.gpu_name = NULL;
+		}
+		if (!run->gpu_chip) {
+			run->gpu_chip = info.run.gpu_chip;
+			info.run.gpu_chip = NULL;
 		}
 		if (!run->collector) {
 			run->collector = info.run.collector;

@@ -106,13 +106,28 @@ const char *import_unsupported(const unsigned char *head, size_t n, const char *
  */
 const struct kg_importer *import_choose(const char *path, const char *name, int *skipped);
 
+/*
+ * --allow-partial: whether a file whose writer reported errors (ncu's
+ * ==ERROR== lines) is stored with what it holds, with a warning, instead of
+ * refused.  Off unless set; one setting for the process.
+ */
+void import_set_partial(int allowed);
+int import_partial_allowed(void);
+
+/* The GPU name of a run whose files give only the compute capability
+ * (ncu's details page): this prefix and "9.0"; its gpu_chip is "sm_90". */
+#define KG_IMPORT_CC_NAME "GPU of compute capability "
+
 /* im->read_info with the defaults set; frees nothing of a previous info. */
 int import_read_info(const struct kg_importer *im, const char *path, struct kg_import_info *info);
 
 /*
  * Merge one file's fingerprint into the run's: the GPU model must agree with
  * the files before (first_path names the first), and what the run lacks is
- * taken (GPU uuid and chip, driver, CUDA, collector, source, time).  0, or
+ * taken (GPU uuid and chip, driver, CUDA, collector, source, time).  A GPU
+ * known only by its compute capability (KG_IMPORT_CC_NAME) agrees with a
+ * named one of that compute capability (gpu_chip "sm_XY"), or whose
+ * compute capability is not known, and takes its name.  0, or
  * KG_EXIT_USAGE after printing "PATH: recorded on X, but FIRST was recorded
  * on Y; one run is one GPU model".
  */

@@ -2,9 +2,12 @@
  * ncu_csv.h: importing Nsight Compute CSV exports (ncu --csv, details page,
  * and ncu --csv --page raw) as samples of a run.
  *
- * Program output and ==PROF== lines mixed into the export are skipped;
- * thousands separators, long quoted kernel names, ragged rule rows and the
- * units row of the raw page are handled.  Errors as "FILE:LINE: message".
+ * Program output and ==PROF== lines mixed into the export are skipped,
+ * ==WARNING== lines passed on, ==ERROR== lines refused (unless
+ * import_set_partial()); thousands separators, long quoted kernel names,
+ * ragged rule rows and the units row of the raw page are handled, numbers
+ * of a locale other than C refused, names and units of every release since
+ * 2019 mapped onto today's.  Errors as "FILE:LINE: message".
  */
 #ifndef KGATE_NCU_CSV_H
 #define KGATE_NCU_CSV_H
@@ -40,7 +43,8 @@ char *ncu_csv_process_name(const char *path);
 
 /*
  * The CSV record reader (RFC 4180), exposed for tests: reads one record
- * from fp, quoted fields may span lines.  Returns the number of fields
+ * from fp, quoted fields may span lines.  It reads fp ahead in blocks, so
+ * fp is read through one reader only.  Returns the number of fields
  * (>= 1), 0 at end of file, -1 on a malformed record (unterminated quote).
  * Fields are NUL-terminated in *fields[i]; storage is owned by rd.
  */
@@ -53,6 +57,9 @@ struct ncu_csv_reader {
 	size_t line;        /* physical line number where the record started */
 	size_t next_line;   /* line number of the next physical line */
 	int quoted_first;   /* the first field was quoted */
+	unsigned char *in;  /* the input read ahead, [in_pos, in_len) not used yet */
+	size_t in_pos, in_len;
+	FILE *in_fp;        /* the file it was read from */
 };
 int ncu_csv_read_record(FILE *fp, struct ncu_csv_reader *rd);
 void ncu_csv_reader_free(struct ncu_csv_reader *rd);

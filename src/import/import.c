@@ -185,8 +185,8 @@ enum {
 const char *import_unsupported(const unsigned char *head, size_t n, const char *path)
 {
 	if (n >= 4 && !memcmp(head, "NVR\0", 4))
-		return "a binary Nsight Compute report (.ncu-rep): 'ncu --import FILE --csv "
-		       "--page raw' exports it as kgate reads it";
+		return "a binary Nsight Compute report (.ncu-rep), which 'ncu --import FILE --csv "
+		       "--page raw > FILE.csv' exports as the CSV kgate reads";
 	if (n >= 16 && !memcmp(head, "SQLite format 3", 16)) {
 		if (has(head, n, "run_benchmarks") || has(head, n, "CREATE TABLE samples"))
 			return "a kgate database: give it as --db";
@@ -295,18 +295,70 @@ const struct kg_importer *import_choose(const char *path, const char *name, int 
 /* ------------------------------------------------------------------ */
 /* One run from many files                                             */
 
+static int partial_allowed;
+
+void import_set_partial(int allowed)
+{
+	partial_allowed = allowed;
+}
+
+int import_partial_allowed(void)
+{
+	return partial_allowed;
+}
+
 static int same(const char *a, const char *b)
 {
 	return !a || !b || !strcmp(a, b);
 }
 
+/* "sm_90" for "GPU of compute capability 9.0", else NULL; malloc'd. */
+static char *cc_name_chip(const char *name)
+{
+	size_t l = strlen(KG_IMPORT_CC_NAME);
+	struct kg_buf b = KG_BUF_INIT;
+
+	if (!name || strncmp(name, KG_IMPORT_CC_NAME, l) != 0)
+		return NULL;
+	buf_adds(&b, "sm_");
+	for (const char *p = name + l; *p; p++)
+		if (*p != '.')
+			buf_addc(&b, *p);
+	return buf_detach(&b);
+}
+
+/* Whether the GPU of a run and of one file are one model: the same name,
+ * or one known only by its compute capability and the other of that one
+ * (or of one not known: a chip that is not "sm_XY"). */
+static int same_gpu(const struct kg_run_info *a, const struct kg_run_info *b)
+{
+	if (same(a->gpu_name, b->gpu_name))
+		return 1;
+	char *ca = cc_name_chip(a->gpu_name), *cb = cc_name_chip(b->gpu_name);
+	int ok = 0;
+	if (ca && !cb)
+		ok = !b->gpu_chip || strncmp(b->gpu_chip, "sm_", 3) || !strcmp(b->gpu_chip, ca);
+	else if (cb && !ca)
+		ok = !a->gpu_chip || strncmp(a->gpu_chip, "sm_", 3) || !strcmp(a->gpu_chip, cb);
+	free(ca);
+	free(cb);
+	return ok;
+}
+
 int import_fingerprint(struct kg_run_info *run, struct kg_run_info *one, const char *path,
 		       const char *first_path)
 {
-	if (!same(run->gpu_name, one->gpu_name)) {
+	if (!same_gpu(run, one)) {
 		kg_error("%s: recorded on %s, but %s was recorded on %s; one run is one GPU model",
 			 path, one->gpu_name, first_path, run->gpu_name);
 		return KG_EXIT_USAGE;
+	}
+	if (run->gpu_name && one->gpu_name &&
+	    !strncmp(run->gpu_name, KG_IMPORT_CC_NAME, strlen(KG_IMPORT_CC_NAME)) &&
+	    strncmp(one->gpu_name, KG_IMPORT_CC_NAME, strlen(KG_IMPORT_CC_NAME))) {
+		/* a name beats a compute capability */
+		free(run->gpu_name);
+		run->gpu_name = NULL;
 	}
 #define TAKE(f) if (!run->f && one->f) { run->f = one->f; one->f = NULL; }
 	TAKE(gpu_name) TAKE(gpu_uuid) TAKE(gpu_chip) TAKE(driver) TAKE(cuda)

@@ -19,7 +19,9 @@ static int line_starts(const unsigned char *head, size_t n, const char *s)
 	return 0;
 }
 
-/* ncu's table header ("ID","Process ID",...), or its ==PROF== lines. */
+/* ncu's table header ("ID","Process ID",...), or its ==PROF== or ==ERROR==
+ * lines (an output that holds only ncu's error is ncu's, and is refused
+ * with that error quoted). */
 static int ncu_csv_sniff(const unsigned char *head, size_t n, const char *path)
 {
 	size_t len = path ? strlen(path) : 0;
@@ -27,7 +29,7 @@ static int ncu_csv_sniff(const unsigned char *head, size_t n, const char *path)
 
 	if (line_starts(head, n, "\"ID\",") && memmem(head, n, "\"Kernel Name\"", 13))
 		return KG_SNIFF_SURE;
-	if (line_starts(head, n, "==PROF=="))
+	if (line_starts(head, n, "==PROF==") || line_starts(head, n, "==ERROR=="))
 		return KG_SNIFF_LIKELY;
 	return named ? KG_SNIFF_NAME : KG_SNIFF_NO;
 }

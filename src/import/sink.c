@@ -11,9 +11,11 @@
 #include "kgate/demangle.h"
 #include "kgate/kname.h"
 #include "kgate/metric.h"
+#include "kgate/unit.h"
 #include "kgate/util.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +32,11 @@ struct kernel_ent {
 struct metric_ent {
 	struct ent e;           /* the name */
 	struct kg_import_metric m;
+	int unit_checked;       /* storing side: its unit held against the store's */
+};
+struct unit_ent {
+	struct ent e;           /* a metric's name in the store */
+	char *unit;             /* its stored unit */
 };
 struct intern {
 	struct ent **e;
@@ -96,6 +103,14 @@ static void kernel_free(struct ent *e)
 	free(k);
 }
 
+static void unit_free(struct ent *e)
+{
+	struct unit_ent *u = (struct unit_ent *)e;
+	free(u->e.key);
+	free(u->unit);
+	free(u);
+}
+
 static void metric_free(struct ent *e)
 {
 	struct metric_ent *m = (struct metric_ent *)e;
@@ -137,6 +152,7 @@ struct kg_import_sink {
 	int repeat;
 	struct intern kernels, strings, metrics, benches;
 	struct bench_ent *cur_bench;    /* import_sink_benchmark's, else NULL */
+	struct intern units;    /* the store's metrics with a unit, before this file */
 	struct kg_import_stats *stats;
 	/* the queue between the two threads */
 	pthread_mutex_t mu;
@@ -302,6 +318,50 @@ static void *reader(void *arg)
 	return NULL;
 }
 
+/* The store's metrics and their units, for the check below. */
+static int unit_row(void *arg, const struct kg_name_row *r)
+{
+	struct intern *t = arg;
+
+	if (!r->name || !r->unit || !*r->unit)
+		return 0;
+	struct ent **slot = intern_slot(t, r->name);
+	if (!*slot) {
+		struct unit_ent *u = xcalloc(1, sizeof(*u));
+		u->e.key = xstrdup(r->name);
+		u->unit = xstrdup(r->unit);
+		*slot = &u->e;
+		t->n++;
+	}
+	return 0;
+}
+
+/*
+ * A metric's unit as the file gives it (already in kgate's canonical unit)
+ * against the unit the store holds it in: values of another unit, or of the
+ * same unit at another scale (a store that kept ncu's "Gbyte/s" as given),
+ * would compare wrongly by a factor, so they are refused.  Storing side,
+ * once per metric and file.
+ */
+static int unit_check(struct kg_import_sink *s, const struct pending *p)
+{
+	struct metric_ent *m = (struct metric_ent *)((char *)p->metric -
+						     offsetof(struct metric_ent, m));
+
+	m->unit_checked = 1;
+	if (!m->m.unit || !*m->m.unit || !s->units.cap)
+		return KG_EXIT_PASS;
+	struct ent **slot = intern_slot(&s->units, m->m.name);
+	const struct unit_ent *u = (const struct unit_ent *)*slot;
+	if (!u || unit_agrees(u->unit, m->m.unit))
+		return KG_EXIT_PASS;
+	kg_error("%s:%zu: %s is in '%s' here, but the database holds it in '%s'; values of the "
+		 "two would compare wrongly, so nothing is stored (a database whose values of it "
+		 "were stored in '%s' needs them converted, or a new database)", s->path,
+		 p->line, m->m.name, m->m.unit, u->unit, u->unit);
+	return KG_EXIT_USAGE;
+}
+
 /* The storing side: the caller's thread. */
 static int store_batches(struct kg_import_sink *s)
 {
@@ -337,6 +397,15 @@ static int store_batches(struct kg_import_sink *s)
 					pthread_mutex_unlock(&s->mu);
 					break;
 				}
+			}
+			if (!((const struct metric_ent *)((const char *)p->metric -
+							  offsetof(struct metric_ent, m)))->unit_checked &&
+			    (rc = unit_check(s, p)) != KG_EXIT_PASS) {
+				pthread_mutex_lock(&s->mu);
+				s->store_failed = 1;
+				pthread_cond_broadcast(&s->cv);
+				pthread_mutex_unlock(&s->mu);
+				break;
 			}
 			if (p->rank != s->stored_rank) {
 				store_run_rank(s->st, p->rank);
@@ -382,7 +451,9 @@ int import_ingest(const struct kg_importer *im, struct kg_store *st, const char 
 	store_run_rank(st, -1);
 	pthread_mutex_init(&s.mu, NULL);
 	pthread_cond_init(&s.cv, NULL);
-	if (pthread_create(&tid, NULL, reader, &s) != 0) {
+	if (store_names_each(st, KG_NAMES_METRIC, unit_row, &s.units) != KG_EXIT_PASS) {
+		rc = KG_EXIT_RUNTIME;
+	} else if (pthread_create(&tid, NULL, reader, &s) != 0) {
 		kg_error("cannot read '%s': cannot start a thread", path);
 		rc = KG_EXIT_RUNTIME;
 	} else {
@@ -412,5 +483,6 @@ int import_ingest(const struct kg_importer *im, struct kg_store *st, const char 
 	intern_free(&s.strings, string_free);
 	intern_free(&s.metrics, metric_free);
 	intern_free(&s.benches, string_free);
+	intern_free(&s.units, unit_free);
 	return rc;
 }

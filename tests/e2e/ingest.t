@@ -17,7 +17,7 @@ like "$out" "^usage: kgate ingest" "--help prints the usage"
 run "$KGATE" ingest --db "$DB" --commit abc123def --ncu-csv "$H200/ncu_saxpy_strided_details.csv"
 is "$rc" 0 "ncu details page ingests"
 like "$err" "^kgate: stored run 1 \(commit abc123def, 1 benchmark, 10 kernels, 40 samples\)$" "summary line"
-like "$err" "warning: the inputs do not name the GPU" "details page: warns that the GPU is unnamed"
+like "$err" "warning: the inputs name the GPU only by its compute capability .* GPU of compute capability 9.0" "details page: warns that the GPU is named only by its compute capability"
 is "$(sqlite3 "$DB" "SELECT name FROM benchmarks")" "k" "benchmark defaults to ncu's process name"
 is "$(sqlite3 "$DB" "SELECT value FROM samples_named WHERE ordinal = 3 AND metric = 'gpu__time_duration.sum'")" "1181312.0" "a duration from the export"
 

@@ -22,7 +22,7 @@ for v in matmul_tiled reduction_atomic reduction_tree stream_triad tail_wave tai
 done
 "$KGATE" ingest --db "$DB" --commit rec $rec 2>/dev/null
 "$KGATE" ingest --db "$DB" --commit raw $raw 2>/dev/null
-"$KGATE" ingest --db "$DB" --commit det $det 2>/dev/null
+"$KGATE" ingest --db "$DB" --commit det --gpu "NVIDIA H200" $det 2>/dev/null
 is "$(sqlite3 "$DB" "SELECT count(*) FROM runs")" 3 "the suite's records and ncu pages stored"
 q_paths() { sqlite3 "$DB" "SELECT count(DISTINCT n.path) FROM samples s JOIN nvtx n ON n.id = s.nvtx JOIN runs r ON r.id = s.run WHERE r.commit_sha = '$1' AND n.path <> ''"; }
 ok "the collector's records carry NVTX paths" test "$(q_paths rec)" -gt 0
@@ -66,5 +66,16 @@ run "$KGATE" check --db "$DB" --commit xd --baseline xf --format json
 like "$out" '"new": 0,' "function against demangled: no NEW"
 like "$out" '"missing": 0,' "function against demangled: no MISSING"
 like "$out" '"passed": [1-9]' "the kernel is compared"
+
+# --- --gpu: a details page alone names no GPU; --gpu names it ---
+DB2="$T/gpu.db"
+"$KGATE" ingest --db "$DB2" --commit rec $rec 2>/dev/null
+"$KGATE" ingest --db "$DB2" --commit det0 $det 2>/dev/null
+run "$KGATE" check --db "$DB2" --commit det0 --baseline rec --format json
+is "$rc" 2 "a details page alone does not meet the H200 runs"
+run "$KGATE" ingest --db "$DB2" --commit raw2 --gpu "NVIDIA A100" $raw
+is "$rc" 2 "--gpu naming another GPU than the export: exit 2"
+like "$err" "--gpu 'NVIDIA A100': the inputs were recorded on NVIDIA H200" "and says which"
+is "$(sqlite3 "$DB2" "SELECT count(*) FROM runs WHERE commit_sha LIKE 'raw2%'")" 0 "nothing stored"
 
 done_testing

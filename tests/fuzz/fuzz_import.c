@@ -31,6 +31,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t head = size < KG_IMPORT_HEAD ? size : KG_IMPORT_HEAD;
 	int conf;
 
+	/* half the inputs as --allow-partial would have them */
+	import_set_partial(size & 1);
 	import_sniff_head(data, head, path, &conf);
 	import_unsupported(data, head, path);
 	for (size_t i = 0; kg_importers[i]; i++) {

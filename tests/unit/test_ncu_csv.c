@@ -77,7 +77,9 @@ static void test_details_fixture(void **state)
 	(void)state;
 
 	assert_int_equal(ncu_csv_read_header(p, &run), KG_EXIT_PASS);
-	assert_null(run.gpu_name);   /* the details page does not name the GPU */
+	/* the details page does not name the GPU: its compute capability stands in */
+	assert_string_equal(run.gpu_name, "GPU of compute capability 9.0");
+	assert_string_equal(run.gpu_chip, "sm_90");
 	assert_string_equal(run.source, "ncu-csv");
 	store_run_info_free(&run);
 	char *proc = ncu_csv_process_name(p);
@@ -179,14 +181,14 @@ static void test_synthetic_details(void **state)
 
 	assert_int_equal(import(st, p, &k, &n), KG_EXIT_PASS);
 	assert_int_equal(k, 2);
-	/* launch 0: duration + block + grid; launch 1: the unmapped metric + block + grid */
+	/* launch 0: duration + block + grid; launch 1: the DRAM bandwidth + block + grid */
 	assert_int_equal(n, 6);
 	assert_true(value(st, "SELECT value FROM samples_named WHERE metric = 'gpu__time_duration.sum'")
 		    == 1234500);
 	assert_true(value(st, "SELECT value FROM samples_named WHERE ordinal = 0"
 			      " AND metric = 'launch__block_size'") == 256);
 	assert_true(value(st, "SELECT value FROM samples_named"
-			      " WHERE metric = 'ncu:Memory Workload Analysis/Memory Throughput'") == 2.5e9);
+			      " WHERE metric = 'dram__bytes.sum.per_second'") == 2.5e9);
 	assert_true(value(st, "SELECT count(*) FROM kernels WHERE base = 'kernel'"
 			      " AND demangled LIKE 'void fused::kernel<T0, T1,%\"q\">(float const*, float*, int)'") == 1);
 	assert_true(value(st, "SELECT count(*) FROM kernels WHERE mangled = 'multi\nline(int)'") == 1);
@@ -231,6 +233,57 @@ static void test_rejects(void **state)
 	assert_int_equal(k, 1);
 	assert_int_equal(n, 3);
 	free(p);
+	store_close(st);
+}
+
+/* A raw page of one metric column whose one launch has value v. */
+static int import_value(struct kg_store *st, const char *v, double *got)
+{
+	char *csv = xasprintf("\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\"\n"
+			      "\"\",\"\",\"nsecond\"\n\"0\",\"k()\",\"%s\"\n", v);
+	char *p = helper_write_tmp("num.csv", csv);
+	size_t k, n;
+	int rc = import(st, p, &k, &n);
+	*got = rc == KG_EXIT_PASS
+		? value(st, "SELECT value FROM samples_named WHERE run = (SELECT max(id) FROM runs)")
+		: NAN;
+	free(p);
+	free(csv);
+	return rc;
+}
+
+/* Numbers as ncu writes them under the C locale are read; numbers of
+ * another locale's format, which read as C would be 100x or 1000x off,
+ * are refused. */
+static void test_numbers(void **state)
+{
+	static const struct { const char *s; double v; } good[] = {
+		{ "1,179,968", 1179968 }, { "1,979,278,859.43", 1979278859.43 }, { "13.42", 13.42 },
+		{ "0.07", 0.07 }, { "0.125", 0.125 }, { "4672", 4672 }, { "-3.5", -3.5 },
+		{ "1.5e+09", 1.5e9 }, { " 12 ", 12 }, { "1234567", 1234567 },
+	};
+	static const char *const locale[] = {
+		"117.344", "65,77", "1.179.968", "1.234,5", "1 179 968", "1\xc2\xa0" "179",
+		"12,3456", "1,23,456", "9.999",
+	};
+	struct kg_store *st = fresh_store("num.db");
+	double v;
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		assert_int_equal(import_value(st, good[i].s, &v), KG_EXIT_PASS);
+		if (v != good[i].v) {
+			print_error("'%s' read as %.17g\n", good[i].s, v);
+			fail();
+		}
+	}
+	for (size_t i = 0; i < sizeof(locale) / sizeof(locale[0]); i++)
+		if (import_value(st, locale[i], &v) != KG_EXIT_USAGE) {
+			print_error("'%s' not refused\n", locale[i]);
+			fail();
+		}
+	/* text is no number: skipped, as before */
+	assert_int_equal(import_value(st, "n/a", &v), KG_EXIT_PASS);
 	store_close(st);
 }
 
@@ -315,6 +368,7 @@ int main(void)
 		cmocka_unit_test(test_raw_fixture),
 		cmocka_unit_test(test_synthetic_details),
 		cmocka_unit_test(test_rejects),
+		cmocka_unit_test(test_numbers),
 		cmocka_unit_test(test_one_pass),
 		cmocka_unit_test(test_reader),
 	};
