@@ -8,6 +8,7 @@
  * summary, and writing the verdicts table.
  */
 #include <errno.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,53 @@
 #include "kgate/util.h"
 #include "kgate/verdict.h"
 
+char *check_device_set(const char *devices)
+{
+	json_error_t err;
+	json_t *a = devices ? json_loads(devices, 0, &err) : NULL;
+	size_t i, n = json_array_size(a), m = 0;
+	json_t *d;
+	const char **names;
+	struct kg_buf b = KG_BUF_INIT;
+
+	if (!json_is_array(a) || !n) {
+		json_decref(a);
+		return NULL;
+	}
+	names = xcalloc(n, sizeof(*names));
+	json_array_foreach(a, i, d) {
+		const char *nm = json_string_value(json_object_get(d, "name"));
+		names[m++] = nm ? nm : "unnamed device";
+	}
+	/* by name, each name once with its count: "2 x NVIDIA H200" */
+	for (i = 1; i < m; i++)
+		for (size_t j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+			const char *x = names[j];
+			names[j] = names[j - 1];
+			names[j - 1] = x;
+		}
+	for (i = 0; i < m;) {
+		size_t j = i;
+		while (j < m && !strcmp(names[j], names[i]))
+			j++;
+		buf_printf(&b, "%s%zu x %s", b.len ? " + " : "", j - i, names[i]);
+		i = j;
+	}
+	free(names);
+	json_decref(a);
+	return buf_detach(&b);
+}
+
+/* 1 when runs a and b were measured on different device sets (both known). */
+static int other_devices(const struct kg_run_info *a, const struct kg_run_info *b)
+{
+	char *x = check_device_set(a->devices), *y = check_device_set(b->devices);
+	int other = x && y && strcmp(x, y) != 0;
+	free(x);
+	free(y);
+	return other;
+}
+
 int check_find_baseline(struct kg_store *st, const struct kg_run_info *head,
 			const char *ref_sha, size_t limit,
 			struct kg_run_info **runs, size_t *n)
@@ -43,10 +91,11 @@ int check_find_baseline(struct kg_store *st, const struct kg_run_info *head,
 	int rc = store_find_runs(st, &f, runs, n);
 	if (rc != KG_EXIT_PASS)
 		return rc;
-	/* The head run itself never counts as its own baseline. */
+	/* The head run itself never counts as its own baseline, nor a run of
+	 * another device set (a job on two GPUs against one on one). */
 	size_t k = 0;
 	for (size_t i = 0; i < *n; i++) {
-		if ((*runs)[i].id == head->id) {
+		if ((*runs)[i].id == head->id || other_devices(head, &(*runs)[i])) {
 			store_run_info_free(&(*runs)[i]);
 			continue;
 		}
@@ -161,6 +210,18 @@ static void describe_other_fingerprint(struct kg_store *st, const struct kg_run_
 
 	if (store_find_runs(st, &f, &runs, &n) != KG_EXIT_PASS || !n)
 		return;
+	/* the same model and driver on another set of devices */
+	if (runs[0].gpu_name && head->gpu_name && !strcmp(runs[0].gpu_name, head->gpu_name) &&
+	    runs[0].driver && head->driver && !strcmp(runs[0].driver, head->driver) &&
+	    other_devices(head, &runs[0])) {
+		char *x = check_device_set(runs[0].devices), *y = check_device_set(head->devices);
+		buf_printf(b, "; %.12s was recorded on %s, the head run on %s, and runs of different"
+			   " device sets are never compared", sha, x, y);
+		free(x);
+		free(y);
+		store_runs_free(runs, n);
+		return;
+	}
 	buf_printf(b, "; %.12s has runs on %s with driver %s, and runs of another GPU model or"
 		   " driver are never compared (after a driver update, record a baseline run again)",
 		   sha, runs[0].gpu_name ? runs[0].gpu_name : "?", runs[0].driver ? runs[0].driver : "?");
@@ -384,6 +445,7 @@ static int store_results(struct kg_store *st, const struct kg_run_info *head,
 			 const struct kg_explanation *x, size_t nx)
 {
 	struct kg_verdict_row *rows = xcalloc(g->n ? g->n : 1, sizeof *rows);
+	int *ranks = xcalloc(g->n ? g->n : 1, sizeof *ranks);
 	for (size_t i = 0; i < g->n; i++) {
 		const struct kg_result *r = &g->r[i];
 		rows[i] = (struct kg_verdict_row){
@@ -393,6 +455,7 @@ static int store_results(struct kg_store *st, const struct kg_run_info *head,
 			.head_value = r->head, .n_base = r->n_base, .n_head = r->n_head,
 			.message = r->message, .fails = r->fails,
 		};
+		ranks[i] = r->ranked ? r->rank : -1;
 	}
 	struct kg_explain_row *xr = xcalloc(nx ? nx : 1, sizeof *xr);
 	char **details = xcalloc(nx ? nx : 1, sizeof *details);
@@ -401,12 +464,13 @@ static int store_results(struct kg_store *st, const struct kg_run_info *head,
 		xr[i] = (struct kg_explain_row){ x[i].benchmark, x[i].nvtx, x[i].base_kernel,
 						 x[i].head_kernel, x[i].why, details[i] };
 	}
-	int rc = store_verdicts_put(st, head->id, baseline, oc, rows, g->n, xr, nx);
+	int rc = store_verdicts_put_ranked(st, head->id, baseline, oc, rows, ranks, g->n, xr, nx);
 	for (size_t i = 0; i < nx; i++)
 		free(details[i]);
 	free(details);
 	free(xr);
 	free(rows);
+	free(ranks);
 	return rc;
 }
 
@@ -776,7 +840,8 @@ static const struct kg_series *series_of(const struct kg_sampleset *set, const s
 		const struct kg_series *s = &set->s[i];
 		if (!strcmp(s->metric, m) && !strcmp(s->benchmark, r->benchmark) &&
 		    !strcmp(s->nvtx ? s->nvtx : "", r->nvtx ? r->nvtx : "") &&
-		    !strcmp(s->kernel, r->kernel) && s->n && !s->deterministic)
+		    !strcmp(s->kernel, r->kernel) && s->ranked == r->ranked &&
+		    (!r->ranked || s->rank == r->rank) && s->n && !s->deterministic)
 			return s;
 	}
 	return NULL;
@@ -932,6 +997,11 @@ int check_gate(struct kg_store *st, const struct kg_thresholds *t,
 	char *not_compared = NULL;
 	int rc = check_load_samples(st, head, base, n_base, hs, bs);
 
+	if (t->pool_ranks) {
+		store_sampleset_pool_ranks(hs);
+		store_sampleset_pool_ranks(bs);
+	}
+
 	memset(g, 0, sizeof(*g));
 	if (rc == KG_EXIT_PASS && n_base)
 		rc = check_partial(st, head, base, n_base, &common, &n_common, &not_compared);
@@ -954,13 +1024,33 @@ int check_runs(struct kg_store *st, const struct kg_thresholds *t,
 	struct kg_outcome oc = { 0 };
 	char **common = NULL;
 	size_t n_common = 0;
+	char *devices_note = NULL;
+	/* Runs of different device sets are never compared: such a baseline is
+	 * no baseline, and the note names both sets. */
+	for (size_t i = 0; i < n_base; i++)
+		if (other_devices(head, &base[i])) {
+			char *x = check_device_set(base[i].devices), *y = check_device_set(head->devices);
+			devices_note = xasprintf("the baseline run %lld was recorded on %s, the head run"
+						 " on %s; runs of different device sets are never"
+						 " compared", (long long)base[i].id, x, y);
+			kg_warn("%s", devices_note);
+			free(x);
+			free(y);
+			n_base = 0;
+			break;
+		}
 	int rc = check_load_samples(st, head, base, n_base, &hs, &bs);
+	if (t->pool_ranks) {
+		store_sampleset_pool_ranks(&hs);
+		store_sampleset_pool_ranks(&bs);
+	}
 	if (rc == KG_EXIT_PASS && n_base)
 		rc = check_partial(st, head, base, n_base, &common, &n_common, &oc.not_compared);
 	if (rc != KG_EXIT_PASS) {
 		store_sampleset_free(&hs);
 		store_sampleset_free(&bs);
 		verdict_outcome_free(&oc);
+		free(devices_note);
 		return rc;
 	}
 	/* Only benchmarks both sides ran are compared; nothing in common, or
@@ -970,7 +1060,9 @@ int check_runs(struct kg_store *st, const struct kg_thresholds *t,
 	struct kg_gate g;
 	if (no_baseline) {
 		memset(&g, 0, sizeof g);
-		if (o->no_baseline_note)
+		if (devices_note)
+			oc.note = xstrdup(devices_note);
+		else if (o->no_baseline_note)
 			oc.note = xstrdup(o->no_baseline_note);
 		else if (n_base)
 			oc.note = xasprintf("the baseline run%s ran none of the head run's benchmarks",
@@ -1052,5 +1144,6 @@ int check_runs(struct kg_store *st, const struct kg_thresholds *t,
 	verdict_outcome_free(&oc);
 	store_sampleset_free(&hs);
 	store_sampleset_free(&bs);
+	free(devices_note);
 	return rc;
 }

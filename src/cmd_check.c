@@ -26,7 +26,7 @@
 static const char synopsis[] =
 	"usage: kgate check [--db PATH] [-t thresholds.yaml] [-c kgate.yaml]\n"
 	"                   [--commit SHA] [--baseline REF] [--all] [--no-store]\n"
-	"                   [--explain]\n"
+	"                   [--explain] [--pool-ranks]\n"
 	"                   [--format text|markdown|json|junit|github]\n"
 	"                   [--output FORMAT=FILE]...\n"
 	"\n"
@@ -35,7 +35,10 @@ static const char synopsis[] =
 	"kernel and metric: PASS, FAIL, INCONCLUSIVE, NEW or MISSING, and the\n"
 	"check's verdict: PASS, FAIL, or NO BASELINE when there is nothing to\n"
 	"compare with.  Only benchmarks both sides ran are compared; the others\n"
-	"are named.  The verdict is stored with the verdicts, for 'kgate comment'.\n";
+	"are named.  The verdict is stored with the verdicts, for 'kgate comment'.\n"
+	"The processes of a distributed job (records with a rank) are judged rank\n"
+	"by rank, with a \"slowest rank\" line per kernel; runs of different device\n"
+	"sets are never compared.\n";
 
 static const char epilogue[] =
 	"In a GitHub Actions job the event decides both defaults: a pull request's\n"
@@ -53,7 +56,7 @@ static const char epilogue[] =
 struct check_args {
 	const char *db, *thresholds, *suite, *commit, *baseline;
 	enum kg_format format;
-	int all, no_store, suite_given, explain;
+	int all, no_store, suite_given, explain, pool_ranks;
 	struct kg_check_output out[MAX_OUTPUTS];
 	size_t n_out;
 };
@@ -108,6 +111,9 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 			    "the one verdict from one check"),
 		KG_OPT_FLAG("all", 0, &a->all, "list passing comparisons too (text, markdown)"),
 		KG_OPT_FLAG("no-store", 0, &a->no_store, "do not store the verdicts"),
+		KG_OPT_FLAG("pool-ranks", 0, &a->pool_ranks,
+			    "judge the ranks of a distributed job as one (default: each rank "
+			    "on its own; thresholds: statistics: pool_ranks: true)"),
 		KG_OPT_FLAG("explain", 0, &a->explain,
 			    "say why each FAILed kernel regressed, from the stored counters (as "
 			    "'kgate explain'; a \"why\" field in json)"),
@@ -138,6 +144,8 @@ int cmd_check(int argc, char **argv)
 		return rc;
 	if ((rc = check_load_thresholds(a.thresholds, a.suite, a.suite_given, &t)) != KG_EXIT_PASS)
 		return rc;
+	if (a.pool_ranks)
+		t->pool_ranks = 1;
 	if ((rc = store_require(a.db)) != KG_EXIT_PASS)
 		goto out;
 	if ((rc = store_open(a.db, 0, &st)) != KG_EXIT_PASS) {

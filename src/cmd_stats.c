@@ -11,6 +11,7 @@
 #include "kgate/ghevent.h"
 #include "kgate/gpustate.h"
 #include "kgate/kgate.h"
+#include "kgate/nccl.h"
 #include "kgate/opt.h"
 #include "kgate/stats.h"
 #include "kgate/check.h"
@@ -113,6 +114,7 @@ enum fmt { FMT_TEXT, FMT_JSON, FMT_CSV };
 
 struct row {
 	const char *benchmark, *name;
+	const char *category;   /* nccl.h: communication or compute */
 	double pct, total, avg, med, min, max, sd;
 	size_t n;
 };
@@ -171,19 +173,20 @@ static void fmt_exact(char *out, size_t len, double v)
 
 /* ---- text columns ----------------------------------------------------- */
 
-#define NCOLS 10
+#define NCOLS 11         /* the last, Category, only when a kernel is NCCL's */
 
-static void print_text(const struct row *rows, size_t n, const char *const *head, int int_vals)
+static void print_text(const struct row *rows, size_t n, const char *const *head, int int_vals,
+		       int ncols)
 {
-	char **cell = xcalloc((n + 1) * NCOLS, sizeof(*cell));
-	size_t width[NCOLS] = { 0 };
+	char **cell = xcalloc((n + 1) * ncols, sizeof(*cell));
+	size_t width[NCOLS] = { 0 };  /* ncols of them used */
 	char num[80];
 
-	for (int c = 0; c < NCOLS; c++)
+	for (int c = 0; c < ncols; c++)
 		cell[c] = xstrdup(head[c]);
 	for (size_t i = 0; i < n; i++) {
 		const struct row *r = &rows[i];
-		char **rc = &cell[(i + 1) * NCOLS];
+		char **rc = &cell[(i + 1) * ncols];
 		int d = int_vals ? 0 : 2, da = int_vals ? 1 : 3;
 
 		fmt_grouped(num, sizeof(num), r->pct, 1);
@@ -203,15 +206,17 @@ static void print_text(const struct row *rows, size_t n, const char *const *head
 		rc[7] = xstrdup(num);
 		rc[8] = escape_fit_dup(r->benchmark, BENCH_WIDTH);
 		rc[9] = escape_fit_dup(*r->name ? r->name : "(none)", NAME_WIDTH);
+		if (ncols > 10)
+			rc[10] = xstrdup(r->category);
 	}
 	for (size_t i = 0; i <= n; i++)
-		for (int c = 0; c < NCOLS; c++)
-			if (escape_width(cell[i * NCOLS + c]) > width[c])
-				width[c] = escape_width(cell[i * NCOLS + c]);
+		for (int c = 0; c < ncols; c++)
+			if (escape_width(cell[i * ncols + c]) > width[c])
+				width[c] = escape_width(cell[i * ncols + c]);
 	for (size_t i = 0; i <= n; i++) {
 		struct kg_buf line = KG_BUF_INIT;
-		for (int c = 0; c < NCOLS; c++) {
-			const char *t = cell[i * NCOLS + c];
+		for (int c = 0; c < ncols; c++) {
+			const char *t = cell[i * ncols + c];
 			size_t pad = width[c] - escape_width(t);
 			if (c)
 				buf_adds(&line, "  ");
@@ -221,7 +226,7 @@ static void print_text(const struct row *rows, size_t n, const char *const *head
 				buf_adds(&line, t);
 			} else {
 				buf_adds(&line, t);
-				if (c < NCOLS - 1)
+				if (c < ncols - 1)
 					for (size_t k = 0; k < pad; k++)
 						buf_addc(&line, ' ');
 			}
@@ -229,7 +234,7 @@ static void print_text(const struct row *rows, size_t n, const char *const *head
 		puts(line.s);
 		if (i == 0) {
 			buf_reset(&line);
-			for (int c = 0; c < NCOLS; c++) {
+			for (int c = 0; c < ncols; c++) {
 				if (c)
 					buf_adds(&line, "  ");
 				for (size_t k = 0; k < width[c]; k++)
@@ -239,17 +244,17 @@ static void print_text(const struct row *rows, size_t n, const char *const *head
 		}
 		buf_free(&line);
 	}
-	for (size_t i = 0; i < (n + 1) * NCOLS; i++)
+	for (size_t i = 0; i < (n + 1) * ncols; i++)
 		free(cell[i]);
 	free(cell);
 }
 
-static void print_csv(const struct row *rows, size_t n, const char *const *head)
+static void print_csv(const struct row *rows, size_t n, const char *const *head, int ncols)
 {
 	struct kg_buf b = KG_BUF_INIT;
 	char num[64];
 
-	for (int c = 0; c < NCOLS; c++) {
+	for (int c = 0; c < ncols; c++) {
 		if (c)
 			buf_addc(&b, ',');
 		escape_csv(&b, head[c]);
@@ -267,6 +272,10 @@ static void print_csv(const struct row *rows, size_t n, const char *const *head)
 		escape_csv(&b, r->benchmark);
 		buf_addc(&b, ',');
 		escape_csv(&b, r->name);
+		if (ncols > 10) {
+			buf_addc(&b, ',');
+			escape_csv(&b, r->category);
+		}
 		buf_adds(&b, "\r\n");
 	}
 	fwrite(b.s, 1, b.len, stdout);
@@ -282,8 +291,9 @@ static void print_json(const struct row *rows, size_t n, const struct kg_run_inf
 		const struct row *r = &rows[i];
 		/* jansson refuses a string that is not UTF-8: repaired first */
 		char *bench = escape_utf8_dup(r->benchmark), *name = escape_utf8_dup(r->name);
-		json_array_append_new(arr, json_pack("{s:s, s:s, s:f, s:f, s:I, s:f, s:f, s:f, s:f, s:f}",
+		json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:f, s:f, s:I, s:f, s:f, s:f, s:f, s:f}",
 						     "benchmark", bench, "name", name,
+						     "category", r->category,
 						     "pct", r->pct, "total", r->total,
 						     "instances", (json_int_t)r->n, "avg", r->avg,
 						     "med", r->med, "min", r->min, "max", r->max,
@@ -494,6 +504,7 @@ static void column_heads(const char *unit, const char *report, char **head)
 	head[7] = xasprintf("StdDev%s", u);
 	head[8] = xstrdup("Benchmark");
 	head[9] = xstrdup(strcmp(report, "nvtx_sum") ? "Name" : "Range");
+	head[10] = xstrdup("Category");
 }
 
 int cmd_stats(int argc, char **argv)
@@ -578,7 +589,8 @@ int cmd_stats(int argc, char **argv)
 
 	/* One row per group; Time (%) is the share of the table's total. */
 	rows = xcalloc(ng, sizeof(*rows));
-	double grand = 0;
+	int by_kernel = strcmp(report, "nvtx_sum") != 0;
+	double grand = 0, comm = 0;
 	int int_vals = 1;
 	for (size_t i = 0; i < ng; i++) {
 		struct row *r = &rows[i];
@@ -589,6 +601,9 @@ int cmd_stats(int argc, char **argv)
 		}
 		r->benchmark = g[i].benchmark;
 		r->name = g[i].name;
+		r->category = by_kernel ? nccl_category(g[i].name) : KG_CAT_COMPUTE;
+		if (by_kernel && !strcmp(r->category, KG_CAT_COMM))
+			comm += sum;
 		r->n = g[i].n;
 		r->total = sum;
 		r->avg = sum / (double)g[i].n;
@@ -614,11 +629,14 @@ int cmd_stats(int argc, char **argv)
 		free(sha);
 		free(gpu);
 		free(m);
-		print_text(rows, ng, (const char *const *)head, int_vals);
+		print_text(rows, ng, (const char *const *)head, int_vals, comm > 0 ? 11 : 10);
+		if (comm > 0 && grand != 0)
+			printf("\n%s: %.1f%% (NCCL kernels), %s: %.1f%%\n", KG_CAT_COMM,
+			       100.0 * comm / grand, KG_CAT_COMPUTE, 100.0 - 100.0 * comm / grand);
 		break;
 	}
 	case FMT_CSV:
-		print_csv(rows, ng, (const char *const *)head);
+		print_csv(rows, ng, (const char *const *)head, comm > 0 ? 11 : 10);
 		break;
 	case FMT_JSON:
 		print_json(rows, ng, &run, report, metric, g[0].unit);

@@ -1113,8 +1113,21 @@ static void st_baseline_runs(struct ctx *c, const struct ynode *k, const struct 
 	get_int(c, k, v, 1, 10000, &t->baseline_runs);
 }
 
+static void st_pool_ranks(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
+{
+	struct kg_thresholds *t = o;
+
+	if (!strcmp(v->str, "true"))
+		t->pool_ranks = 1;
+	else if (!strcmp(v->str, "false"))
+		t->pool_ranks = 0;
+	else
+		problem(c, v->line, v->col, "'%s' must be true or false, got '%s'", k->str, v->str);
+}
+
 static const struct field statistics_fields[] = {
 	{ "alpha", Y_SCALAR, 0, st_alpha },
+	{ "pool_ranks", Y_SCALAR, 0, st_pool_ranks },
 	{ "min_samples", Y_SCALAR, 0, st_min_samples },
 	{ "baseline_runs", Y_SCALAR, 0, st_baseline_runs },
 };
@@ -1157,10 +1170,19 @@ static void ma_nvtx(struct ctx *c, const struct ynode *k, const struct ynode *v,
 	get_string(c, k, v, &m->nvtx);
 }
 
+static void ma_rank(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
+{
+	struct kg_match *m = o;
+
+	if (get_int(c, k, v, 0, 1 << 24, &m->rank) == 0)
+		m->has_rank = 1;
+}
+
 static const struct field match_fields[] = {
 	{ "benchmark", Y_SCALAR, 0, ma_benchmark },
 	{ "kernel", Y_SCALAR, 0, ma_kernel },
 	{ "nvtx", Y_SCALAR, 0, ma_nvtx },
+	{ "rank", Y_SCALAR, 0, ma_rank },
 };
 
 static void ru_match(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
@@ -1441,8 +1463,10 @@ static int kernel_fits(const struct kg_match *m, const char *name)
 }
 
 static int match_fits(const struct kg_match *m, enum kg_name_base nb, const char *benchmark,
-		      const char *nvtx, const char *kernel, const char *demangled)
+		      const char *nvtx, const char *kernel, const char *demangled, int rank)
 {
+	if (m->has_rank && m->rank != rank)
+		return 0;
 	if (m->benchmark && (!benchmark || strcmp(m->benchmark, benchmark)))
 		return 0;
 	if (m->kernel && nb != KG_NAME_ANY) {
@@ -1506,7 +1530,8 @@ int config_ignored(const struct kg_thresholds *t, const char *benchmark, const c
 		   const char *kernel, const char *demangled)
 {
 	for (size_t i = 0; i < t->n_ignore; i++)
-		if (match_fits(&t->ignore[i].match, t->name_base, benchmark, nvtx, kernel, demangled))
+		if (match_fits(&t->ignore[i].match, t->name_base, benchmark, nvtx, kernel, demangled,
+			       -1))
 			return 1;
 	return 0;
 }
@@ -1514,6 +1539,13 @@ int config_ignored(const struct kg_thresholds *t, const char *benchmark, const c
 int config_rule_for(const struct kg_thresholds *t, const char *benchmark,
 		    const char *nvtx, const char *kernel, const char *demangled,
 		    const char *metric, struct kg_metric_rule *out)
+{
+	return config_rule_for_rank(t, benchmark, nvtx, kernel, demangled, -1, metric, out);
+}
+
+int config_rule_for_rank(const struct kg_thresholds *t, const char *benchmark,
+			 const char *nvtx, const char *kernel, const char *demangled, int rank,
+			 const char *metric, struct kg_metric_rule *out)
 {
 	size_t i, j;
 
@@ -1531,7 +1563,7 @@ int config_rule_for(const struct kg_thresholds *t, const char *benchmark,
 			if (!strcmp(r->metrics[j].metric, metric))
 				break;
 		if (j < r->n_metrics &&
-		    match_fits(&r->match, t->name_base, benchmark, nvtx, kernel, demangled))
+		    match_fits(&r->match, t->name_base, benchmark, nvtx, kernel, demangled, rank))
 			overlay(out, &r->metrics[j]);
 	}
 	return out->has_regression || out->has_min || out->has_max || out->deterministic == 1;

@@ -81,6 +81,9 @@ static int identity_cmp(const struct kg_series *a, const struct kg_series *b)
 		c = strcmp(a->nvtx ? a->nvtx : "", b->nvtx ? b->nvtx : "");
 	if (!c)
 		c = strcmp(a->kernel, b->kernel);
+	if (!c)
+		c = a->ranked != b->ranked ? a->ranked - b->ranked
+					   : (a->rank > b->rank) - (a->rank < b->rank);
 	return c;
 }
 
@@ -104,6 +107,8 @@ static struct kg_result *result_add(struct kg_gate *g, size_t *cap, const struct
 	r->demangled = s->demangled ? s->demangled : s->kernel;
 	r->metric = s->metric;
 	r->unit = s->unit ? s->unit : "";
+	r->ranked = s->ranked;
+	r->rank = s->rank;
 	r->base = r->head = r->shift = r->lo = r->hi = r->p = r->p_adj = r->threshold = NAN;
 	r->cycle_shift = NAN;
 	return r;
@@ -488,8 +493,9 @@ static void compare_pair(const struct kg_thresholds *t, struct kg_gate *g, size_
 			 const struct kg_sampleset *hset, const struct kg_series *h)
 {
 	struct kg_metric_rule rule;
-	if (!config_rule_for(t, h->benchmark, h->nvtx ? h->nvtx : "", h->kernel,
-			     h->demangled ? h->demangled : h->kernel, h->metric, &rule))
+	if (!config_rule_for_rank(t, h->benchmark, h->nvtx ? h->nvtx : "", h->kernel,
+				  h->demangled ? h->demangled : h->kernel, h->ranked ? h->rank : -1,
+				  h->metric, &rule))
 		return;
 	struct kg_result *r = result_add(g, cap, h);
 	/* Each side sorted once: the medians, the deterministic comparison
@@ -554,6 +560,9 @@ static int result_cmp(const void *pa, const void *pb)
 	c = strcmp(a->benchmark, b->benchmark);
 	if (!c)
 		c = strcmp(a->kernel, b->kernel);
+	if (!c)
+		c = a->ranked != b->ranked ? a->ranked - b->ranked
+					   : (a->rank > b->rank) - (a->rank < b->rank);
 	if (!c)
 		c = strcmp(a->metric, b->metric);
 	return c;

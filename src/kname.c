@@ -77,6 +77,9 @@ static int series_cmp(const void *pa, const void *pb)
 		c = strcmp(a->nvtx ? a->nvtx : "", b->nvtx ? b->nvtx : "");
 	if (!c)
 		c = strcmp(a->kernel, b->kernel);
+	if (!c)      /* the rank is part of the identity (store.h): none first */
+		c = a->ranked != b->ranked ? a->ranked - b->ranked
+					   : (a->rank > b->rank) - (a->rank < b->rank);
 	if (!c)
 		c = strcmp(a->metric, b->metric);
 	return c;

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "kgate/escape.h"
+#include "kgate/nccl.h"
+#include "kgate/ranks.h"
 #include "kgate/explain.h"
 #include "kgate/github.h"
 #include "kgate/metric.h"
@@ -144,6 +146,68 @@ static const char *verdict_color(enum kg_verdict v)
 	}
 }
 
+/* The "slowest rank" lines: per kernel and metric compared on several
+ * ranks, the rank whose median moved most; those with a rank not PASS
+ * (every one with --all). */
+static void text_slowest(struct kg_buf *out, const struct kg_check_info *info,
+			 const struct kg_gate *g)
+{
+	struct kg_slowest *sl;
+	size_t n, said = 0;
+
+	ranks_slowest(g, &sl, &n);
+	for (size_t i = 0; i < n; i++) {
+		const struct kg_slowest *s = &sl[i];
+		if (!info->all && !s->any_not_pass)
+			continue;
+		char *kn = escape_fit_dup(kernel_label(s->slow), 2 * NAME_MAX_TEXT);
+		struct kg_buf a = KG_BUF_INIT, b = KG_BUF_INIT;
+		fmt_pct(&a, s->slow->shift);
+		fmt_pct(&b, s->fast->shift);
+		buf_adds(out, "slowest rank: ");
+		escape_text(out, s->slow->benchmark);
+		buf_adds(out, ": ");
+		buf_adds(out, kn);
+		buf_printf(out, " %s: rank %d %s (of %zu ranks; rank %d %s)\n", s->slow->metric,
+			   s->slow->rank, a.s, s->n_ranks, s->fast->rank, b.s);
+		buf_free(&a);
+		buf_free(&b);
+		free(kn);
+		said++;
+	}
+	if (said)
+		buf_addc(out, '\n');
+	free(sl);
+}
+
+/* The communication kernels shown, each with what its name says
+ * (nccl.h): "communication: KERNEL: AllReduce Sum f32 RING/LL". */
+static void text_communication(struct kg_buf *out, const struct kg_check_info *info,
+			       const struct kg_result *const *shown, size_t ns)
+{
+	size_t said = 0;
+	(void)info;
+	for (size_t i = 0; i < ns; i++) {
+		char d[96];
+		const struct kg_result *r = shown[i];
+		if (*nccl_describe(r->kernel, d, sizeof d) == '\0')
+			continue;
+		int dup = 0;
+		for (size_t j = 0; j < i && !dup; j++)
+			dup = !strcmp(shown[j]->kernel, r->kernel);
+		if (dup)
+			continue;
+		char *kn = escape_fit_dup(kernel_label(r), 2 * NAME_MAX_TEXT);
+		buf_adds(out, KG_CAT_COMM ": ");
+		buf_adds(out, kn);
+		buf_printf(out, ": %s\n", d);
+		free(kn);
+		said++;
+	}
+	if (said)
+		buf_addc(out, '\n');
+}
+
 static void render_text(const struct kg_check_info *info, const struct kg_gate *g, int color,
 			struct kg_buf *out)
 {
@@ -170,7 +234,8 @@ static void render_text(const struct kg_check_info *info, const struct kg_gate *
 		cell[k++] = xstrdup(gate_verdict_name(r->verdict));
 		char *name = xasprintf("%s%s%s%s", r->benchmark, *r->nvtx ? " [" : "", r->nvtx,
 				       *r->nvtx ? "]" : "");
-		char *kname = xasprintf("%s: %s", name, kernel_label(r));
+		char *kname = r->ranked ? xasprintf("%s (rank %d): %s", name, r->rank, kernel_label(r))
+					: xasprintf("%s: %s", name, kernel_label(r));
 		cell[k++] = escape_fit_dup(kname, NAME_MAX_TEXT);
 		free(name);
 		free(kname);
@@ -232,8 +297,10 @@ static void render_text(const struct kg_check_info *info, const struct kg_gate *
 				     *r->nvtx ? "]" : "");
 		char *bc = escape_fit_dup(bn, 2 * NAME_MAX_TEXT);
 		char *kn = escape_fit_dup(kernel_label(r), 2 * NAME_MAX_TEXT);
-		buf_printf(out, "%s %s: %s%s%s: %s", gate_verdict_name(r->verdict), bc, kn,
-			   *r->metric ? " " : "", r->metric, r->message);
+		buf_printf(out, "%s %s: %s", gate_verdict_name(r->verdict), bc, kn);
+		if (r->ranked)
+			buf_printf(out, " (rank %d)", r->rank);
+		buf_printf(out, "%s%s: %s", *r->metric ? " " : "", r->metric, r->message);
 		free(bn);
 		free(bc);
 		if (policy_of(r))
@@ -248,6 +315,8 @@ static void render_text(const struct kg_check_info *info, const struct kg_gate *
 	}
 	if (ns && shown[0]->verdict != KG_VERDICT_PASS)
 		buf_addc(out, '\n');
+	text_communication(out, info, shown, ns);
+	text_slowest(out, info, g);
 	if (!info->all && g->n_pass)
 		buf_printf(out, "(%zu passing comparison%s not shown; --all shows them)\n", g->n_pass,
 			   g->n_pass == 1 ? "" : "s");
@@ -347,7 +416,16 @@ static void render_markdown(const struct kg_check_info *info, const struct kg_ga
 			}
 			buf_adds(out, " | <code>");
 			escape_markdown_code(out, kernel_label(r));
-			buf_adds(out, "</code> | ");
+			buf_adds(out, "</code>");
+			if (r->ranked)
+				buf_printf(out, " rank %d", r->rank);
+			char d[96];
+			if (*nccl_describe(r->kernel, d, sizeof d)) {
+				buf_adds(out, " <sub>" KG_CAT_COMM ": ");
+				escape_markdown(out, d);
+				buf_adds(out, "</sub>");
+			}
+			buf_adds(out, " | ");
 			if (*r->metric) {
 				buf_adds(out, "<code>");
 				escape_markdown_code(out, r->metric);
@@ -369,6 +447,30 @@ static void render_markdown(const struct kg_check_info *info, const struct kg_ga
 		}
 		buf_addc(out, '\n');
 	}
+	struct kg_slowest *sl;
+	size_t n_sl, said = 0;
+	ranks_slowest(g, &sl, &n_sl);
+	for (size_t i = 0; i < n_sl; i++) {
+		const struct kg_slowest *s = &sl[i];
+		if (!info->all && !s->any_not_pass)
+			continue;
+		buf_adds(out, said ? "" : "**Slowest rank** (the rank whose median moved most):\n\n");
+		buf_adds(out, "- ");
+		escape_markdown(out, s->slow->benchmark);
+		buf_adds(out, ": <code>");
+		escape_markdown_code(out, kernel_label(s->slow));
+		buf_adds(out, "</code> <code>");
+		escape_markdown_code(out, s->slow->metric);
+		buf_printf(out, "</code>: **rank %d** ", s->slow->rank);
+		fmt_pct(out, s->slow->shift);
+		buf_printf(out, " (of %zu ranks; rank %d ", s->n_ranks, s->fast->rank);
+		fmt_pct(out, s->fast->shift);
+		buf_adds(out, ")\n");
+		said++;
+	}
+	if (said)
+		buf_addc(out, '\n');
+	free(sl);
 	if (!info->all && g->n_pass)
 		buf_printf(out, "%zu passing comparison%s not shown.\n", g->n_pass, g->n_pass == 1 ? "" : "s");
 	for (size_t i = 0; i < info->n_why; i++) {
@@ -435,6 +537,18 @@ static json_t *json_result(const struct kg_check_info *info, const struct kg_res
 	json_object_set_new(o, "nvtx", jstr(r->nvtx));
 	json_object_set_new(o, "kernel", jstr(r->kernel));
 	json_object_set_new(o, "demangled", jstr(kernel_label(r)));
+	json_object_set_new(o, "rank", r->ranked ? json_integer(r->rank) : json_null());
+	json_object_set_new(o, "category", json_string(nccl_category(r->kernel)));
+	struct kg_nccl nc;
+	if (nccl_parse(r->kernel, &nc)) {
+		json_t *c = json_object();
+		json_object_set_new(c, "collective", jstr(nc.collective));
+		json_object_set_new(c, "op", nc.op[0] ? jstr(nc.op) : json_null());
+		json_object_set_new(c, "type", nc.type[0] ? jstr(nc.type) : json_null());
+		json_object_set_new(c, "algorithm", nc.algorithm[0] ? jstr(nc.algorithm) : json_null());
+		json_object_set_new(c, "protocol", nc.protocol[0] ? jstr(nc.protocol) : json_null());
+		json_object_set_new(o, "nccl", c);
+	}
 	json_object_set_new(o, "metric", *r->metric ? jstr(r->metric) : json_null());
 	json_object_set_new(o, "unit", jstr(r->unit));
 	json_object_set_new(o, "verdict", json_string(gate_verdict_name(r->verdict)));
@@ -500,6 +614,27 @@ static void render_json_to(const struct kg_check_info *info, const struct kg_gat
 	json_object_set_new(sum, "failing", json_integer((json_int_t)oc->n_failing));
 	json_object_set_new(sum, "changed", json_integer((json_int_t)oc->n_changed));
 	json_object_set_new(root, "summary", sum);
+	struct kg_slowest *sl;
+	size_t n_sl;
+	ranks_slowest(g, &sl, &n_sl);
+	if (n_sl || ranks_any(g)) {
+		json_t *a = json_array();
+		for (size_t i = 0; i < n_sl; i++) {
+			json_t *o = json_object();
+			json_object_set_new(o, "benchmark", jstr(sl[i].slow->benchmark));
+			json_object_set_new(o, "nvtx", jstr(sl[i].slow->nvtx));
+			json_object_set_new(o, "kernel", jstr(sl[i].slow->kernel));
+			json_object_set_new(o, "metric", jstr(sl[i].slow->metric));
+			json_object_set_new(o, "rank", json_integer(sl[i].slow->rank));
+			json_object_set_new(o, "shift", jnum(sl[i].slow->shift));
+			json_object_set_new(o, "fastest_rank", json_integer(sl[i].fast->rank));
+			json_object_set_new(o, "fastest_shift", jnum(sl[i].fast->shift));
+			json_object_set_new(o, "ranks", json_integer((json_int_t)sl[i].n_ranks));
+			json_array_append_new(a, o);
+		}
+		json_object_set_new(root, "slowest_ranks", a);
+	}
+	free(sl);
 	char *s = escape_json_dumped(json_dumps(root, JSON_FLAGS));
 	json_decref(root);
 	size_t l = strlen(s);
@@ -598,6 +733,8 @@ static void render_junit(const struct kg_check_info *info, const struct kg_gate 
 		}
 		buf_adds(out, "\" name=\"");
 		escape_xml(out, kernel_label(r));
+		if (r->ranked)
+			buf_printf(out, " (rank %d)", r->rank);
 		if (*r->metric) {
 			buf_addc(out, ' ');
 			escape_xml(out, r->metric);
@@ -666,6 +803,8 @@ static void render_github(const struct kg_check_info *info, const struct kg_gate
 			   : r->verdict == KG_VERDICT_CHANGED ? "notice" : "warning");
 		struct kg_buf t = KG_BUF_INIT;
 		buf_printf(&t, "kgate %s: %s", gate_verdict_name(r->verdict), r->benchmark);
+		if (r->ranked)
+			buf_printf(&t, " rank %d", r->rank);
 		escape_workflow(out, t.s, 1);
 		buf_free(&t);
 		buf_adds(out, "::");

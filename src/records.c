@@ -165,11 +165,23 @@ static int check_header(struct reader *r, json_t *h)
 		kg_error("%s:%zu: header: \"format\" must be an integer", r->path, r->lineno);
 		return KG_EXIT_USAGE;
 	}
-	if (json_integer_value(f) != KG_RECORDS_FORMAT) {
+	if (json_integer_value(f) < KG_RECORDS_FORMAT_MIN ||
+	    json_integer_value(f) > KG_RECORDS_FORMAT) {
 		kg_error("%s:%zu: unknown records format %" JSON_INTEGER_FORMAT
-			 " (this kgate reads format %d)", r->path, r->lineno,
-			 json_integer_value(f), KG_RECORDS_FORMAT);
+			 " (this kgate reads formats %d to %d)", r->path, r->lineno,
+			 json_integer_value(f), KG_RECORDS_FORMAT_MIN, KG_RECORDS_FORMAT);
 		return KG_EXIT_USAGE;
+	}
+	static const char *const ranks[] = { "rank", "local_rank", "world_size" };
+	for (size_t i = 0; i < sizeof(ranks) / sizeof(ranks[0]); i++) {
+		json_t *v = json_object_get(h, ranks[i]);
+		if (v && !json_is_null(v) &&
+		    (!json_is_integer(v) || json_integer_value(v) < 0 ||
+		     json_integer_value(v) > (1 << 24))) {
+			kg_error("%s:%zu: header: \"%s\" must be a non-negative integer", r->path,
+				 r->lineno, ranks[i]);
+			return KG_EXIT_USAGE;
+		}
 	}
 	json_t *d = json_object_get(h, "devices");
 	if (d && !json_is_array(d)) {
@@ -366,6 +378,12 @@ int records_read_info(const char *path, struct kg_import_info *info)
 		info->pid = (long long)json_integer_value(v);
 	if (json_is_integer(v = json_object_get(h, "ppid")))
 		info->ppid = (long long)json_integer_value(v);
+	if (json_is_integer(v = json_object_get(h, "rank")))
+		info->rank = (int)json_integer_value(v);  /* check_header bounded it */
+	if (json_is_integer(v = json_object_get(h, "local_rank")))
+		info->local_rank = (int)json_integer_value(v);
+	if (json_is_integer(v = json_object_get(h, "world_size")))
+		info->world_size = (int)json_integer_value(v);
 	json_decref(h);
 	reader_close(&r);
 	return rc;
@@ -376,6 +394,7 @@ static int info_of(const char *path, struct kg_import_info *info)
 	memset(info, 0, sizeof(*info));
 	info->passes = 1;
 	info->pid = info->ppid = -1;
+	info->rank = info->local_rank = info->world_size = -1;
 	return records_read_info(path, info);
 }
 
@@ -446,7 +465,39 @@ struct ingest_ctx {
 	struct reader *r;
 	int derived;        /* add launch configuration and duration (pass 0) */
 	struct kg_import_stats *stats;
+	json_t *devices;    /* the header's "devices" (borrowed), or NULL */
+	json_int_t *seen;   /* device ids told to the sink */
+	size_t n_seen;
 };
+
+/* The device a kernel record ran on, told to the sink the first time: the
+ * header's device of that id (its name and uuid), or the header's only
+ * device when the record does not say (format 1). */
+static void note_device(struct ingest_ctx *c, json_t *k)
+{
+	json_t *d = json_object_get(k, "device");
+	json_int_t id;
+	size_t i;
+	json_t *e, *dev = NULL;
+
+	if (json_is_integer(d))
+		id = json_integer_value(d);
+	else if (json_array_size(c->devices) == 1)
+		id = json_integer_value(json_object_get(json_array_get(c->devices, 0), "id"));
+	else
+		return;
+	for (i = 0; i < c->n_seen; i++)
+		if (c->seen[i] == id)
+			return;
+	json_array_foreach(c->devices, i, e)
+		if (json_integer_value(json_object_get(e, "id")) == id)
+			dev = e;
+	c->seen = xrealloc(c->seen, (c->n_seen + 1) * sizeof(*c->seen));
+	c->seen[c->n_seen++] = id;
+	if (dev)
+		import_sink_device(c->sink, json_string_value(json_object_get(dev, "name")),
+				   json_string_value(json_object_get(dev, "uuid")));
+}
 
 static int bad_field(struct ingest_ctx *c, const char *field, const char *want)
 {
@@ -638,6 +689,8 @@ static int read_records(struct ingest_ctx *c)
 		} else if (!strcmp(t, "kernel")) {
 			stats->kernels++;
 			rc = ingest_kernel(c, j);
+			if (rc == KG_EXIT_PASS)
+				note_device(c, j);
 		} else if (!strcmp(t, "error")) {
 			report_error_record(c, j);
 		} else if (!strcmp(t, "footer")) {
@@ -671,17 +724,21 @@ out:
 int records_parse(struct kg_import_sink *sink, const char *path)
 {
 	struct reader r;
-	struct ingest_ctx c = { sink, &r, 1, import_sink_stats(sink) };
+	struct ingest_ctx c = { sink, &r, 1, import_sink_stats(sink), NULL, NULL, 0 };
 	json_t *h = NULL;
 	int rc;
 
 	if ((rc = read_header(&r, path, &h, 1)) == KG_EXIT_PASS) {
-		json_t *pass = json_object_get(h, "pass");
+		json_t *pass = json_object_get(h, "pass"), *rank = json_object_get(h, "rank");
 		if (json_is_integer(pass) && json_integer_value(pass) > 0)
 			c.derived = 0;  /* application replay: pass 0 carries them */
-		json_decref(h);
+		if (json_is_integer(rank))
+			import_sink_rank(sink, (int)json_integer_value(rank));
+		c.devices = json_object_get(h, "devices");
 		rc = read_records(&c);
+		json_decref(h);
 	}
+	free(c.seen);
 	reader_close(&r);
 	return rc;
 }

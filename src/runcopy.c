@@ -48,6 +48,10 @@ static uint64_t sample_hash(const struct kg_sample_rec *r)
 	h = fnv(h, &rep, sizeof rep);
 	h = fnv(h, &r->ordinal, sizeof r->ordinal);
 	h = fnv(h, &bits, sizeof bits);
+	if (r->ranked) {        /* a single process's samples hash as they did */
+		int64_t rank = r->rank;
+		h = fnv(h, &rank, sizeof rank);
+	}
 	return mix(h);
 }
 
@@ -70,6 +74,7 @@ static int copy_row(void *arg, const struct kg_sample_rec *r)
 	c->d->samples++;
 	c->samples++;
 	if (c->dst) {
+		store_run_rank(c->dst, r->ranked ? r->rank : -1);
 		c->rc = store_sample_add(c->dst, r->benchmark, r->nvtx, &r->kernel, r->metric,
 					 r->unit, r->deterministic, r->repeat, r->ordinal, r->value);
 		return c->rc != KG_EXIT_PASS;

@@ -11,10 +11,12 @@
  * each backend holds its own (store_backend.h).
  */
 #include "store_backend.h"
+#include "store_shared.h"
 
 #include "kgate/store.h"
 #include "kgate/util.h"
 
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -174,6 +176,8 @@ void store_close(struct kg_store *st)
 	if (st->in_run)
 		st->be->run_abort(st);
 	free(st->name);
+	free(st->devices);
+	st->devices = NULL;
 	st->be->close(st);
 }
 
@@ -236,7 +240,54 @@ int store_run_begin(struct kg_store *st, struct kg_run_info *run)
 		kg_error("database '%s': a run is already open", st->name);
 		return KG_EXIT_RUNTIME;
 	}
+	st->rank = -1;
+	free(st->devices);
+	st->devices = run->devices ? xstrdup(run->devices) : NULL;
 	return st->be->run_begin(st, run);
+}
+
+void store_run_rank(struct kg_store *st, int rank)
+{
+	st->rank = rank >= 0 ? rank : -1;
+}
+
+void store_run_device(struct kg_store *st, const char *name, const char *uuid)
+{
+	json_error_t err;
+	json_t *a = st->devices ? json_loads(st->devices, 0, &err) : json_array();
+	size_t i, at;
+	json_t *d;
+
+	if (!json_is_array(a)) {
+		json_decref(a);
+		a = json_array();
+	}
+	/* one entry per device (by uuid, else by name), sorted by uuid then name */
+	at = json_array_size(a);
+	json_array_foreach(a, i, d) {
+		const char *u = json_string_value(json_object_get(d, "uuid"));
+		const char *n = json_string_value(json_object_get(d, "name"));
+		int c = strcmp(u ? u : "", uuid ? uuid : "");
+		if (!c)
+			c = strcmp(n ? n : "", name ? name : "");
+		if (!c) {
+			json_decref(a);
+			return;
+		}
+		if (c > 0 && at == json_array_size(a))
+			at = i;
+	}
+	d = json_object();
+	if (name)
+		json_object_set_new(d, "name", json_string(name));
+	if (uuid)
+		json_object_set_new(d, "uuid", json_string(uuid));
+	json_array_insert_new(a, at, d);
+	free(st->devices);
+	char *js = json_dumps(a, JSON_COMPACT);
+	st->devices = js ? xstrdup(js) : NULL;
+	free(js);
+	json_decref(a);
 }
 
 int store_sample_add(struct kg_store *st, const char *benchmark, const char *nvtx,
@@ -281,9 +332,16 @@ int store_verdicts_put(struct kg_store *st, int64_t head_run, const char *baseli
 		       const struct kg_outcome *o, const struct kg_verdict_row *rows, size_t n,
 		       const struct kg_explain_row *x, size_t nx)
 {
+	return store_verdicts_put_ranked(st, head_run, baseline, o, rows, NULL, n, x, nx);
+}
+
+int store_verdicts_put_ranked(struct kg_store *st, int64_t head_run, const char *baseline,
+			      const struct kg_outcome *o, const struct kg_verdict_row *rows,
+			      const int *ranks, size_t n, const struct kg_explain_row *x, size_t nx)
+{
 	if (!writable(st))
 		return KG_EXIT_RUNTIME;
-	return st->be->verdicts_put(st, head_run, baseline, o, rows, n, x, nx);
+	return st->be->verdicts_put(st, head_run, baseline, o, rows, ranks, n, x, nx);
 }
 
 int store_explanations_put(struct kg_store *st, int64_t head_run, const char *baseline,
@@ -403,6 +461,7 @@ void store_run_info_free(struct kg_run_info *r)
 	free(r->label);
 	free(r->ci_url);
 	free(r->status);
+	free(r->devices);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -447,6 +506,58 @@ void store_sampleset_keep(struct kg_sampleset *set, char *const *benchmarks, siz
 	set->n = k;
 }
 
+
+/* Identity less the rank, then the rank; for pooling. */
+static int pool_cmp(const void *pa, const void *pb)
+{
+	const struct kg_series *a = pa, *b = pb;
+	int c = strcmp(a->benchmark, b->benchmark);
+	if (!c)
+		c = strcmp(a->nvtx ? a->nvtx : "", b->nvtx ? b->nvtx : "");
+	if (!c)
+		c = strcmp(a->kernel, b->kernel);
+	if (!c)
+		c = strcmp(a->metric, b->metric);
+	if (!c)
+		c = a->ranked != b->ranked ? a->ranked - b->ranked : (a->rank > b->rank) - (a->rank < b->rank);
+	return c;
+}
+
+void store_sampleset_pool_ranks(struct kg_sampleset *set)
+{
+	size_t k = 0, any = 0;
+
+	for (size_t i = 0; i < set->n; i++)
+		any |= (size_t)set->s[i].ranked;
+	if (!any)
+		return;
+	qsort(set->s, set->n, sizeof(*set->s), pool_cmp);
+	for (size_t i = 0; i < set->n; i++) {
+		struct kg_series *x = &set->s[i];
+		struct kg_series *y = k ? &set->s[k - 1] : NULL;
+		if (y && x->ranked && !strcmp(y->benchmark, x->benchmark) &&
+		    !strcmp(y->nvtx ? y->nvtx : "", x->nvtx ? x->nvtx : "") &&
+		    !strcmp(y->kernel, x->kernel) && !strcmp(y->metric, x->metric)) {
+			y->v = xrealloc(y->v, (y->n + x->n) * sizeof(*y->v));
+			memcpy(y->v + y->n, x->v, x->n * sizeof(*x->v));
+			if (y->run_of && x->run_of) {
+				y->run_of = xrealloc(y->run_of, (y->n + x->n) * sizeof(*y->run_of));
+				memcpy(y->run_of + y->n, x->run_of, x->n * sizeof(*x->run_of));
+			} else {
+				free(y->run_of);
+				y->run_of = NULL;
+			}
+			y->n += x->n;
+			series_free(set, x);
+			continue;
+		}
+		set->s[k++] = *x;
+	}
+	set->n = k;
+	for (size_t i = 0; i < set->n; i++)
+		set->s[i].ranked = set->s[i].rank = 0;
+	qsort(set->s, set->n, sizeof(*set->s), store_cmp_series);
+}
 
 void store_sampleset_free(struct kg_sampleset *set)
 {

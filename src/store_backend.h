@@ -29,6 +29,11 @@ struct kg_store {
 	int readonly;           /* opened with KG_STORE_READONLY (the backend sets it) */
 	int in_run;             /* a run is open: set by run_begin, cleared by run_commit
 				 * and run_abort, and by the backend when it aborts */
+	int rank;               /* the rank of the samples added next (store_run_rank);
+				 * -1: none.  store.c resets it at run_begin */
+	char *devices;          /* the open run's device set as runs.devices holds it
+				 * (store.c builds it; NULL: none said), written by
+				 * the backend's run_commit */
 };
 
 struct kg_store_backend {
@@ -59,7 +64,8 @@ struct kg_store_backend {
 
 	/* Checks and explanations, each call one transaction. */
 	int (*verdicts_put)(struct kg_store *st, int64_t head_run, const char *baseline,
-			    const struct kg_outcome *o, const struct kg_verdict_row *rows, size_t n,
+			    const struct kg_outcome *o, const struct kg_verdict_row *rows,
+			    const int *ranks, size_t n,
 			    const struct kg_explain_row *x, size_t nx);
 	int (*explanations_put)(struct kg_store *st, int64_t head_run, const char *baseline,
 				const struct kg_explain_row *x, size_t nx);

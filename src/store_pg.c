@@ -211,6 +211,19 @@ static const char *const migrations[] = {
 
 	/* 4 -> 5: the GPU's state while each benchmark ran (gpustate.h) */
 	"ALTER TABLE run_benchmarks ADD COLUMN gpu_state " T ";",
+
+	/* 5 -> 6: distributed jobs: each sample's and verdict's rank (NULL:
+	 * a single process), each run's devices (JSON; NULL for runs before) */
+	"ALTER TABLE samples ADD COLUMN rank integer;"
+	"ALTER TABLE verdicts ADD COLUMN rank integer;"
+	"ALTER TABLE runs ADD COLUMN devices " T ";"
+	"CREATE OR REPLACE VIEW samples_named AS"
+	"  SELECT s.run, b.name AS benchmark, n.path AS nvtx, k.mangled AS kernel,"
+	"         k.demangled, k.base, m.name AS metric, m.unit, m.deterministic,"
+	"         s.repeat, s.ordinal, s.value, s.rank"
+	"  FROM samples s JOIN benchmarks b ON b.id = s.benchmark"
+	"  JOIN nvtx n ON n.id = s.nvtx JOIN kernels k ON k.id = s.kernel"
+	"  JOIN metrics m ON m.id = s.metric;",
 };
 #undef T
 #undef ID
@@ -831,7 +844,7 @@ static int copy_flush(struct pg *st)
 	if (!st->copy.len)
 		return KG_EXIT_PASS;
 	PGresult *r = q(st, st->db, "cannot add samples", PGRES_COPY_IN,
-			"COPY samples(run, benchmark, nvtx, kernel, metric, repeat, ordinal, value)"
+			"COPY samples(run, benchmark, nvtx, kernel, metric, repeat, ordinal, value, rank)"
 			" FROM STDIN", NULL, NULL);
 	if (!r)
 		return KG_EXIT_RUNTIME;
@@ -869,7 +882,11 @@ static int pg_sample_add(struct kg_store *kst, const char *benchmark, const char
 		return KG_EXIT_RUNTIME;
 	runbench_note(&st->rb, b);
 	buf_printf(&st->copy, "%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64
-		   "\t%d\t%" PRId64 "\t%.17g\n", st->run_id, b, n, k, m, repeat, ordinal, value);
+		   "\t%d\t%" PRId64 "\t%.17g\t", st->run_id, b, n, k, m, repeat, ordinal, value);
+	if (st->base.rank >= 0)
+		buf_printf(&st->copy, "%d\n", st->base.rank);
+	else
+		buf_adds(&st->copy, "\\N\n");
 	if (st->copy.len >= COPY_BATCH)
 		return copy_flush(st);
 	return KG_EXIT_PASS;
@@ -886,6 +903,15 @@ static int pg_run_commit(struct kg_store *kst)
 		PGresult *r = q(st, st->db, "cannot store the run's benchmarks", PGRES_COMMAND_OK,
 				"INSERT INTO run_benchmarks(run, benchmark, gpu_state) VALUES ($1, $2, $3)"
 				" ON CONFLICT DO NOTHING", "iit", v);
+		if (!r)
+			rc = KG_EXIT_RUNTIME;
+		pq.clear(r);
+	}
+	if (rc == KG_EXIT_PASS && st->base.devices) {
+		struct num id;
+		const char *v[] = { st->base.devices, num_i(&id, st->run_id) };
+		PGresult *r = q(st, st->db, "cannot store the run's devices", PGRES_COMMAND_OK,
+				"UPDATE runs SET devices = $1 WHERE id = $2", "ti", v);
 		if (!r)
 			rc = KG_EXIT_RUNTIME;
 		pq.clear(r);
@@ -928,7 +954,7 @@ static int64_t pg_run_count(struct kg_store *kst)
 /* Reading runs                                                        */
 
 #define RUN_COLS "id, commit_sha, branch, parent, time, host, gpu_name, gpu_uuid, gpu_chip," \
-		 " driver, cuda, collector, config_hash, source, label, ci_url, status"
+		 " driver, cuda, collector, config_hash, source, label, ci_url, status, devices"
 
 static void run_from_row(const PGresult *r, int row, struct kg_run_info *o)
 {
@@ -949,6 +975,7 @@ static void run_from_row(const PGresult *r, int row, struct kg_run_info *o)
 	o->label = val_dup(r, row, 14);
 	o->ci_url = val_dup(r, row, 15);
 	o->status = val_dup(r, row, 16);
+	o->devices = val_dup(r, row, 17);
 }
 
 static int resolve_commit(struct pg *st, const char *c, char **full)
@@ -1149,6 +1176,12 @@ static char *pool_keep(struct kg_sampleset *set, size_t *cap, const char *s)
 	return set->pool[set->n_pool++] = xstrdup(s ? s : "");
 }
 
+/* A sample's benchmark id while loading carries its rank + 1 (0: none) in
+ * the bits from RANK_SHIFT up: the rank is part of its identity. */
+#define RANK_SHIFT 40
+#define RANK_SHIFT_S "40"
+#define BENCH_ID(b) ((b) & (((int64_t)1 << RANK_SHIFT) - 1))
+
 /* One sample row while loading. */
 struct load_row {
 	int64_t id[4];          /* benchmark, nvtx, kernel, metric */
@@ -1226,7 +1259,8 @@ static int pg_load_samples(struct kg_store *kst, const int64_t *run_ids, size_t 
 	free(ids);
 	const char *v[] = { arr };
 	PGresult *r = q(st, st->db, "cannot read samples", PGRES_TUPLES_OK,
-			"SELECT benchmark, nvtx, kernel, metric, run, repeat, ordinal, id, value"
+			"SELECT benchmark | ((coalesce(rank, -1) + 1)::bigint << " RANK_SHIFT_S "),"
+			" nvtx, kernel, metric, run, repeat, ordinal, id, value"
 			" FROM samples WHERE run = ANY($1::bigint[])", "a", v);
 	free(arr);
 	if (!r)
@@ -1263,7 +1297,7 @@ static int pg_load_samples(struct kg_store *kst, const int64_t *run_ids, size_t 
 			memset(x, 0, sizeof *x);
 			memcpy(sid[out->n], lr[i].id, sizeof lr[i].id);
 			for (int t = 0; t < 4; t++)
-				used[t][nid[t]++] = lr[i].id[t];
+				used[t][nid[t]++] = t ? lr[i].id[t] : BENCH_ID(lr[i].id[t]);
 			out->n++;
 			vcap = 0;
 		}
@@ -1304,7 +1338,7 @@ static int pg_load_samples(struct kg_store *kst, const int64_t *run_ids, size_t 
 		struct kg_series *y = &out->s[i];
 		int at[4];
 		for (int t = 0; t < 4; t++)
-			if ((at[t] = row_of(nr[t], sid[i][t])) < 0)
+			if ((at[t] = row_of(nr[t], t ? sid[i][t] : BENCH_ID(sid[i][t]))) < 0)
 				rc = say(st, "cannot read the names of samples", "a name row is missing");
 		if (rc != KG_EXIT_PASS)
 			break;
@@ -1316,6 +1350,8 @@ static int pg_load_samples(struct kg_store *kst, const int64_t *run_ids, size_t 
 		y->metric = kept[3][at[3] * 3];
 		y->unit = kept[3][at[3] * 3 + 1];
 		y->deterministic = (int)val_i(nr[3], at[3], 3);
+		y->ranked = (sid[i][0] >> RANK_SHIFT) != 0;
+		y->rank = y->ranked ? (int)((sid[i][0] >> RANK_SHIFT) - 1) : 0;
 	}
 	for (int t = 0; t < 4; t++) {
 		free(used[t]);
@@ -1439,7 +1475,7 @@ static int pg_run_samples_each(struct kg_store *kst, int64_t run, kg_sample_fn f
 	const char *v[] = { num_i(&id, run) };
 	PGresult *r = q(st, st->db, "cannot read the run's samples", PGRES_TUPLES_OK,
 			"SELECT b.name, n.path, k.mangled, k.demangled, k.base, m.name, m.unit,"
-			" m.deterministic, s.repeat, s.ordinal, s.value FROM samples s"
+			" m.deterministic, s.repeat, s.ordinal, s.value, coalesce(s.rank, -1) FROM samples s"
 			" JOIN benchmarks b ON b.id = s.benchmark JOIN nvtx n ON n.id = s.nvtx"
 			" JOIN kernels k ON k.id = s.kernel JOIN metrics m ON m.id = s.metric"
 			" WHERE s.run = $1 ORDER BY s.id", "i", v);
@@ -1453,6 +1489,8 @@ static int pg_run_samples_each(struct kg_store *kst, int64_t run, kg_sample_fn f
 			.kernel = { mangled, dem ? dem : mangled, base ? base : mangled },
 			.deterministic = (int)val_i(r, i, 7), .repeat = (int)val_i(r, i, 8),
 			.ordinal = val_i(r, i, 9), .value = val_d(r, i, 10),
+			.ranked = val_i(r, i, 11) >= 0,
+			.rank = val_i(r, i, 11) >= 0 ? (int)val_i(r, i, 11) : 0,
 		};
 		if (fn(arg, &x))
 			break;
@@ -1493,7 +1531,8 @@ static const char *policy_name(int p)
 }
 
 static int pg_verdicts_put(struct kg_store *kst, int64_t head_run, const char *baseline,
-			   const struct kg_outcome *o, const struct kg_verdict_row *rows, size_t n,
+			   const struct kg_outcome *o, const struct kg_verdict_row *rows,
+			   const int *ranks, size_t n,
 			   const struct kg_explain_row *x, size_t nx)
 {
 	struct pg *st = (struct pg *)kst;
@@ -1518,7 +1557,7 @@ static int pg_verdicts_put(struct kg_store *kst, int64_t head_run, const char *b
 	pq.clear(r);
 	for (size_t i = 0; i < n; i++) {
 		const struct kg_verdict_row *w = &rows[i];
-		struct num d[6], nb, nh, fl, cid;
+		struct num d[6], nb, nh, fl, cid, rk;
 		const char *v[] = {
 			hr.s, baseline, t.s, w->benchmark ? w->benchmark : "", w->nvtx ? w->nvtx : "",
 			w->kernel ? w->kernel : "", w->metric ? w->metric : "",
@@ -1526,14 +1565,14 @@ static int pg_verdicts_put(struct kg_store *kst, int64_t head_run, const char *b
 			num_d(&d[2], w->hi), num_d(&d[3], w->p), num_d(&d[4], w->base_value),
 			num_d(&d[5], w->head_value), num_i(&nb, (int64_t)w->n_base),
 			num_i(&nh, (int64_t)w->n_head), w->message, num_i(&fl, w->fails != 0),
-			num_i(&cid, check_id),
+			num_i(&cid, check_id), ranks && ranks[i] >= 0 ? num_i(&rk, ranks[i]) : NULL,
 		};
 		r = q(st, st->db, "cannot store a verdict", PGRES_COMMAND_OK,
 		      "INSERT INTO verdicts(run, baseline, time, benchmark, nvtx, kernel,"
 		      " metric, verdict, shift, lo, hi, p, base_value, head_value, n_base,"
-		      " n_head, message, fails, check_id)"
-		      " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19)",
-		      "itittttt" "dddddd" "ii" "t" "ii", v);
+		      " n_head, message, fails, check_id, rank)"
+		      " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20)",
+		      "itittttt" "dddddd" "ii" "t" "iii", v);
 		if (!r)
 			goto fail;
 		pq.clear(r);
@@ -1628,7 +1667,7 @@ static int pg_check_verdicts(struct kg_store *kst, int64_t check_id, kg_verdict_
 	PGresult *r = q(st, st->db, "cannot read the stored verdicts", PGRES_TUPLES_OK,
 			"SELECT v.benchmark, v.nvtx, v.kernel, COALESCE(k.demangled, v.kernel), v.metric,"
 			" v.verdict, v.message, v.shift, v.lo, v.hi, v.p, v.base_value, v.head_value,"
-			" v.n_base, v.n_head, v.fails FROM verdicts v"
+			" v.n_base, v.n_head, v.fails, coalesce(v.rank, -1) FROM verdicts v"
 			" LEFT JOIN kernels k ON k.mangled = v.kernel"
 			" WHERE v.check_id = $1 ORDER BY v.id", "i", v);
 	if (!r)
@@ -1639,8 +1678,10 @@ static int pg_check_verdicts(struct kg_store *kst, int64_t check_id, kg_verdict_
 			val_s(r, i, 5), val_s(r, i, 6),
 			val_d(r, i, 7), val_d(r, i, 8), val_d(r, i, 9), val_d(r, i, 10),
 			val_d(r, i, 11), val_d(r, i, 12),
-			val_i(r, i, 13), val_i(r, i, 14), (int)val_i(r, i, 15),
+			val_i(r, i, 13), val_i(r, i, 14), (int)val_i(r, i, 15), 0, 0,
 		};
+		w.ranked = val_i(r, i, 16) >= 0;
+		w.rank = w.ranked ? (int)val_i(r, i, 16) : 0;
 		if (fn(arg, &w))
 			break;
 	}

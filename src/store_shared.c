@@ -129,6 +129,9 @@ int store_cmp_series(const void *pa, const void *pb)
 		c = strcmp(a->nvtx, b->nvtx);
 	if (!c)
 		c = strcmp(a->kernel, b->kernel);
+	if (!c)      /* the rank is part of the identity: none first */
+		c = a->ranked != b->ranked ? a->ranked - b->ranked
+					   : (a->rank > b->rank) - (a->rank < b->rank);
 	if (!c)
 		c = strcmp(a->metric, b->metric);
 	return c;

@@ -52,7 +52,7 @@ void runbench_free(struct runbench *rb);
 /* ---- orderings ---- */
 
 /* qsort comparators: int64_t ascending; struct kg_series by benchmark,
- * NVTX path, kernel, metric (strcmp). */
+ * NVTX path, kernel (strcmp), rank (none first), metric (strcmp). */
 int store_cmp_id(const void *a, const void *b);
 int store_cmp_series(const void *a, const void *b);
 

@@ -140,6 +140,21 @@ static const char *const migrations[] = {
 	/* 4 -> 5: what the GPU was doing around each benchmark's processes
 	 * (gpustate.h's summary, as JSON); NULL for runs stored before */
 	"ALTER TABLE run_benchmarks ADD COLUMN gpu_state TEXT;",
+
+	/* 5 -> 6: distributed jobs: the rank of each sample (NULL: a single
+	 * process), the rank of each verdict, the devices of each run (a JSON
+	 * array; NULL for runs stored before) */
+	"ALTER TABLE samples ADD COLUMN rank INTEGER;"
+	"ALTER TABLE verdicts ADD COLUMN rank INTEGER;"
+	"ALTER TABLE runs ADD COLUMN devices TEXT;"
+	"DROP VIEW samples_named;"
+	"CREATE VIEW samples_named AS"
+	"  SELECT s.run, b.name AS benchmark, n.path AS nvtx, k.mangled AS kernel,"
+	"         k.demangled, k.base, m.name AS metric, m.unit, m.deterministic,"
+	"         s.repeat, s.ordinal, s.value, s.rank"
+	"  FROM samples s JOIN benchmarks b ON b.id = s.benchmark"
+	"  JOIN nvtx n ON n.id = s.nvtx JOIN kernels k ON k.id = s.kernel"
+	"  JOIN metrics m ON m.id = s.metric;",
 };
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
@@ -158,7 +173,7 @@ enum {
 
 static const char *const query_sql[Q_COUNT] = {
 	[Q_SAMPLE] = ("INSERT INTO samples(run, benchmark, nvtx, kernel, metric, repeat, ordinal,"
-		      " value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
+		      " value, rank) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"),
 	[Q_BENCH_GET] = "SELECT id FROM benchmarks WHERE name = ?",
 	[Q_BENCH_ADD] = "INSERT INTO benchmarks(name) VALUES (?)",
 	[Q_NVTX_GET] = "SELECT id FROM nvtx WHERE path = ?",
@@ -736,6 +751,10 @@ static int sq_sample_add(struct kg_store *kst, const char *benchmark, const char
 	sqlite3_bind_int(s, 6, repeat);
 	sqlite3_bind_int64(s, 7, ordinal);
 	sqlite3_bind_double(s, 8, value);
+	if (st->base.rank >= 0)
+		sqlite3_bind_int(s, 9, st->base.rank);
+	else
+		sqlite3_bind_null(s, 9);
 	int rc = sqlite3_step(s);
 	sqlite3_reset(s);
 	if (rc != SQLITE_DONE)
@@ -751,6 +770,22 @@ static int sq_run_commit(struct kg_store *kst)
 		return KG_EXIT_RUNTIME;
 	}
 	runbench_reset(&st->rb);
+	if (st->base.devices) {
+		sqlite3_stmt *s;
+		int ok = sqlite3_prepare_v2(st->db, "UPDATE runs SET devices = ? WHERE id = ?", -1, &s,
+					    NULL) == SQLITE_OK;
+		if (ok) {
+			bind_text(s, 1, st->base.devices);
+			sqlite3_bind_int64(s, 2, st->run_id);
+			ok = sqlite3_step(s) == SQLITE_DONE;
+			sqlite3_finalize(s);
+		}
+		if (!ok) {
+			int rc = db_fail(st, "cannot store the run's devices");
+			sq_run_abort(&st->base);
+			return rc;
+		}
+	}
 	if (exec_sql(st->db, "COMMIT", NULL) != SQLITE_OK) {
 		int rc = db_fail(st, "cannot commit the run");
 		sq_run_abort(&st->base);
@@ -800,7 +835,7 @@ static char *col_dup(sqlite3_stmt *s, int i)
 }
 
 #define RUN_COLS "id, commit_sha, branch, parent, time, host, gpu_name, gpu_uuid, gpu_chip," \
-		 " driver, cuda, collector, config_hash, source, label, ci_url, status"
+		 " driver, cuda, collector, config_hash, source, label, ci_url, status, devices"
 
 static void run_from_row(sqlite3_stmt *s, struct kg_run_info *r)
 {
@@ -821,6 +856,7 @@ static void run_from_row(sqlite3_stmt *s, struct kg_run_info *r)
 	r->label = col_dup(s, 14);
 	r->ci_url = col_dup(s, 15);
 	r->status = col_dup(s, 16);
+	r->devices = col_dup(s, 17);
 }
 
 /* Resolve a commit prefix to one full commit_sha; NULL when none matches. */
@@ -1026,6 +1062,12 @@ static int same_text(const char *a, const unsigned char *b)
 	return a && b && !strcmp(a, (const char *)b);
 }
 
+/* A series' benchmark id while loading carries its rank + 1 (0: none) in
+ * the bits from RANK_SHIFT up: the rank is part of its identity. */
+#define RANK_SHIFT 40
+#define RANK_SHIFT_S "40"
+#define BENCH_ID(b) ((b) & (((int64_t)1 << RANK_SHIFT) - 1))
+
 /* One series while loading: its ids, and each value's (repeat, ordinal). */
 struct load_series {
 	int64_t b, n, k, m;
@@ -1089,7 +1131,10 @@ static int load_names(struct sq *st, struct kg_sampleset *set, const struct load
 	for (size_t i = 0; i < n && rc == KG_EXIT_PASS; i++) {
 		struct kg_series *x = &out[i];
 		const struct load_series *l = &ls[i], *p = i ? &ls[i - 1] : NULL;
-		int64_t id[4] = { l->b, l->n, l->k, l->m };
+		int64_t id[4] = { BENCH_ID(l->b), l->n, l->k, l->m };
+		int64_t rank1 = l->b >> RANK_SHIFT;
+		x->ranked = rank1 != 0;
+		x->rank = rank1 ? (int)(rank1 - 1) : 0;
 		int same[4] = { p && p->b == l->b, p && p->n == l->n, p && p->k == l->k, 0 };
 		size_t h = ids_hash(l->m, 0, 0, 0) & (msz - 1), mi;
 		while ((mi = mslot[h]) != 0 && ls[mi - 1].m != l->m)
@@ -1232,7 +1277,8 @@ static int load_pass(struct sq *st, const int64_t *run_ids, size_t n_runs, int w
 	 * not through the index, which would look every row up again). */
 	out->s = xmalloc(cap * sizeof(*out->s));
 	*lsp = ls;
-	if (sqlite3_prepare_v2(st->db, "SELECT benchmark, nvtx, kernel, metric, repeat, ordinal, value"
+	if (sqlite3_prepare_v2(st->db, "SELECT benchmark | ((ifnull(rank, -1) + 1) << " RANK_SHIFT_S "),"
+				       " nvtx, kernel, metric, repeat, ordinal, value"
 				       " FROM samples WHERE id >= (SELECT min(id) FROM samples WHERE run = ?1)"
 				       " AND id <= (SELECT max(id) FROM samples WHERE run = ?1) AND +run = ?1",
 			       -1, &s, NULL) != SQLITE_OK) {
@@ -1476,7 +1522,8 @@ static int put_check(struct sq *st, int64_t head_run, const char *baseline, int6
 }
 
 static int sq_verdicts_put(struct kg_store *kst, int64_t head_run, const char *baseline,
-		       const struct kg_outcome *o, const struct kg_verdict_row *rows, size_t n,
+		       const struct kg_outcome *o, const struct kg_verdict_row *rows,
+		       const int *ranks, size_t n,
 		       const struct kg_explain_row *x, size_t nx)
 {
 	struct sq *st = (struct sq *)kst;
@@ -1493,8 +1540,8 @@ static int sq_verdicts_put(struct kg_store *kst, int64_t head_run, const char *b
 	if (sqlite3_prepare_v2(st->db,
 			       "INSERT INTO verdicts(run, baseline, time, benchmark, nvtx, kernel,"
 			       " metric, verdict, shift, lo, hi, p, base_value, head_value, n_base,"
-			       " n_head, message, fails, check_id)"
-			       " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+			       " n_head, message, fails, check_id, rank)"
+			       " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 			       -1, &s, NULL) != SQLITE_OK) {
 		int rc = db_fail(st, "prepare");
 		exec_sql(st->db, "ROLLBACK", NULL);
@@ -1522,6 +1569,10 @@ static int sq_verdicts_put(struct kg_store *kst, int64_t head_run, const char *b
 		bind_text(s, 17, r->message);
 		sqlite3_bind_int(s, 18, r->fails != 0);
 		sqlite3_bind_int64(s, 19, check_id);
+		if (ranks && ranks[i] >= 0)
+			sqlite3_bind_int(s, 20, ranks[i]);
+		else
+			sqlite3_bind_null(s, 20);
 		if (sqlite3_step(s) != SQLITE_DONE) {
 			int rc = db_fail(st, "cannot store a verdict");
 			sqlite3_finalize(s);
@@ -1766,7 +1817,7 @@ static int sq_check_verdicts(struct kg_store *kst, int64_t check_id, kg_verdict_
 	if (sqlite3_prepare_v2(st->db,
 			       "SELECT v.benchmark, v.nvtx, v.kernel, COALESCE(k.demangled, v.kernel), v.metric,"
 			       " v.verdict, v.message, v.shift, v.lo, v.hi, v.p, v.base_value, v.head_value,"
-			       " v.n_base, v.n_head, v.fails FROM verdicts v"
+			       " v.n_base, v.n_head, v.fails, v.rank FROM verdicts v"
 			       " LEFT JOIN kernels k ON k.mangled = v.kernel"
 			       " WHERE v.check_id = ?1 ORDER BY v.id", -1, &s, NULL) != SQLITE_OK)
 		return db_fail(st, "cannot read the stored verdicts");
@@ -1780,8 +1831,10 @@ static int sq_check_verdicts(struct kg_store *kst, int64_t check_id, kg_verdict_
 			col_num(s, 7), col_num(s, 8), col_num(s, 9), col_num(s, 10),
 			col_num(s, 11), col_num(s, 12),
 			sqlite3_column_int64(s, 13), sqlite3_column_int64(s, 14),
-			sqlite3_column_int(s, 15),
+			sqlite3_column_int(s, 15), 0, 0,
 		};
+		r.ranked = sqlite3_column_type(s, 16) != SQLITE_NULL;
+		r.rank = r.ranked ? sqlite3_column_int(s, 16) : 0;
 		if (fn(arg, &r)) {
 			rc = SQLITE_DONE;
 			break;
@@ -1827,7 +1880,7 @@ static int sq_run_samples_each(struct kg_store *kst, int64_t run, kg_sample_fn f
 
 	if (sqlite3_prepare_v2(st->db,
 			       "SELECT b.name, n.path, k.mangled, k.demangled, k.base, m.name, m.unit,"
-			       " m.deterministic, s.repeat, s.ordinal, s.value FROM samples s"
+			       " m.deterministic, s.repeat, s.ordinal, s.value, coalesce(s.rank, -1) FROM samples s"
 			       " JOIN benchmarks b ON b.id = s.benchmark JOIN nvtx n ON n.id = s.nvtx"
 			       " JOIN kernels k ON k.id = s.kernel JOIN metrics m ON m.id = s.metric"
 			       " WHERE s.run = ?1 ORDER BY s.id", -1, &s, NULL) != SQLITE_OK)
@@ -1842,6 +1895,8 @@ static int sq_run_samples_each(struct kg_store *kst, int64_t run, kg_sample_fn f
 			.kernel = { t[2], t[3] ? t[3] : t[2], t[4] ? t[4] : t[2] },
 			.deterministic = sqlite3_column_int(s, 7), .repeat = sqlite3_column_int(s, 8),
 			.ordinal = sqlite3_column_int64(s, 9), .value = sqlite3_column_double(s, 10),
+			.ranked = sqlite3_column_int(s, 11) >= 0,
+			.rank = sqlite3_column_int(s, 11) >= 0 ? sqlite3_column_int(s, 11) : 0,
 		};
 		if (fn(arg, &r)) {
 			rc = SQLITE_DONE;

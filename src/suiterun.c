@@ -19,6 +19,7 @@
 #include "kgate/escape.h"
 #include "kgate/suiterun.h"
 #include "kgate/import.h"
+#include "kgate/ranks.h"
 #include "kgate/records_format.h"
 #include "kgate/kgate.h"
 #include "kgate/runner.h"
@@ -355,6 +356,7 @@ int suiterun_once(struct kg_suiterun *sr, const struct kg_suite *s,
 			na = gpustate_read_all(sr->nvml, after, KG_GPUSTATE_MAX_DEVICES);
 		size_t nf = 0;
 		char **files = NULL;
+		int *ranks = NULL, *worlds = NULL; /* each file's rank and world size, -1: none */
 		struct kg_run_info *fps = NULL;   /* each file's GPU fingerprint */
 		if (r != KG_EXIT_PASS) {
 			kg_error("benchmark '%s' cannot be started (%s%s): %s", b->name, at, pass_s,
@@ -394,6 +396,8 @@ int suiterun_once(struct kg_suiterun *sr, const struct kg_suite *s,
 				rc = KG_EXIT_RUNTIME;
 			}
 			fps = xcalloc(nf ? nf : 1, sizeof(*fps));
+			ranks = xcalloc(nf ? nf : 1, sizeof(*ranks));
+			worlds = xcalloc(nf ? nf : 1, sizeof(*worlds));
 			for (size_t i = 0; i < nf && rc == KG_EXIT_PASS; i++) {
 				struct stat sb;
 				struct kg_import_info info;
@@ -422,8 +426,15 @@ int suiterun_once(struct kg_suiterun *sr, const struct kg_suite *s,
 						passes = info.passes > MAX_PASSES ? MAX_PASSES : info.passes;
 					fps[i] = info.run;
 					memset(&info.run, 0, sizeof(info.run));
+					ranks[i] = info.rank;
+					worlds[i] = info.world_size;
 				}
 				import_info_free(&info);
+			}
+			if (rc == KG_EXIT_PASS && nf) {
+				char *where_s = xasprintf("%s%s", at, pass_s);
+				ranks_group(b->name, where_s, ranks, worlds, nf);
+				free(where_s);
 			}
 		}
 		if (rc == KG_EXIT_PASS && repeat >= 0) {
@@ -448,6 +459,8 @@ int suiterun_once(struct kg_suiterun *sr, const struct kg_suite *s,
 		}
 		free(files);
 		free(fps);
+		free(ranks);
+		free(worlds);
 		runner_result_free(&res);
 		runner_env_free(env, nenv);
 		free(pass_s);

@@ -67,6 +67,10 @@ int check_runs(struct kg_store *st, const struct kg_thresholds *t,
 	       const struct kg_run_info *head, const struct kg_run_info *base,
 	       size_t n_base, const char *baseline, const struct kg_check_opts *o);
 
+/* A run's device set (runs.devices) as people read it, each model once
+ * with its count: "2 x NVIDIA H200"; NULL when not known.  malloc'd. */
+char *check_device_set(const char *devices);
+
 /*
  * The baseline runs of head for a ref: the stored runs of commit ref_sha
  * with head's GPU name and driver, newest first, at most limit.  *n is 0

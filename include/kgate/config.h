@@ -50,6 +50,8 @@ struct kg_match {
 	int kernel_is_regex;    /* "regex:..." given: kernel_re is compiled */
 	regex_t kernel_re;      /* POSIX extended, matched on both names */
 	char *nvtx;             /* fnmatch(3) glob on the NVTX path, or NULL */
+	int has_rank;           /* rank: given; a series without a rank never fits */
+	int rank;
 };
 
 /* An entry of `ignore:`: what it matches is neither compared nor reported
@@ -71,6 +73,8 @@ struct kg_thresholds {
 	double alpha;           /* default 0.001 */
 	int min_samples;        /* default 7 */
 	int baseline_runs;      /* default 5 */
+	int pool_ranks;         /* statistics: pool_ranks: true: the ranks of a
+	                           distributed job judged as one (default false) */
 	struct kg_metric_rule *defaults;
 	size_t n_defaults;
 	struct kg_rule *rules;
@@ -163,6 +167,11 @@ int config_rule_for(const struct kg_thresholds *t, const char *benchmark,
  * gives no limit, and the gate says nothing of it), else 0. */
 int config_ignored(const struct kg_thresholds *t, const char *benchmark, const char *nvtx,
 		   const char *kernel, const char *demangled);
+/* The same for the series of one rank of a distributed job (rank >= 0), or
+ * of none (-1: rules with a rank: match do not apply). */
+int config_rule_for_rank(const struct kg_thresholds *t, const char *benchmark,
+			 const char *nvtx, const char *kernel, const char *demangled, int rank,
+			 const char *metric, struct kg_metric_rule *out);
 
 /* Strict value parsers, shared with the command line: "3%", "0.5%" ->
  * fraction; "60s", "5m", "1h", "250ms", "30d" -> seconds.  0 ok, -1 bad. */

@@ -22,6 +22,7 @@
 
 struct kg_result {
 	const char *benchmark, *nvtx, *kernel, *demangled, *metric, *unit;
+	int ranked, rank;       /* the rank of a distributed job compared (ranked 1) */
 	enum kg_verdict verdict;
 	int deterministic;
 	int higher_is_better;

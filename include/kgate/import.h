@@ -43,6 +43,9 @@ struct kg_import_info {
 	char *command;           /* the command line measured, or NULL */
 	int pass, passes;        /* application replay: this pass of passes (0 and 1 without) */
 	long long pid, ppid;     /* -1 when the file does not say */
+	int rank;                /* the process's rank in a distributed job; -1: none */
+	int local_rank;          /* its rank on its node; -1: not said */
+	int world_size;          /* the job's number of ranks; -1: not said */
 	int names_benchmarks;    /* the file names its benchmarks (import_sink_benchmark):
 				  * benchmark is then only the first of them */
 };
@@ -61,7 +64,8 @@ struct kg_importer {
 	/* How sure (KG_SNIFF_*) that a file beginning with head[0..n) is of this
 	 * format; path is a hint only. */
 	int (*sniff)(const unsigned char *head, size_t n, const char *path);
-	/* Fill *info (zeroed by the caller, pass 0, passes 1, pid -1, ppid -1).
+	/* Fill *info (zeroed by the caller, pass 0, passes 1, pid, ppid, rank,
+	 * local_rank and world_size -1).
 	 * 0, or an exit status after printing why. */
 	int (*read_info)(const char *path, struct kg_import_info *info);
 	/* 1 when the file is whole, 0 when it was cut short (its writer died),
@@ -182,6 +186,12 @@ const struct kg_import_metric *import_sink_metric(struct kg_import_sink *s, cons
  * has failed (the importer stops). */
 int import_sink_add(struct kg_import_sink *s, const char *nvtx, const struct kg_kernel_name *k,
 		    const struct kg_import_metric *m, int64_t ordinal, double value, size_t line);
+/* The rank (a distributed job's process, >= 0; -1 none, the default) of the
+ * samples added next: part of their identity. */
+void import_sink_rank(struct kg_import_sink *s, int rank);
+/* A device the samples ran on (name, uuid; either may be NULL): the run's
+ * device set (store_run_device) once the ingest has succeeded. */
+void import_sink_device(struct kg_import_sink *s, const char *name, const char *uuid);
 /* The counters of this ingest: the importer counts kernels, dropped and
  * errors; the sink counts samples. */
 struct kg_import_stats *import_sink_stats(struct kg_import_sink *s);

@@ -5,9 +5,10 @@
  *
  * A records file is JSON Lines: one object per line, each with a "type".
  *
- *   {"type":"header","format":1,"collector":"0.1.0","cupti":130000,
+ *   {"type":"header","format":2,"collector":"0.1.0","cupti":130000,
  *    "mode":"trace"|"metrics","pid":123,"ppid":1,"pass":0,"passes":1,
  *    "replay":"kernel"|"application","argv":["..."],"time":1764720000,
+ *    "rank":1,"rank_from":"RANK","local_rank":1,"world_size":2,
  *    "devices":[{"id":0,"name":"NVIDIA H200","uuid":"GPU-...","chip":"GH100",
  *                "sms":132,"cc":"9.0","driver":13000,"runtime":13000}],
  *    "metrics":["gpu__time_duration.sum", ...]}
@@ -32,7 +33,18 @@
 
 #include <stddef.h>
 
-#define KG_RECORDS_FORMAT 1
+#define KG_RECORDS_FORMAT 2
+/* The oldest format this kgate still reads (format 1: no rank, no device
+ * names per launch; read as a single-process run). */
+#define KG_RECORDS_FORMAT_MIN 1
+
+/* Where a process's rank in a distributed job comes from: the first of these
+ * that is set to a non-negative integer (torchrun, Open MPI, MPICH/Hydra,
+ * Slurm), as a comma-separated list of string literals. */
+#define KG_ENV_RANKS "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"
+#define KG_ENV_LOCAL_RANKS "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", \
+	"SLURM_LOCALID"
+#define KG_ENV_WORLD_SIZES "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"
 
 /* Environment the runner sets for the collector. */
 #define KG_ENV_RECORDS      "KGATE_RECORDS"       /* output path; "%p" -> pid */

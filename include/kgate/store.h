@@ -85,6 +85,9 @@ struct kg_run_info {
 	char *ci_url;
 	char *status;           /* "ok", "quick" (kgate run --quick: never a baseline), or
 				 * "shard I/N" (one part of a sharded run: kgate merge) */
+	char *devices;          /* the devices the run's kernels ran on, as a JSON array of
+	                           {"name", "uuid"} sorted by uuid; NULL when not known
+	                           (runs stored before schema 6, importers that do not say) */
 };
 void store_run_info_free(struct kg_run_info *r);
 
@@ -109,6 +112,12 @@ int store_sample_add(struct kg_store *st, const char *benchmark, const char *nvt
 		     const char *unit, int deterministic, int repeat, int64_t ordinal,
 		     double value);
 int store_run_commit(struct kg_store *st);
+/* The rank (a process's place in a distributed job, >= 0) of the samples
+ * added next to the open run; -1 (the default at store_run_begin): none. */
+void store_run_rank(struct kg_store *st, int rank);
+/* A device the open run's kernels ran on (name, uuid; either may be NULL);
+ * the run's device set is written at store_run_commit (runs.devices). */
+void store_run_device(struct kg_store *st, const char *name, const char *uuid);
 void store_run_abort(struct kg_store *st);
 /* Record that the open run ran benchmark (also when it stored no sample:
  * its kernels all vanished).  Every benchmark a sample names is recorded
@@ -177,6 +186,7 @@ struct kg_sample_rec {
 	int deterministic, repeat;
 	int64_t ordinal;
 	double value;
+	int ranked, rank;       /* the rank of a distributed job's process (ranked 1), or none */
 };
 typedef int (*kg_sample_fn)(void *arg, const struct kg_sample_rec *r);   /* non-zero stops */
 /* Every sample of run, in the order stored (kgate db copy, kgate merge:
@@ -187,11 +197,14 @@ int store_run_samples_each(struct kg_store *st, int64_t run, kg_sample_fn fn, vo
 
 /*
  * Samples of a set of runs, grouped by identity (benchmark, NVTX path,
- * kernel) and metric, sorted by (benchmark, nvtx, kernel mangled, metric).
+ * kernel, rank) and metric, sorted by (benchmark, nvtx, kernel mangled,
+ * rank (none first), metric).
  * Each series holds the values of every launch of every repeat of every run.
  */
 struct kg_series {
 	char *benchmark, *nvtx, *kernel, *demangled, *base, *metric, *unit;
+	int ranked, rank;       /* ranked 1: the samples of rank (a distributed job's
+	                           process); 0: no rank (a single process, or pooled) */
 	int deterministic;
 	double *v;
 	size_t n;
@@ -208,6 +221,10 @@ int store_load_samples(struct kg_store *st, const int64_t *run_ids, size_t n_run
 void store_sampleset_free(struct kg_sampleset *set);
 /* Keep only the series of the n benchmarks named (freeing the others). */
 void store_sampleset_keep(struct kg_sampleset *set, char *const *benchmarks, size_t n);
+/* Pool the ranks: the series of one (benchmark, nvtx, kernel, metric) that
+ * differ only by rank become one series without a rank, their values in
+ * rank order.  Series without a rank are left as they are. */
+void store_sampleset_pool_ranks(struct kg_sampleset *set);
 
 /*
  * The values of one metric in one run, grouped for a summary table (kgate
@@ -287,6 +304,11 @@ struct kg_explain_row {
 int store_verdicts_put(struct kg_store *st, int64_t head_run, const char *baseline,
 		       const struct kg_outcome *o, const struct kg_verdict_row *rows, size_t n,
 		       const struct kg_explain_row *x, size_t nx);
+/* The same, ranks[i] the rank of a distributed job that row i compared (-1:
+ * none); ranks NULL: none has a rank. */
+int store_verdicts_put_ranked(struct kg_store *st, int64_t head_run, const char *baseline,
+			      const struct kg_outcome *o, const struct kg_verdict_row *rows,
+			      const int *ranks, size_t n, const struct kg_explain_row *x, size_t nx);
 /* Explanations alone (kgate explain), in one transaction. */
 int store_explanations_put(struct kg_store *st, int64_t head_run, const char *baseline,
 			   const struct kg_explain_row *x, size_t nx);
@@ -321,6 +343,7 @@ struct kg_verdict_rec {
 	double shift, lo, hi, p, base_value, head_value;
 	int64_t n_base, n_head;
 	int fails;
+	int ranked, rank;           /* the rank compared (ranked 1), or none */
 };
 typedef int (*kg_verdict_fn)(void *arg, const struct kg_verdict_rec *r);   /* non-zero stops */
 /* The verdict rows of check check_id, in the order stored. */

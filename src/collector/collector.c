@@ -380,6 +380,52 @@ static void coll_header_devices(struct jw *w)
 	jw_arr_close(w);
 }
 
+/*
+ * The process's place in a distributed job, from the first of the launchers'
+ * variables that is set and holds a non-negative integer (torchrun, Open MPI,
+ * MPICH/Hydra, Slurm): "rank", "local_rank", "world_size" and "rank_from"
+ * (the variable the rank came from).  Nothing when no rank variable is set.
+ */
+static int coll_env_int(const char *const *names, const char **from)
+{
+	for (size_t i = 0; names[i]; i++) {
+		const char *v = getenv(names[i]);
+		char *end;
+		long n;
+
+		if (!v || !*v)
+			continue;
+		errno = 0;
+		n = strtol(v, &end, 10);
+		if (errno || *end || n < 0 || n > 1 << 24)
+			continue;
+		if (from)
+			*from = names[i];
+		return (int)n;
+	}
+	return -1;
+}
+
+static void coll_header_rank(struct jw *w)
+{
+	static const char *const rank[] = { KG_ENV_RANKS, NULL };
+	static const char *const local[] = { KG_ENV_LOCAL_RANKS, NULL };
+	static const char *const size[] = { KG_ENV_WORLD_SIZES, NULL };
+	const char *from = NULL;
+	int r = coll_env_int(rank, &from);
+
+	if (r < 0)
+		return;
+	jw_kint(w, "rank", r);
+	jw_kstr(w, "rank_from", from);
+	int l = coll_env_int(local, NULL);
+	if (l >= 0)
+		jw_kint(w, "local_rank", l);
+	int n = coll_env_int(size, NULL);
+	if (n > 0)
+		jw_kint(w, "world_size", n);
+}
+
 static void coll_header_argv(struct jw *w)
 {
 	const size_t cap = 1 << 16; /* longer command lines are cut */
@@ -431,6 +477,7 @@ static void coll_header_locked(void)
 										 : "kernel");
 	coll_header_argv(&w);
 	jw_kint(&w, "time", (int64_t)coll_start_time);
+	coll_header_rank(&w);
 	coll_header_devices(&w);
 	jw_key(&w, "metrics");
 	jw_arr_open(&w);

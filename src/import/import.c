@@ -70,6 +70,7 @@ int import_read_info(const struct kg_importer *im, const char *path, struct kg_i
 	memset(info, 0, sizeof(*info));
 	info->passes = 1;
 	info->pid = info->ppid = -1;
+	info->rank = info->local_rank = info->world_size = -1;
 	return im->read_info(path, info);
 }
 

@@ -136,6 +136,7 @@ struct pending {
 	size_t line;
 	int64_t ordinal;
 	double value;
+	int rank;               /* -1: none */
 };
 #define BATCH 4096
 #define QUEUE 8
@@ -162,7 +163,30 @@ struct kg_import_sink {
 	int done;               /* the reader has finished */
 	int reader_rc;
 	int store_failed;       /* the storing side stopped: the reader stops too */
+	int rank;               /* the rank of the samples added next (reader's side) */
+	int stored_rank;        /* the rank the store was last told (storing side) */
+	char **dev_name, **dev_uuid; /* the devices the samples ran on (reader's side,
+	                           read once the reader has finished) */
+	size_t n_dev;
 };
+
+void import_sink_rank(struct kg_import_sink *s, int rank)
+{
+	s->rank = rank >= 0 ? rank : -1;
+}
+
+void import_sink_device(struct kg_import_sink *s, const char *name, const char *uuid)
+{
+	for (size_t i = 0; i < s->n_dev; i++)
+		if (!strcmp(s->dev_name[i] ? s->dev_name[i] : "", name ? name : "") &&
+		    !strcmp(s->dev_uuid[i] ? s->dev_uuid[i] : "", uuid ? uuid : ""))
+			return;
+	s->dev_name = xrealloc(s->dev_name, (s->n_dev + 1) * sizeof(*s->dev_name));
+	s->dev_uuid = xrealloc(s->dev_uuid, (s->n_dev + 1) * sizeof(*s->dev_uuid));
+	s->dev_name[s->n_dev] = name ? xstrdup(name) : NULL;
+	s->dev_uuid[s->n_dev] = uuid ? xstrdup(uuid) : NULL;
+	s->n_dev++;
+}
 
 void import_sink_kernel(struct kg_import_sink *s, const char *name, enum kg_kernel_key key,
 			struct kg_kernel_name *out)
@@ -272,6 +296,7 @@ int import_sink_add(struct kg_import_sink *s, const char *nvtx, const struct kg_
 	p->line = line;
 	p->ordinal = ordinal;
 	p->value = value;
+	p->rank = s->rank;
 	if (s->cur->n == BATCH)
 		return flush_batch(s);
 	return KG_EXIT_PASS;
@@ -382,6 +407,10 @@ static int store_batches(struct kg_import_sink *s)
 				pthread_mutex_unlock(&s->mu);
 				break;
 			}
+			if (p->rank != s->stored_rank) {
+				store_run_rank(s->st, p->rank);
+				s->stored_rank = p->rank;
+			}
 			rc = store_sample_add(s->st, be ? be->e.key : s->benchmark, p->nvtx, &kn, p->metric->name,
 					      p->metric->unit, p->metric->deterministic, s->repeat,
 					      p->ordinal, p->value);
@@ -418,6 +447,8 @@ int import_ingest(const struct kg_importer *im, struct kg_store *st, const char 
 	s.benchmark = benchmark;
 	s.repeat = repeat;
 	s.stats = stats;
+	s.rank = s.stored_rank = -1;
+	store_run_rank(st, -1);
 	pthread_mutex_init(&s.mu, NULL);
 	pthread_cond_init(&s.cv, NULL);
 	if (store_names_each(st, KG_NAMES_METRIC, unit_row, &s.units) != KG_EXIT_PASS) {
@@ -430,7 +461,16 @@ int import_ingest(const struct kg_importer *im, struct kg_store *st, const char 
 		pthread_join(tid, NULL);
 		if (rc == KG_EXIT_PASS)
 			rc = s.reader_rc;
+		for (size_t i = 0; i < s.n_dev && rc == KG_EXIT_PASS; i++)
+			store_run_device(st, s.dev_name[i], s.dev_uuid[i]);
 	}
+	store_run_rank(st, -1);
+	for (size_t i = 0; i < s.n_dev; i++) {
+		free(s.dev_name[i]);
+		free(s.dev_uuid[i]);
+	}
+	free(s.dev_name);
+	free(s.dev_uuid);
 	while (s.qcount) {
 		free(s.q[s.qhead]);
 		s.qhead = (s.qhead + 1) % QUEUE;

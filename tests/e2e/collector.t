@@ -107,7 +107,7 @@ print(e["type"], e["code"])
 print(f["type"], f["kernels"], f["errors"], f["dropped"])
 PYEOF
 )
-like "$check" "^header 1 trace True \[\] kernel 1$" "header: format 1, trace, the pid, no devices"
+like "$check" "^header 2 trace True \[\] kernel 1$" "header: format 2, trace, the pid, no devices"
 want_argv='q"b\\s\x01\ufffdx\ufffd(\ufffd\ufffd h\xe9'
 is "$(printf '%s\n' "$check" | sed -n 2p)" "$want_argv" \
 	"argv survives: escapes, control char, bad bytes as U+FFFD, good UTF-8 kept"
@@ -442,5 +442,77 @@ for case in "FAKE_NOPRIV=1|insufficient_privileges\",\"cupti\":35" \
 	like "$(head -1 "$f")" '"mode":"trace"' "${case%%|*}: the header says trace"
 	is "$(grep -c '"type":"kernel"' "$f")" 9 "${case%%|*}: every kernel is still recorded"
 done
+
+# --- a distributed job's rank -----------------------------------------------
+# The rank comes from the first launcher variable set to a non-negative
+# integer (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID); without one
+# the header has no rank, and the samples none.
+unset RANK LOCAL_RANK WORLD_SIZE OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_LOCAL_RANK \
+	OMPI_COMM_WORLD_SIZE PMI_RANK PMI_SIZE MPI_LOCALRANKID SLURM_PROCID SLURM_LOCALID SLURM_NTASKS
+rankof() { # the header's rank fields of the newest file
+	python3 -c 'import json,sys; h=json.loads(open(sys.argv[1]).readline()); print(h.get("rank","-"), h.get("rank_from","-"), h.get("local_rank","-"), h.get("world_size","-"))' "$1"
+}
+for case in "RANK=1 LOCAL_RANK=1 WORLD_SIZE=2|1 RANK 1 2" \
+	"OMPI_COMM_WORLD_RANK=3 OMPI_COMM_WORLD_LOCAL_RANK=1 OMPI_COMM_WORLD_SIZE=4|3 OMPI_COMM_WORLD_RANK 1 4" \
+	"PMI_RANK=2 PMI_SIZE=3|2 PMI_RANK - 3" \
+	"SLURM_PROCID=5 SLURM_LOCALID=1 SLURM_NTASKS=8|5 SLURM_PROCID 1 8" \
+	"RANK=x OMPI_COMM_WORLD_RANK=-1 PMI_RANK=7|7 PMI_RANK - -" \
+	"RANK=|- - - -"; do
+	rm -f "$T"/fake/r.*.jsonl
+	# shellcheck disable=SC2086
+	fake ${case%%|*} "$CT/fake_app" "$COLL"
+	f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+	is "$(rankof "$f")" "${case#*|}" "${case%%|*}: the header's rank, its variable, local rank, world size"
+done
+rm -f "$T"/fake/r.*.jsonl
+fake RANK=1 "$CT/fake_app" "$COLL"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+run "$KGATE" ingest --db "$T/rank.db" --commit r1 --records "$f"
+is "$rc" 0 "kgate ingest reads the stand-in's records with a rank"
+is "$(sqlite3 "$T/rank.db" "SELECT group_concat(DISTINCT rank) FROM samples")" 1 "every sample stored with rank 1"
+rm -f "$T"/fake/r.*.jsonl
+fake "$CT/fake_app" "$COLL"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+run "$KGATE" ingest --db "$T/norank.db" --commit r0 --records "$f"
+is "$(sqlite3 "$T/norank.db" "SELECT count(*) FROM samples WHERE rank IS NOT NULL")" 0 \
+	"without a rank variable, no sample has a rank"
+
+# kgate run of a launcher that starts its workers as torchrun does (RANK,
+# WORLD_SIZE in each worker's environment), each under the collector and
+# the stand-in libcupti: each rank's records are grouped by rank, and the
+# rank of the job that wrote nothing is named.
+cat >"$T/launch.sh" <<EOF
+#!/bin/sh
+# TEST DOUBLE of a launcher (torchrun): workers of ranks 0 and 1 of a job of
+# WORLD_SIZE ranks; rank 2, when the job has 3, never starts.
+for r in 0 1; do
+	RANK=\$r LOCAL_RANK=\$r "$CT/fake_app" "$COLL" &
+done
+wait
+EOF
+chmod 755 "$T/launch.sh"
+for w in 2 3; do
+	cat >"$T/job$w.yaml" <<EOF
+version: 1
+benchmarks:
+  - name: job
+    cmd: ["$T/launch.sh"]
+    repeat: 2
+    warmup: 0
+    env: { LD_LIBRARY_PATH: "$CT", WORLD_SIZE: "$w" }
+EOF
+	run env KGATE_COLLECTOR="$COLL" KGATE_CUPTI="$CT/libcupti.so.13" "$KGATE" run -c "$T/job$w.yaml" \
+		--db "$T/job$w.db" --commit "job$w"
+	is "$rc" 0 "kgate run of a launcher with $w ranks: exit 0"
+	like "$err" "benchmark 'job' \(repeat 1\): records of $w ranks \(rank 0: 1, rank 1: 1" \
+		"$w ranks: each rank's records file counted under its rank"
+	is "$(sqlite3 "$T/job$w.db" "SELECT group_concat(r) FROM (SELECT DISTINCT rank AS r FROM samples ORDER BY r)")" \
+		"0,1" "$w ranks: the samples stored under ranks 0 and 1"
+done
+like "$err" "benchmark 'job' \(repeat 1\): rank 2 of 3 wrote no records file" \
+	"a rank of the job that wrote nothing is named"
+run env KGATE_COLLECTOR="$COLL" KGATE_CUPTI="$CT/libcupti.so.13" "$KGATE" run -c "$T/job2.yaml" \
+	--db "$T/job2.db" --commit job2
+unlike "$err" "wrote no records file" "a job whose every rank wrote its file: no warning"
 
 done_testing

@@ -59,9 +59,9 @@ run "$KGATE" ingest --db "$DB" --commit bad --records "$REC/truncated.jsonl"
 is "$rc" 2 "truncated file exits 2"
 like "$err" "truncated.jsonl:3: truncated record" "truncated line named"
 
-run "$KGATE" ingest --db "$DB" --commit bad --records "$REC/format2.jsonl"
+run "$KGATE" ingest --db "$DB" --commit bad --records "$REC/format99.jsonl"
 is "$rc" 2 "unknown format exits 2"
-like "$err" "unknown records format 2" "unknown format named"
+like "$err" "unknown records format 99 \(this kgate reads formats 1 to 2\)" "unknown format named"
 
 run "$KGATE" ingest --db "$DB" --commit bad --records "$T/does-not-exist.jsonl"
 is "$rc" 2 "missing input exits 2"

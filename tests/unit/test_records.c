@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kgate/import.h"
 #include "kgate/records.h"
 #include "kgate/store.h"
 #include "kgate/util.h"
@@ -149,12 +150,12 @@ static void test_truncated(void **state)
 static void test_unknown_format(void **state)
 {
 	struct kg_run_info run = { 0 };
-	char *p = helper_fixture("records", "format2.jsonl");
+	char *p = helper_fixture("records", "format99.jsonl");
 	(void)state;
 	assert_int_equal(records_read_header(p, &run), KG_EXIT_USAGE);
 	store_run_info_free(&run);
 	free(p);
-	expect_reject("format2.jsonl");
+	expect_reject("format99.jsonl");
 }
 
 static void test_bad_type(void **state)
@@ -257,6 +258,107 @@ static void test_duration_range(void **state)
 	free(p);
 }
 
+/* Format 2's rank: read from the header into every sample and the run's
+ * device set; a bad rank rejected; format 1 (no rank) as before. */
+static void test_rank(void **state)
+{
+	struct kg_store *st = fresh_store("rank.db");
+	char *p = helper_path("r.jsonl");
+	struct kg_run_info run = { 0 };
+	struct kg_import_info info;
+	static const char *const hdr =
+		"{\"type\":\"header\",\"format\":2,\"rank\":3,\"rank_from\":\"RANK\","
+		"\"local_rank\":1,\"world_size\":4,\"devices\":[{\"id\":0,\"name\":\"Synthetic GPU\","
+		"\"uuid\":\"GPU-a\"},{\"id\":1,\"name\":\"Synthetic GPU\",\"uuid\":\"GPU-b\"}]}\n";
+	(void)state;
+	struct kg_buf b = KG_BUF_INIT;
+	buf_adds(&b, hdr);
+	buf_adds(&b, "{\"type\":\"kernel\",\"ordinal\":0,\"name\":\"k\",\"device\":1,"
+		     "\"metrics\":{\"m\":1.5}}\n{\"type\":\"footer\",\"kernels\":1}\n");
+	helper_write(p, b.s);
+	buf_free(&b);
+	memset(&info, 0, sizeof(info));
+	assert_int_equal(records_read_info(p, &info), KG_EXIT_PASS);
+	assert_int_equal(info.rank, 3);
+	assert_int_equal(info.local_rank, 1);
+	assert_int_equal(info.world_size, 4);
+	import_info_free(&info);
+	run.commit = (char *)"c";
+	assert_int_equal(store_run_begin(st, &run), KG_EXIT_PASS);
+	assert_int_equal(records_ingest(st, p, "b", 0, NULL), KG_EXIT_PASS);
+	assert_int_equal(store_run_commit(st), KG_EXIT_PASS);
+	assert_int_equal(count(st, "SELECT count(*) FROM samples WHERE rank = 3"), 1);
+	assert_int_equal(count(st, "SELECT count(*) FROM samples WHERE rank IS NOT 3"), 0);
+	/* the device the kernel ran on, not every device the header lists */
+	assert_int_equal(count(st, "SELECT json_array_length(devices) FROM runs"), 1);
+	assert_int_equal(count(st, "SELECT count(*) FROM runs WHERE devices LIKE '%GPU-b%'"), 1);
+	/* each series of the run carries the rank */
+	struct kg_sampleset set;
+	int64_t id = run.id;
+	assert_int_equal(store_load_samples(st, &id, 1, &set), KG_EXIT_PASS);
+	assert_int_equal(set.n, 1);
+	assert_int_equal(set.s[0].ranked, 1);
+	assert_int_equal(set.s[0].rank, 3);
+	store_sampleset_free(&set);
+	/* a rank that is not a non-negative integer */
+	static const char *const bad[] = {
+		"{\"type\":\"header\",\"format\":2,\"rank\":-1}\n{\"type\":\"footer\"}\n",
+		"{\"type\":\"header\",\"format\":2,\"rank\":\"1\"}\n{\"type\":\"footer\"}\n",
+		"{\"type\":\"header\",\"format\":2,\"world_size\":1.5}\n{\"type\":\"footer\"}\n",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		helper_write(p, bad[i]);
+		memset(&info, 0, sizeof(info));
+		assert_int_equal(records_read_info(p, &info), KG_EXIT_USAGE);
+		import_info_free(&info);
+	}
+	/* format 1: no rank */
+	char *good = helper_fixture("records", "good.jsonl");
+	memset(&info, 0, sizeof(info));
+	info.rank = info.local_rank = info.world_size = -1;
+	assert_int_equal(records_read_info(good, &info), KG_EXIT_PASS);
+	assert_int_equal(info.rank, -1);
+	import_info_free(&info);
+	free(good);
+	store_close(st);
+	free(p);
+}
+
+/* Pooling the ranks: the series of one identity and metric that differ only
+ * by rank become one, without a rank, their values together. */
+static void test_pool_ranks(void **state)
+{
+	double a[] = { 1, 2 }, b[] = { 3 }, c[] = { 4 };
+	struct kg_series s[3] = {
+		{ .benchmark = "b", .nvtx = "", .kernel = "k", .metric = "m", .ranked = 1, .rank = 0 },
+		{ .benchmark = "b", .nvtx = "", .kernel = "k", .metric = "m", .ranked = 1, .rank = 1 },
+		{ .benchmark = "b", .nvtx = "", .kernel = "j", .metric = "m", .ranked = 1, .rank = 1 },
+	};
+	(void)state;
+	s[0].v = xmalloc(sizeof a);
+	memcpy(s[0].v, a, sizeof a);
+	s[0].n = 2;
+	s[1].v = xmalloc(sizeof b);
+	memcpy(s[1].v, b, sizeof b);
+	s[1].n = 1;
+	s[2].v = xmalloc(sizeof c);
+	memcpy(s[2].v, c, sizeof c);
+	s[2].n = 1;
+	struct kg_series *arr = xmalloc(sizeof s);
+	memcpy(arr, s, sizeof s);
+	/* the names are static: a pool (empty) says the set does not own them */
+	struct kg_sampleset set = { arr, 3, xmalloc(sizeof(char *)), 0 };
+	store_sampleset_pool_ranks(&set);
+	assert_int_equal(set.n, 2);
+	assert_string_equal(set.s[0].kernel, "j");
+	assert_int_equal(set.s[0].ranked, 0);
+	assert_string_equal(set.s[1].kernel, "k");
+	assert_int_equal(set.s[1].ranked, 0);
+	assert_int_equal(set.s[1].n, 3);
+	assert_true(set.s[1].v[0] == 1 && set.s[1].v[1] == 2 && set.s[1].v[2] == 3);
+	store_sampleset_free(&set);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -270,6 +372,8 @@ int main(void)
 		cmocka_unit_test(test_structure),
 		cmocka_unit_test(test_long_line),
 		cmocka_unit_test(test_duration_range),
+		cmocka_unit_test(test_rank),
+		cmocka_unit_test(test_pool_ranks),
 	};
 	return cmocka_run_group_tests(tests, helper_tmpdir_setup, helper_tmpdir_teardown);
 }
