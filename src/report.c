@@ -1022,7 +1022,8 @@ static void chart(struct ctx *c, const struct series *x, struct kg_buf *b, size_
 	escape_html(b, name_of(&c->metric, x->metric));
 	buf_adds(b, "\" data-unit=\"");
 	escape_html(b, unit);
-	buf_printf(b, "\" data-limit=\"%.6g\" data-q=\"%.9g\" data-d=\"", x->limit, q * f);
+	buf_printf(b, "\" data-limit=\"%.6g\" data-span=\"%.6g\" data-q=\"%.9g\" data-d=\"", x->limit,
+		   x->limit > 0 ? x->limit : c->o->cp.min_shift, q * f);
 	long long pm = 0;
 	int64_t p1 = -1;
 	for (size_t i = 0; i < nd; i++) {
@@ -1053,8 +1054,8 @@ static void chart(struct ctx *c, const struct series *x, struct kg_buf *b, size_
 }
 
 /* A sparkline of series x: up to 48 columns' medians, the y range at least
- * the gate's limit around its level, its change points as red ticks. */
-static void spark(const struct series *x, struct kg_buf *b)
+ * span (relative) around its level, its change points as red ticks. */
+static void spark(const struct series *x, double span, struct kg_buf *b)
 {
 	enum { SW = 120, SH = 22, NB = 48 };
 	size_t nb = x->npt < NB ? x->npt : NB;
@@ -1075,9 +1076,9 @@ static void spark(const struct series *x, struct kg_buf *b)
 		lo = fmin(lo, v[k]);
 		hi = fmax(hi, v[k]);
 	}
-	if (x->limit > 0 && x->level != 0) {
-		lo = fmin(lo, x->level * (1 - x->limit));
-		hi = fmax(hi, x->level * (1 + x->limit));
+	if (span > 0 && x->level != 0) {
+		lo = fmin(lo, fmin(x->level * (1 - span), x->level * (1 + span)));
+		hi = fmax(hi, fmax(x->level * (1 - span), x->level * (1 + span)));
 	}
 	if (!(hi > lo)) {
 		double e = fabs(lo) * 0.01 + (lo == 0);
@@ -1676,7 +1677,7 @@ static void kernel_table(struct ctx *c, struct kg_buf *b, size_t i0, size_t j0)
 		buf_adds(b, "</td><td class=\"num\">");
 		escape_html(b, now);
 		buf_printf(b, "</td><td class=\"num\">%s</td><td class=\"num\">%zu</td><td>", ch, ncp);
-		spark(x, b);
+		spark(x, x->limit > 0 ? x->limit : c->o->cp.min_shift, b);
 		buf_adds(b, "</td><td>");
 		if (nvar) {
 			chart_href(c, &c->s[first_var], b);
