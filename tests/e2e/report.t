@@ -269,6 +269,81 @@ $PY "$T/decode.py" "$T/agg2.html" >"$T/agg2.txt"
 is "$(sed -n 's/^newest_n4 //p' "$T/agg2.txt")" 1 "its values are one point: one series' newest column has one value more"
 is "$(sed -n 's/^charts //p' "$T/agg2.txt")" "$(get2 charts)" "and every chart is still drawn"
 
+# --- the roofline: the diagnostic records of the H200 (matmul, stream
+# triad, transpose: FLOP and DRAM byte counts with durations), one run
+for f in matmul_naive matmul_tiled stream_triad transpose_naive; do
+	"$KGATE" ingest --db "$T/roof.db" --commit cccc000000000000000000000000000000000001 --branch main \
+		--benchmark "$f" --records "$FIX/h200/diag/$f.jsonl" 2>/dev/null || echo "ingest $f failed"
+done
+run "$KGATE" report --db "$T/roof.db" --branch main --html "$T/roof.html" --peak-gflops 60000 --peak-gbs 4800
+is "$rc" 0 "a report with FLOP and byte counts exits 0"
+rhtml=$(cat "$T/roof.html")
+nroof=$(printf '%s' "$rhtml" | sed -n 's/.*<figure class="roofline" data-points="\([0-9]*\)".*/\1/p')
+ok "it draws a roofline of $nroof kernels" test "${nroof:-0}" -ge 2
+is "$(printf '%s' "$rhtml" | grep -o '<text class="rl"' | wc -l | tr -d ' ')" "$nroof" "each dot labelled"
+like "$rhtml" '<text class="rl"[^>]*>mm_naive<' "with its kernel's name"
+like "$rhtml" '>arithmetic intensity \(FLOP per DRAM byte\)</text>' "the x axis titled"
+like "$rhtml" 'rotate\(-90\)[^>]*>achieved GFLOP/s</text>' "the y axis titled"
+if [ -n "$CHROME" ]; then
+	chrome_dom "$T/roof.html" "$T/rdom.html"
+	$PY "$T/st.py" "$T/rdom.html" >"$T/rst.txt"
+	is "$(st clipped "$T/rst.txt") $(st errors "$T/rst.txt")" "0  0 " "no roofline label clipped, no error"
+else
+	skip "no chromium"
+fi
+
+# --- the GPU state (kgate run with the SYNTHETIC NVML stand-in of
+# tests/nvml and a TEST DOUBLE benchmark writing synthetic records, as in
+# gpustate.t): three runs, the second on a throttled GPU shared with another
+# process
+: > "$T/libkgate-collector.so"
+: > "$T/libcupti.so"
+cat > "$T/fake" <<'EOS'
+#!/bin/sh
+# TEST DOUBLE for a benchmark under the collector: synthetic records only.
+f=$(printf '%s' "$KGATE_RECORDS" | sed "s/%p/$$/g")
+{
+	printf '{"type":"header","format":1,"collector":"0.1.0","cupti":130000,"mode":"trace",'
+	printf '"pid":%d,"ppid":1,"pass":0,"passes":1,"replay":"kernel","argv":["fake"],' $$
+	printf '"time":1764720000,"devices":[{"id":0,"name":"Synthetic GPU","uuid":"GPU-synthetic",'
+	printf '"chip":"SYN0","sms":4,"cc":"0.0","driver":99999,"runtime":99999}],'
+	printf '"metrics":["gpu__time_duration.sum"]}\n'
+	for i in 0 1 2 3; do
+		d=$(( 1000 + i + ${FAKE_ADD:-0} ))
+		printf '{"type":"kernel","ordinal":%d,"name":"_Z5saxpyifPKfPf","device":0,' $i
+		printf '"context":1,"stream":7,"corr":%d,"start":1000,"end":%d,' $((i + 1)) $((1000 + d))
+		printf '"grid":[4,1,1],"block":[256,1,1],"regs":16,"nvtx":"step"}\n'
+	done
+	printf '{"type":"footer","kernels":4,"dropped":0,"errors":0}\n'
+} > "$f"
+EOS
+chmod +x "$T/fake"
+printf 'version: 1\nbenchmarks:\n  - { name: alpha, cmd: ["%s"], repeat: 3, warmup: 0 }\n' "$T/fake" > "$T/suite.yaml"
+gpurun() { # gpurun COMMIT ADD [env...]
+	c=$1 a=$2; shift 2
+	env KGATE_COLLECTOR="$T/libkgate-collector.so" KGATE_CUPTI="$T/libcupti.so" \
+		KGATE_NVML_LIBRARY="$KGATE_BUILD/tests/libnvml-double.so" FAKE_ADD=$a "$@" \
+		"$KGATE" run -c "$T/suite.yaml" --db "$T/gpu.db" --commit "$c" --branch main >/dev/null 2>&1 ||
+		echo "kgate run $c failed"
+}
+gpurun aaaa000000000000000000000000000000000001 0
+gpurun aaaa000000000000000000000000000000000002 40 NVML_DOUBLE_EVENTS=0x4 NVML_DOUBLE_PROCS=4242:1048576
+gpurun aaaa000000000000000000000000000000000003 0
+run "$KGATE" report --db "$T/gpu.db" --branch main --html "$T/gpu.html"
+is "$rc" 0 "a report of runs with GPU states exits 0"
+ghtml=$(cat "$T/gpu.html")
+like "$ghtml" 'Recorded for 3 of 3 runs; 1 with something' "the summary counts the runs with a GPU state and with a concern"
+like "$ghtml" '<td>alpha</td><td>SM 1980 MHz \(max 1980\), up to 35 C' "the newest run's clocks, temperature and power per benchmark"
+like "$ghtml" '<code>aaaa00000000</code></td><td>[^<]*</td><td>alpha: clocks slowed \(sw_power_cap\); 1 other process computing \(pid 4242\)' \
+	"the run with a concern, what was seen"
+like "$ghtml" 'data-gpu="\{&quot;1&quot;:&quot;alpha: clocks slowed' "the charts get it for the second run"
+if [ -n "$CHROME" ]; then
+	chrome_dom "$T/gpu.html" "$T/gdom.html"
+	like "$(cat "$T/gdom.html")" '<path class="gpu"[^>]*><title>GPU at aaaa00000000: alpha: clocks slowed' "and mark it on the chart"
+else
+	skip "no chromium"
+fi
+
 # --- hostile names: escaped, and nothing runs
 run "$KGATE" report --db "$DB" --branch evil --html "$T/evil.html"
 is "$rc" 0 "a report with hostile names exits 0"
