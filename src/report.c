@@ -1276,6 +1276,7 @@ static const char css[] =
 	".pass,.improvement{color:#1b7a2b}.lead{font-size:15px}"
 	"figure.chart{display:inline-block;margin:6px;vertical-align:top;position:relative}"
 	"figcaption{font-size:12px;max-width:640px;overflow-wrap:anywhere}svg{background:#fff}"
+	".plot{width:640px;height:210px}td.date{white-space:nowrap}"
 	"button.reset{display:none;font-size:11px;margin-left:6px}.zoomed button.reset{display:inline}"
 	".frame{fill:none;stroke:#bbb}.grid{stroke:#eee}.tick{stroke:#999}"
 	".band{fill:#9ecae1;fill-opacity:.45;stroke:none}.limit{fill:#fdd49e;fill-opacity:.35}"
@@ -1568,7 +1569,7 @@ static void cp_table(struct ctx *c, struct kg_buf *b, const struct cp_ref *cps, 
 		escape_html(b, run->commit);
 		buf_adds(b, "\">");
 		escape_html(b, ssha);
-		buf_printf(b, "</code></td><td>%s</td><td class=\"num\">", date);
+		buf_printf(b, "</code></td><td class=\"date\">%s</td><td class=\"num\">", date);
 		escape_html(b, bf);
 		buf_adds(b, "</td><td class=\"num\">");
 		escape_html(b, af);
