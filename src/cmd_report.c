@@ -242,10 +242,16 @@ int cmd_report(int argc, char **argv)
 				 getenv("GITHUB_REPOSITORY"), getenv("GITHUB_RUN_ID"));
 		o.link = link;
 	}
+	char *commit_url = NULL;
+	if (getenv("GITHUB_SERVER_URL") && getenv("GITHUB_REPOSITORY")) {
+		commit_url = xasprintf("%s/%s/commit/", getenv("GITHUB_SERVER_URL"), getenv("GITHUB_REPOSITORY"));
+		o.commit_url = commit_url;
+	}
 	struct kg_store *st;
 	rc = store_open(db, KG_STORE_READONLY, &st);
 	if (rc != KG_EXIT_PASS) {
 		free(link);
+		free(commit_url);
 		config_free_thresholds(thr);
 		return rc;
 	}
@@ -289,6 +295,7 @@ int cmd_report(int argc, char **argv)
 	report_pages_free(pages, npages);
 	report_summary_free(&sum);
 	free(link);
+	free(commit_url);
 	config_free_thresholds(thr);
 	return rc;
 }

@@ -1007,7 +1007,7 @@ static void caption(const struct ctx *c, const struct series *x, struct kg_buf *
 static void chart(struct ctx *c, const struct series *x, struct kg_buf *b, size_t idx)
 {
 	struct datum *d = xmalloc((x->npt ? x->npt : 1) * sizeof *d);
-	size_t *cpat = xmalloc((x->ncp ? x->ncp : 1) * sizeof *cpat);
+	size_t *cpat = xcalloc(x->ncp ? x->ncp : 1, sizeof *cpat);
 	size_t nd = chart_data(c, x, d, cpat);
 	double f, mx = 0;
 	const char *unit = unit_norm(unit_of(c, x->metric), &f);
@@ -1565,11 +1565,21 @@ static void cp_table(struct ctx *c, struct kg_buf *b, const struct cp_ref *cps, 
 		buf_adds(b, "</td><td>");
 		escape_html(b, name_of(&c->metric, x->metric));
 		short_sha(ssha, run->commit);
-		buf_adds(b, "</td><td><code title=\"");
+		buf_adds(b, "</td><td>");
+		int linked = c->o->commit_url && run->commit &&
+			     strspn(run->commit, "0123456789abcdef") == strlen(run->commit);
+		if (linked) {
+			buf_adds(b, "<a href=\"");
+			escape_html(b, c->o->commit_url);
+			escape_html(b, run->commit);
+			buf_adds(b, "\">");
+		}
+		buf_adds(b, "<code title=\"");
 		escape_html(b, run->commit);
 		buf_adds(b, "\">");
 		escape_html(b, ssha);
-		buf_printf(b, "</code></td><td class=\"date\">%s</td><td class=\"num\">", date);
+		buf_adds(b, linked ? "</code></a>" : "</code>");
+		buf_printf(b, "</td><td class=\"date\">%s</td><td class=\"num\">", date);
 		escape_html(b, bf);
 		buf_adds(b, "</td><td class=\"num\">");
 		escape_html(b, af);
@@ -2088,9 +2098,17 @@ int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_ch
 		escape_slack(&t, kernel_label(&c, x->kernel));
 		buf_adds(&t, " / ");
 		escape_slack(&t, name_of(&c.metric, x->metric));
-		buf_printf(&t, ": %+.1f%% at `", 100 * cps[i].r->shift);
-		escape_slack(&t, sha);
-		buf_adds(&t, "`\n");
+		buf_printf(&t, ": %+.1f%% at ", 100 * cps[i].r->shift);
+		const char *full = c.runs[x->pt[cps[i].r->at].pos].commit;
+		if (o->commit_url && full && strspn(full, "0123456789abcdef") == strlen(full)) {
+			buf_adds(&t, "<");
+			escape_slack(&t, o->commit_url);
+			buf_printf(&t, "%s|%s>\n", full, sha);
+		} else {
+			buf_adds(&t, "`");
+			escape_slack(&t, sha);
+			buf_adds(&t, "`\n");
+		}
 	}
 	if (sum->has_check)
 		buf_printf(&t, "Newest check: %s%s (%zu failing, exit status %d).\n",

@@ -72,6 +72,8 @@ struct report_opts {
 	const char *branch;     /* NULL for every branch */
 	int64_t since;          /* unix seconds, 0 for all */
 	const char *link;       /* where the report will be seen, for the summary; may be NULL */
+	const char *commit_url; /* a commit's page is this followed by its SHA
+				   (https://github.com/o/r/commit/); NULL: commits are not linked */
 	double peak_gflops;     /* roofline roofs; 0 when unknown (no roof drawn) */
 	double peak_gbs;
 	int64_t new_within;     /* a change point is "new" within this many seconds of the newest run */

@@ -384,6 +384,15 @@ like "$summary" "$want_dur change points" "the summary counts the change points"
 like "$summary" 'Worst regressions:' "and lists the worst regressions"
 like "$summary" "gpu__time_duration.sum: \\+10\\.[0-9]% at \`$(printf '%.12s' "$STEP")\`" "with the size and commit of the step"
 like "$summary" '<https://example.org/report.html\|Open the report>' "and links the report"
+like "$summary" '• saxpy / saxpy\(int' "each line names the benchmark and kernel"
+# where the server is known (GitHub Actions), commits are links
+run env GITHUB_SERVER_URL=https://github.example GITHUB_REPOSITORY=o/r \
+	"$KGATE" report --db "$DB" --branch main --post "$HOOK" --html "$T/linked.html"
+summary=$($PY -c 'import json,sys
+r=[json.loads(l) for l in open(sys.argv[1])][-1]
+print(json.loads(r["body"])["text"])' "$T/hook.jsonl")
+like "$summary" "at <https://github.example/o/r/commit/$STEP\\|$(printf '%.12s' "$STEP")>" "the summary links the step's commit"
+like "$(cat "$T/linked.html")" "<a href=\"https://github.example/o/r/commit/$STEP\"><code" "and so does the page"
 kill $SRV 2>/dev/null; wait $SRV 2>/dev/null
 run env KGATE_HTTP_RETRIES=0 "$KGATE" report --db "$DB" --branch main --post "$HOOK"
 is "$rc" 3 "a webhook that cannot be reached exits 3"
