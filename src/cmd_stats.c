@@ -118,42 +118,6 @@ static void fmt_exact(char *out, size_t len, double v)
 
 /* ---- text columns ----------------------------------------------------- */
 
-/* Display width of UTF-8 text (code points). */
-static size_t u8_width(const char *s)
-{
-	size_t w = 0;
-
-	for (; *s; s++)
-		w += ((unsigned char)*s & 0xC0) != 0x80;
-	return w;
-}
-
-/* s as terminal text (escape_text: control characters are spaces, bad
- * bytes U+FFFD), cut to at most width code points, the last one an
- * ellipsis if cut. */
-static char *u8_fit(const char *s, size_t width)
-{
-	struct kg_buf b = KG_BUF_INIT;
-	char *t = escape_text_dup(s);
-	size_t w = 0, total = u8_width(t);
-	const char *p;
-
-	for (p = t; *p; p++) {
-		if (((unsigned char)*p & 0xC0) != 0x80) {
-			if (total > width && w == width - 1)
-				break;
-			w++;
-		}
-		buf_addc(&b, *p);
-	}
-	if (*p)
-		buf_adds(&b, "\xE2\x80\xA6"); /* U+2026 HORIZONTAL ELLIPSIS */
-	if (!b.s)
-		buf_adds(&b, "");
-	free(t);
-	return buf_detach(&b);
-}
-
 #define NCOLS 10
 
 static void print_text(const struct row *rows, size_t n, const char *const *head, int int_vals)
@@ -184,18 +148,18 @@ static void print_text(const struct row *rows, size_t n, const char *const *head
 		rc[6] = xstrdup(num);
 		fmt_grouped(num, sizeof(num), r->sd, da);
 		rc[7] = xstrdup(num);
-		rc[8] = u8_fit(r->benchmark, BENCH_WIDTH);
-		rc[9] = u8_fit(*r->name ? r->name : "(none)", NAME_WIDTH);
+		rc[8] = escape_fit_dup(r->benchmark, BENCH_WIDTH);
+		rc[9] = escape_fit_dup(*r->name ? r->name : "(none)", NAME_WIDTH);
 	}
 	for (size_t i = 0; i <= n; i++)
 		for (int c = 0; c < NCOLS; c++)
-			if (u8_width(cell[i * NCOLS + c]) > width[c])
-				width[c] = u8_width(cell[i * NCOLS + c]);
+			if (escape_width(cell[i * NCOLS + c]) > width[c])
+				width[c] = escape_width(cell[i * NCOLS + c]);
 	for (size_t i = 0; i <= n; i++) {
 		struct kg_buf line = KG_BUF_INIT;
 		for (int c = 0; c < NCOLS; c++) {
 			const char *t = cell[i * NCOLS + c];
-			size_t pad = width[c] - u8_width(t);
+			size_t pad = width[c] - escape_width(t);
 			if (c)
 				buf_adds(&line, "  ");
 			if (c < 8) {                   /* numbers: right-aligned */

@@ -66,9 +66,12 @@ static void put_char(struct kg_buf *b, const unsigned char *p, size_t len, enum 
 		buf_add(b, (const char *)p, len);
 }
 
+/* What a target writes for each printable ASCII byte it escapes (NULL: the
+ * byte itself), indexed by the byte. */
+typedef const char *const entity_map[128];
+
 /* The loop every escaper runs: per character, the target's entity for an
- * ASCII byte it escapes (NULL for none), or its control handling. */
-typedef const char *entity_fn(unsigned char c, void *arg);
+ * ASCII byte it escapes, or its control handling. */
 typedef void control_fn(struct kg_buf *b, unsigned cp, void *arg);
 
 static void control_space(struct kg_buf *b, unsigned cp, void *arg)
@@ -78,7 +81,8 @@ static void control_space(struct kg_buf *b, unsigned cp, void *arg)
 	buf_addc(b, ' ');
 }
 
-static void walk(struct kg_buf *b, const char *s, entity_fn *entity, control_fn *control, void *arg)
+static void walk(struct kg_buf *b, const char *s, const entity_map *map, control_fn *control,
+		 void *arg)
 {
 	const unsigned char *p = (const unsigned char *)(s ? s : "");
 	size_t len;
@@ -89,7 +93,7 @@ static void walk(struct kg_buf *b, const char *s, entity_fn *entity, control_fn 
 		const char *e;
 		if (k == CH_CONTROL)
 			control(b, cp, arg);
-		else if (k == CH_PLAIN && len == 1 && entity && (e = entity(*p, arg)) != NULL)
+		else if (k == CH_PLAIN && len == 1 && map && (e = (*map)[*p]) != NULL)
 			buf_adds(b, e);
 		else
 			put_char(b, p, len, k);
@@ -112,6 +116,14 @@ static void control_keep(struct kg_buf *b, unsigned cp, void *arg)
 	}
 }
 
+static char *walk_dup(const char *s, control_fn *control)
+{
+	struct kg_buf b = KG_BUF_INIT;
+
+	walk(&b, s, NULL, control, NULL);
+	return buf_detach(&b);
+}
+
 void escape_utf8(struct kg_buf *b, const char *s)
 {
 	walk(b, s, NULL, control_keep, NULL);
@@ -119,10 +131,7 @@ void escape_utf8(struct kg_buf *b, const char *s)
 
 char *escape_utf8_dup(const char *s)
 {
-	struct kg_buf b = KG_BUF_INIT;
-
-	escape_utf8(&b, s);
-	return buf_detach(&b);
+	return walk_dup(s, control_keep);
 }
 
 void escape_text(struct kg_buf *b, const char *s)
@@ -132,77 +141,69 @@ void escape_text(struct kg_buf *b, const char *s)
 
 char *escape_text_dup(const char *s)
 {
-	struct kg_buf b = KG_BUF_INIT;
+	return walk_dup(s, control_space);
+}
 
-	escape_text(&b, s);
+size_t escape_width(const char *s)
+{
+	size_t w = 0;
+
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xc0) != 0x80;
+	return w;
+}
+
+char *escape_fit_dup(const char *s, size_t width)
+{
+	char *t = escape_text_dup(s);
+
+	if (escape_width(t) <= width)
+		return t;
+	struct kg_buf b = KG_BUF_INIT;
+	size_t w = 0;
+	for (const char *p = t; *p; p++) {
+		if (((unsigned char)*p & 0xc0) != 0x80 && ++w == width)
+			break;
+		buf_addc(&b, *p);
+	}
+	buf_adds(&b, "\xe2\x80\xa6"); /* U+2026 HORIZONTAL ELLIPSIS */
+	free(t);
 	return buf_detach(&b);
 }
 
 /* ---- Markdown ---- */
 
-static const char *markdown_entity(unsigned char c, void *arg)
-{
-	(void)arg;
-	switch (c) {
-	case '<': return "&lt;";
-	case '>': return "&gt;";
-	case '&': return "&amp;";
-	case '|': return "&#124;";
-	case '@': return "@&#8203;"; /* no live @mention */
-	case '\\': return "\\\\";
-	case '`': return "\\`";
-	case '*': return "\\*";
-	case '_': return "\\_";
-	case '[': return "\\[";
-	case ']': return "\\]";
-	case '~': return "\\~";
-	case '$': return "\\$";
-	default: return NULL;
-	}
-}
+static entity_map markdown_map = {
+	['<'] = "&lt;", ['>'] = "&gt;", ['&'] = "&amp;", ['|'] = "&#124;",
+	['@'] = "@&#8203;", /* no live @mention */
+	['\\'] = "\\\\", ['`'] = "\\`", ['*'] = "\\*", ['_'] = "\\_", ['['] = "\\[",
+	[']'] = "\\]", ['~'] = "\\~", ['$'] = "\\$",
+};
 
 void escape_markdown(struct kg_buf *b, const char *s)
 {
-	walk(b, s, markdown_entity, control_space, NULL);
+	walk(b, s, &markdown_map, control_space, NULL);
 }
 
-static const char *markdown_code_entity(unsigned char c, void *arg)
-{
-	(void)arg;
-	switch (c) {
-	case '<': return "&lt;";
-	case '>': return "&gt;";
-	case '&': return "&amp;";
-	case '|': return "&#124;";
-	case '`': return "&#96;";
-	case '\\': return "&#92;";
-	default: return NULL;
-	}
-}
+static entity_map markdown_code_map = {
+	['<'] = "&lt;", ['>'] = "&gt;", ['&'] = "&amp;", ['|'] = "&#124;", ['`'] = "&#96;",
+	['\\'] = "&#92;",
+};
 
 void escape_markdown_code(struct kg_buf *b, const char *s)
 {
-	walk(b, s, markdown_code_entity, control_space, NULL);
+	walk(b, s, &markdown_code_map, control_space, NULL);
 }
 
 /* ---- HTML, XML ---- */
 
-static const char *html_entity(unsigned char c, void *arg)
-{
-	(void)arg;
-	switch (c) {
-	case '&': return "&amp;";
-	case '<': return "&lt;";
-	case '>': return "&gt;";
-	case '"': return "&quot;";
-	case '\'': return "&#39;";
-	default: return NULL;
-	}
-}
+static entity_map html_map = {
+	['&'] = "&amp;", ['<'] = "&lt;", ['>'] = "&gt;", ['"'] = "&quot;", ['\''] = "&#39;",
+};
 
 void escape_html(struct kg_buf *b, const char *s)
 {
-	walk(b, s, html_entity, control_space, NULL);
+	walk(b, s, &html_map, control_space, NULL);
 }
 
 static void control_xml(struct kg_buf *b, unsigned cp, void *arg)
@@ -216,16 +217,12 @@ static void control_xml(struct kg_buf *b, unsigned cp, void *arg)
 
 void escape_xml(struct kg_buf *b, const char *s)
 {
-	walk(b, s, html_entity, control_xml, NULL);
+	walk(b, s, &html_map, control_xml, NULL);
 }
 
 /* ---- JSON ---- */
 
-static const char *json_entity(unsigned char c, void *arg)
-{
-	(void)arg;
-	return c == '"' ? "\\\"" : c == '\\' ? "\\\\" : NULL;
-}
+static entity_map json_map = { ['"'] = "\\\"", ['\\'] = "\\\\" };
 
 static void control_json(struct kg_buf *b, unsigned cp, void *arg)
 {
@@ -236,7 +233,7 @@ static void control_json(struct kg_buf *b, unsigned cp, void *arg)
 void escape_json(struct kg_buf *b, const char *s)
 {
 	buf_addc(b, '"');
-	walk(b, s, json_entity, control_json, NULL);
+	walk(b, s, &json_map, control_json, NULL);
 	buf_addc(b, '"');
 }
 
@@ -289,17 +286,8 @@ void escape_csv(struct kg_buf *b, const char *s)
 
 /* ---- GitHub workflow commands ---- */
 
-static const char *workflow_entity(unsigned char c, void *arg)
-{
-	int property = *(const int *)arg;
-
-	switch (c) {
-	case '%': return "%25";
-	case ':': return property ? "%3A" : NULL;
-	case ',': return property ? "%2C" : NULL;
-	default: return NULL;
-	}
-}
+static entity_map workflow_map = { ['%'] = "%25" };
+static entity_map workflow_property_map = { ['%'] = "%25", [':'] = "%3A", [','] = "%2C" };
 
 static void control_workflow(struct kg_buf *b, unsigned cp, void *arg)
 {
@@ -314,24 +302,14 @@ static void control_workflow(struct kg_buf *b, unsigned cp, void *arg)
 
 void escape_workflow(struct kg_buf *b, const char *s, int property)
 {
-	walk(b, s, workflow_entity, control_workflow, &property);
+	walk(b, s, property ? &workflow_property_map : &workflow_map, control_workflow, NULL);
 }
 
 /* ---- Slack ---- */
 
-static const char *slack_entity(unsigned char c, void *arg)
-{
-	(void)arg;
-	switch (c) {
-	case '&': return "&amp;";
-	case '<': return "&lt;";
-	case '>': return "&gt;";
-	case '`': return "'";
-	default: return NULL;
-	}
-}
+static entity_map slack_map = { ['&'] = "&amp;", ['<'] = "&lt;", ['>'] = "&gt;", ['`'] = "'" };
 
 void escape_slack(struct kg_buf *b, const char *s)
 {
-	walk(b, s, slack_entity, control_space, NULL);
+	walk(b, s, &slack_map, control_space, NULL);
 }

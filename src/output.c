@@ -159,34 +159,6 @@ static const struct kg_explanation *why_of(const struct kg_check_info *info,
 #define TEXT_COLS 7
 #define NAME_MAX_TEXT 60
 
-/* Display width of UTF-8 text (code points; good enough for names). */
-static size_t text_width(const char *s)
-{
-	size_t w = 0;
-	for (; *s; s++)
-		w += ((unsigned char)*s & 0xc0) != 0x80;
-	return w;
-}
-
-/* s cut to at most max code points, with an ellipsis when cut. */
-static char *text_cut(const char *s, size_t max)
-{
-	char *u = escape_utf8_dup(s), *c = escape_text_dup(u);
-	free(u);
-	if (text_width(c) <= max)
-		return c;
-	size_t w = 0;
-	char *p = c;
-	for (; *p; p++) {
-		if (((unsigned char)*p & 0xc0) != 0x80 && ++w == max)
-			break;
-	}
-	*p = '\0';
-	char *r = xasprintf("%s\xe2\x80\xa6", c);
-	free(c);
-	return r;
-}
-
 static const char *verdict_color(enum kg_verdict v)
 {
 	switch (v) {
@@ -226,10 +198,10 @@ static void render_text(const struct kg_check_info *info, const struct kg_gate *
 		char *name = xasprintf("%s%s%s%s", r->benchmark, *r->nvtx ? " [" : "", r->nvtx,
 				       *r->nvtx ? "]" : "");
 		char *kname = xasprintf("%s: %s", name, kernel_label(r));
-		cell[k++] = text_cut(kname, NAME_MAX_TEXT);
+		cell[k++] = escape_fit_dup(kname, NAME_MAX_TEXT);
 		free(name);
 		free(kname);
-		cell[k++] = text_cut(*r->metric ? r->metric : "-", NAME_MAX_TEXT);
+		cell[k++] = escape_fit_dup(*r->metric ? r->metric : "-", NAME_MAX_TEXT);
 		fmt_value(&b, r->base, r->unit);
 		cell[k++] = buf_detach(&b);
 		fmt_value(&b, r->head, r->unit);
@@ -242,7 +214,7 @@ static void render_text(const struct kg_check_info *info, const struct kg_gate *
 	for (size_t i = 0; i < k; i++) {
 		if (!cell[i])
 			cell[i] = xstrdup("");
-		size_t w = text_width(cell[i]);
+		size_t w = escape_width(cell[i]);
 		if (w > width[i % TEXT_COLS])
 			width[i % TEXT_COLS] = w;
 	}
@@ -269,7 +241,7 @@ static void render_text(const struct kg_check_info *info, const struct kg_gate *
 				if (paint)
 					buf_adds(out, "\033[0m");
 				if (c < TEXT_COLS - 1) {
-					size_t pad = width[c] - text_width(s) + 2;
+					size_t pad = width[c] - escape_width(s) + 2;
 					for (size_t p = 0; p < pad; p++)
 						buf_addc(out, ' ');
 				}
@@ -282,7 +254,7 @@ static void render_text(const struct kg_check_info *info, const struct kg_gate *
 		const struct kg_result *r = shown[i];
 		if (r->verdict == KG_VERDICT_PASS)
 			continue;
-		char *kn = text_cut(kernel_label(r), 2 * NAME_MAX_TEXT);
+		char *kn = escape_fit_dup(kernel_label(r), 2 * NAME_MAX_TEXT);
 		buf_printf(out, "%s %s%s%s: %s", gate_verdict_name(r->verdict), kn,
 			   *r->metric ? " " : "", r->metric, r->message);
 		if (policy_of(r))

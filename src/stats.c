@@ -567,7 +567,33 @@ static double log1pexp(double x)
 	return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
 }
 
+/*
+ * E = exp(-(s + t v)) for the scores v in order: along equal gaps between
+ * scores (all of them without ties) by a running product, with a fresh exp
+ * every 32 scores and whenever the gap changes or E leaves a safe range.
+ */
+struct expwalk {
+	double E, ratio, gap, vprev;
+};
+#define EXPWALK_INIT { 1, NAN, NAN, 0 }
 
+static inline double expwalk_next(struct expwalk *w, size_t i, double v, double s, double t)
+{
+	double gi = v - w->vprev;
+
+	w->vprev = v;
+	if (i % 32 && gi == w->gap && w->E > 1e-250 && w->E < 1e250) {
+		if (isnan(w->ratio))
+			w->ratio = exp(-t * w->gap);
+		w->E *= w->ratio;
+	} else {
+		w->E = exp(-(s + t * v));
+		if (gi != w->gap)
+			w->ratio = NAN;
+		w->gap = gi;
+	}
+	return w->E;
+}
 
 /* P(sum of sign*a over a random m-subset >= tau), the scores a (weights w)
  * centred; span the lattice span.  st: warm start (s, t), updated. */
@@ -604,23 +630,9 @@ static double saddle_upper(const struct nulldist *d, double sign, double tau, do
 	for (int it = 0; it < 100; it++) {
 		double ks = 0, kt = 0;
 		kss = kst = ktt = 0;
-		/* E = exp(-(s + t v)); along equal gaps between scores (all of
-		 * them without ties) by a running product, with a fresh exp every
-		 * 32 scores and whenever the gap changes or E leaves a safe range */
-		double E = 1, ratio = NAN, gap = NAN, vprev = 0;
+		struct expwalk ew = EXPWALK_INIT;
 		for (size_t i = 0; i < G; i++) {
-			double v = sign * d->a[i], gi = v - vprev;
-			vprev = v;
-			if (i % 32 && gi == gap && E > 1e-250 && E < 1e250) {
-				if (isnan(ratio))
-					ratio = exp(-t * gap);
-				E *= ratio;
-			} else {
-				E = exp(-(s + t * v));
-				if (gi != gap)
-					ratio = NAN;
-				gap = gi;
-			}
+			double v = sign * d->a[i], E = expwalk_next(&ew, i, v, s, t);
 			double p = 1 / (1 + E), q = d->w[i] * E * p * p;
 			if (!(E < INFINITY))
 				p = q = 0;
@@ -644,20 +656,10 @@ static double saddle_upper(const struct nulldist *d, double sign, double tau, do
 	}
 	st[0] = s;
 	st[1] = t;
-	double kv = 0, E = 1, ratio = NAN, gap = NAN, vprev = 0;
-	for (size_t i = 0; i < G; i++) { /* log(1 + e^z), E = e^-z as above */
-		double v = sign * d->a[i], gi = v - vprev, z = s + t * v;
-		vprev = v;
-		if (i % 32 && gi == gap && E > 1e-250 && E < 1e250) {
-			if (isnan(ratio))
-				ratio = exp(-t * gap);
-			E *= ratio;
-		} else {
-			E = exp(-z);
-			if (gi != gap)
-				ratio = NAN;
-			gap = gi;
-		}
+	double kv = 0;
+	struct expwalk ew = EXPWALK_INIT;
+	for (size_t i = 0; i < G; i++) { /* log(1 + e^z), E = e^-z */
+		double v = sign * d->a[i], z = s + t * v, E = expwalk_next(&ew, i, v, s, t);
 		kv += d->w[i] * (z > 0 ? z + log1p(E) : E < INFINITY ? log1p(1 / E) : log1pexp(z));
 	}
 	double det = kss * ktt - kst * kst;
@@ -1205,7 +1207,10 @@ int stats_shift_test(const double *x0, size_t n, const double *y0, size_t m, dou
 	return rc;
 }
 
-double stats_mwu_greater(const double *x, size_t n, const double *y, size_t m)
+/* The one-sided p of U for x over y under the null distribution of the
+ * check's cache (method < 0), or one built by method (0 exact, 1
+ * saddlepoint, 2 enumeration) for the tests that compare them. */
+static double mwu_upper(const double *x, size_t n, const double *y, size_t m, int method)
 {
 	if (n == 0 || m == 0)
 		return 1.0;
@@ -1214,13 +1219,35 @@ double stats_mwu_greater(const double *x, size_t n, const double *y, size_t m)
 	double u2;
 	int ties;
 	size_t ng = tie_groups(xs, n, ys, m, g, &u2, &ties);
-	struct nulldist *d = dist_get(n, m, g, ng);
-	double st[2] = {d->s0, 0};
-	double p = dist_upper(d, u2, st);
-	free(g);
 	free(xs);
 	free(ys);
+
+	struct nulldist *d;
+	if (method < 0) {
+		d = dist_get(n, m, g, ng);
+		free(g);
+	} else {
+		d = xcalloc(1, sizeof *d);
+		*d = (struct nulldist){ .n = n, .m = m, .ng = ng, .g = g, .max2 = 2 * n * m,
+					.a2 = -1 };
+		d->exact = method != 1;
+		if (method == 0)
+			dist_exact(d);
+		else if (method == 2)
+			dist_enum(d);
+		else
+			dist_saddle(d);
+	}
+	double st[2] = { d->s0, 0 };
+	double p = dist_upper(d, u2, st);
+	if (method >= 0)
+		dist_free(d);
 	return p;
+}
+
+double stats_mwu_greater(const double *x, size_t n, const double *y, size_t m)
+{
+	return mwu_upper(x, n, y, m, -1);
 }
 
 double stats_hodges_lehmann(const double *x, size_t n, const double *y, size_t m)
@@ -1246,33 +1273,5 @@ int stats_hl_ci(const double *x, size_t n, const double *y, size_t m,
 
 double stats_mwu_upper_method(const double *x, size_t n, const double *y, size_t m, int method)
 {
-	if (n == 0 || m == 0)
-		return 1.0;
-	double *xs = sorted_copy(x, n), *ys = sorted_copy(y, m);
-	size_t *g = xmalloc((n + m) * sizeof *g);
-	double u2;
-	int ties;
-	size_t ng = tie_groups(xs, n, ys, m, g, &u2, &ties);
-	struct nulldist d = {.n = n, .m = m, .ng = ng, .g = g, .max2 = 2 * n * m};
-	double p;
-	if (method == 0) {
-		d.exact = 1;
-		dist_exact(&d);
-	} else if (method == 2) {
-		d.exact = 1;
-		dist_enum(&d);
-	} else {
-		dist_saddle(&d);
-	}
-	double st[2] = {d.s0, 0};
-	p = dist_upper(&d, u2, st);
-	free(d.vals);
-	free(d.lo_cum);
-	free(d.up_cum);
-	free(d.a);
-	free(d.w);
-	free(g);
-	free(xs);
-	free(ys);
-	return p;
+	return mwu_upper(x, n, y, m, method);
 }

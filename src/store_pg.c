@@ -23,6 +23,7 @@
  * from the URL: libpq's messages are scrubbed of it.
  */
 #include "store_backend.h"
+#include "store_shared.h"
 
 #include "kgate/metric.h"
 #include "kgate/store.h"
@@ -224,71 +225,6 @@ static int pg_schema_version(void)
 #define MIGRATE_LOCK "7306244315"
 
 /* ------------------------------------------------------------------ */
-/* Name interning: string -> row id, open addressing                   */
-
-struct intern_ent {
-	char *key;
-	int64_t id;
-};
-struct intern_map {
-	struct intern_ent *e;
-	size_t cap, n;
-};
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-	return h;
-}
-
-static int64_t intern_get(const struct intern_map *m, const char *key)
-{
-	if (!m->cap)
-		return 0;
-	for (size_t i = hash_str(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (!m->e[i].key)
-			return 0;
-		if (!strcmp(m->e[i].key, key))
-			return m->e[i].id;
-	}
-}
-
-static void intern_put(struct intern_map *m, const char *key, int64_t id)
-{
-	if ((m->n + 1) * 2 > m->cap) {
-		struct intern_map g = { xcalloc(m->cap ? 2 * m->cap : 64, sizeof(*g.e)),
-					m->cap ? 2 * m->cap : 64, 0 };
-		for (size_t i = 0; i < m->cap; i++)
-			if (m->e[i].key) {
-				size_t j = hash_str(m->e[i].key) & (g.cap - 1);
-				while (g.e[j].key)
-					j = (j + 1) & (g.cap - 1);
-				g.e[j] = m->e[i];
-				g.n++;
-			}
-		free(m->e);
-		*m = g;
-	}
-	size_t j = hash_str(key) & (m->cap - 1);
-	while (m->e[j].key)
-		j = (j + 1) & (m->cap - 1);
-	m->e[j].key = xstrdup(key);
-	m->e[j].id = id;
-	m->n++;
-}
-
-static void intern_clear(struct intern_map *m)
-{
-	for (size_t i = 0; i < m->cap; i++)
-		free(m->e[i].key);
-	free(m->e);
-	m->e = NULL;
-	m->cap = m->n = 0;
-}
-
-/* ------------------------------------------------------------------ */
 /* Connections and queries                                             */
 
 /* The PostgreSQL store: struct kg_store, then its own. */
@@ -300,10 +236,8 @@ struct pg {
 	char *shown;            /* as messages show it */
 	char *secret;           /* the password in target, to scrub; NULL when none */
 	int64_t run_id;
-	struct intern_map bench, nvtx, kern, metric;
-	int64_t *run_bench;
-	char **run_bench_state; /* their GPU-state JSON, or NULL */
-	size_t n_run_bench, cap_run_bench;
+	struct namemap bench, nvtx, kern, metric;
+	struct runbench rb;     /* the benchmarks of the open run */
 	struct kg_buf copy;     /* samples not yet sent with COPY */
 	int failed;             /* the connection is lost: no ROLLBACK to send */
 };
@@ -674,14 +608,11 @@ static void pg_close(struct kg_store *kst)
 		return;
 	if (st->db)
 		pg_run_abort(&st->base);
-	intern_clear(&st->bench);
-	intern_clear(&st->nvtx);
-	intern_clear(&st->kern);
-	intern_clear(&st->metric);
-	for (size_t i = 0; i < st->cap_run_bench; i++)
-		free(st->run_bench_state[i]);
-	free(st->run_bench_state);
-	free(st->run_bench);
+	namemap_clear(&st->bench);
+	namemap_clear(&st->nvtx);
+	namemap_clear(&st->kern);
+	namemap_clear(&st->metric);
+	runbench_free(&st->rb);
 	buf_free(&st->copy);
 	if (st->db)
 		pq.finish(st->db);
@@ -716,7 +647,7 @@ static int pg_run_begin(struct kg_store *kst, struct kg_run_info *run)
 	if (cmd(st, st->db, "cannot start a transaction", "BEGIN") != KG_EXIT_PASS)
 		return KG_EXIT_RUNTIME;
 	st->base.in_run = 1;
-	st->n_run_bench = 0;
+	runbench_reset(&st->rb);
 	st->copy.len = 0;
 	if (!run->time)
 		run->time = (int64_t)time(NULL);
@@ -782,10 +713,10 @@ static int64_t intern_sql(struct pg *st, const char *ins, const char *ins_types,
 	return 0;
 }
 
-static int64_t intern_simple(struct pg *st, struct intern_map *m, const char *table,
+static int64_t intern_simple(struct pg *st, struct namemap *m, const char *table,
 			     const char *col, const char *name)
 {
-	int64_t id = intern_get(m, name);
+	int64_t id = namemap_get(m, name);
 	if (id)
 		return id;
 	char *ins = xasprintf("INSERT INTO %s(%s) VALUES ($1) ON CONFLICT DO NOTHING RETURNING id",
@@ -796,13 +727,13 @@ static int64_t intern_simple(struct pg *st, struct intern_map *m, const char *ta
 	free(ins);
 	free(sel);
 	if (id)
-		intern_put(m, name, id);
+		namemap_put(m, name, id);
 	return id;
 }
 
 static int64_t intern_metric(struct pg *st, const char *name, const char *unit, int det)
 {
-	int64_t id = intern_get(&st->metric, name);
+	int64_t id = namemap_get(&st->metric, name);
 	if (id)
 		return id;
 	struct num d;
@@ -811,13 +742,8 @@ static int64_t intern_metric(struct pg *st, const char *name, const char *unit, 
 			" ON CONFLICT DO NOTHING RETURNING id", "tti", v,
 			"SELECT id FROM metrics WHERE name = $1", name);
 	if (id)
-		intern_put(&st->metric, name, id);
+		namemap_put(&st->metric, name, id);
 	return id;
-}
-
-static int is_mangled(const char *n)
-{
-	return n && n[0] == '_' && n[1] == 'Z';
 }
 
 /* As the SQLite backend: by mangled name, else by demangled name (a row
@@ -827,7 +753,7 @@ static int64_t intern_kernel(struct pg *st, const struct kg_kernel_name *k)
 	const char *mangled = k->mangled;
 	const char *dem = k->demangled ? k->demangled : mangled;
 	const char *base = k->base ? k->base : dem;
-	int64_t id = intern_get(&st->kern, mangled);
+	int64_t id = namemap_get(&st->kern, mangled);
 	PGconn *c;
 	PGresult *r;
 
@@ -850,7 +776,7 @@ static int64_t intern_kernel(struct pg *st, const struct kg_kernel_name *k)
 			return 0;
 		if (pq.ntuples(r)) {
 			id = val_i(r, 0, 0);
-			int rename = is_mangled(mangled) && !is_mangled(val_s(r, 0, 1));
+			int rename = store_is_mangled(mangled) && !store_is_mangled(val_s(r, 0, 1));
 			pq.clear(r);
 			if (rename) {
 				struct num n;
@@ -859,7 +785,7 @@ static int64_t intern_kernel(struct pg *st, const struct kg_kernel_name *k)
 					    "UPDATE kernels SET mangled = $1 WHERE id = $2", "ti", rv)))
 					return 0;
 				pq.clear(r);
-				intern_clear(&st->kern);
+				namemap_clear(&st->kern);
 			}
 		} else {
 			pq.clear(r);
@@ -872,28 +798,8 @@ static int64_t intern_kernel(struct pg *st, const struct kg_kernel_name *k)
 				"SELECT id FROM kernels WHERE mangled = $1", mangled);
 	}
 	if (id)
-		intern_put(&st->kern, mangled, id);
+		namemap_put(&st->kern, mangled, id);
 	return id;
-}
-
-/* Remember that the open run ran benchmark id b; its index there. */
-static size_t run_bench_note(struct pg *st, int64_t b)
-{
-	for (size_t i = st->n_run_bench; i-- > 0;)
-		if (st->run_bench[i] == b)
-			return i;
-	if (st->n_run_bench == st->cap_run_bench) {
-		size_t cap = st->cap_run_bench ? 2 * st->cap_run_bench : 16;
-		st->run_bench = xrealloc(st->run_bench, cap * sizeof *st->run_bench);
-		st->run_bench_state = xrealloc(st->run_bench_state, cap * sizeof *st->run_bench_state);
-		for (size_t i = st->cap_run_bench; i < cap; i++)
-			st->run_bench_state[i] = NULL;
-		st->cap_run_bench = cap;
-	}
-	st->run_bench[st->n_run_bench] = b;
-	free(st->run_bench_state[st->n_run_bench]);  /* a slot of an earlier run */
-	st->run_bench_state[st->n_run_bench] = NULL;
-	return st->n_run_bench++;
 }
 
 static int pg_run_benchmark_state(struct kg_store *kst, const char *benchmark,
@@ -903,9 +809,8 @@ static int pg_run_benchmark_state(struct kg_store *kst, const char *benchmark,
 	int64_t b = intern_simple(st, &st->bench, "benchmarks", "name", benchmark);
 	if (!b)
 		return KG_EXIT_RUNTIME;
-	size_t i = run_bench_note(st, b);
-	free(st->run_bench_state[i]);
-	st->run_bench_state[i] = gpu_state ? xstrdup(gpu_state) : NULL;
+	size_t i = runbench_note(&st->rb, b);
+	runbench_set_state(&st->rb, i, gpu_state);
 	return KG_EXIT_PASS;
 }
 
@@ -915,7 +820,7 @@ static int pg_run_benchmark_add(struct kg_store *kst, const char *benchmark)
 	int64_t b = intern_simple(st, &st->bench, "benchmarks", "name", benchmark);
 	if (!b)
 		return KG_EXIT_RUNTIME;
-	run_bench_note(st, b);
+	runbench_note(&st->rb, b);
 	return KG_EXIT_PASS;
 }
 
@@ -962,7 +867,7 @@ static int pg_sample_add(struct kg_store *kst, const char *benchmark, const char
 	    !(n = intern_simple(st, &st->nvtx, "nvtx", "path", nvtx ? nvtx : "")) ||
 	    !(k = intern_kernel(st, kernel)) || !(m = intern_metric(st, metric, unit, deterministic)))
 		return KG_EXIT_RUNTIME;
-	run_bench_note(st, b);
+	runbench_note(&st->rb, b);
 	buf_printf(&st->copy, "%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64
 		   "\t%d\t%" PRId64 "\t%.17g\n", st->run_id, b, n, k, m, repeat, ordinal, value);
 	if (st->copy.len >= COPY_BATCH)
@@ -974,10 +879,10 @@ static int pg_run_commit(struct kg_store *kst)
 {
 	struct pg *st = (struct pg *)kst;
 	int rc = copy_flush(st);
-	for (size_t i = 0; rc == KG_EXIT_PASS && i < st->n_run_bench; i++) {
+	for (size_t i = 0; rc == KG_EXIT_PASS && i < st->rb.n; i++) {
 		struct num id, b;
-		const char *v[] = { num_i(&id, st->run_id), num_i(&b, st->run_bench[i]),
-				    st->run_bench_state[i] };
+		const char *v[] = { num_i(&id, st->run_id), num_i(&b, st->rb.id[i]),
+				    st->rb.state[i] };
 		PGresult *r = q(st, st->db, "cannot store the run's benchmarks", PGRES_COMMAND_OK,
 				"INSERT INTO run_benchmarks(run, benchmark, gpu_state) VALUES ($1, $2, $3)"
 				" ON CONFLICT DO NOTHING", "iit", v);
@@ -991,7 +896,7 @@ static int pg_run_commit(struct kg_store *kst)
 		pg_run_abort(&st->base);
 		return rc;
 	}
-	st->n_run_bench = 0;
+	runbench_reset(&st->rb);
 	st->base.in_run = 0;
 	return KG_EXIT_PASS;
 }
@@ -1004,7 +909,7 @@ static void pg_run_abort(struct kg_store *kst)
 	rollback(st);
 	st->base.in_run = 0;
 	st->run_id = 0;
-	st->n_run_bench = 0;
+	runbench_reset(&st->rb);
 	st->copy.len = 0;
 	/* names were committed on their own connection: the caches stay true */
 }
@@ -1136,13 +1041,18 @@ static int names_query(struct pg *st, const char *sql, int64_t run, char ***name
 {
 	struct num id;
 	const char *v[] = { num_i(&id, run) };
+
+	*names = NULL;
+	*n = 0;
 	PGresult *r = q(st, st->db, "cannot read the run's benchmarks", PGRES_TUPLES_OK, sql, "i", v);
 	if (!r)
 		return KG_EXIT_RUNTIME;
 	int rows = pq.ntuples(r);
-	*names = xcalloc((size_t)rows + 1, sizeof **names);
-	for (int i = 0; i < rows; i++)
-		(*names)[(*n)++] = val_dup(r, i, 0);
+	if (rows) {
+		*names = xcalloc((size_t)rows + 1, sizeof **names);
+		for (int i = 0; i < rows; i++)
+			(*names)[(*n)++] = val_dup(r, i, 0);
+	}
 	pq.clear(r);
 	return KG_EXIT_PASS;
 }
@@ -1150,26 +1060,12 @@ static int names_query(struct pg *st, const char *sql, int64_t run, char ***name
 static int pg_run_benchmarks(struct kg_store *kst, int64_t run, char ***names, size_t *n)
 {
 	struct pg *st = (struct pg *)kst;
-	*names = NULL;
-	*n = 0;
 	int rc = names_query(st, "SELECT b.name FROM run_benchmarks r JOIN benchmarks b"
 			     " ON b.id = r.benchmark WHERE r.run = $1 ORDER BY b.name", run, names, n);
-	if (rc == KG_EXIT_PASS && !*n) {
-		free(*names);
-		*names = NULL;
+	if (rc == KG_EXIT_PASS && !*n)  /* a run stored before schema 4 */
 		rc = names_query(st, "SELECT b.name FROM benchmarks b WHERE b.id IN"
 				 " (SELECT DISTINCT benchmark FROM samples WHERE run = $1)"
 				 " ORDER BY b.name", run, names, n);
-	}
-	if (rc == KG_EXIT_PASS && !*n) {
-		free(*names);
-		*names = NULL;
-	}
-	if (rc != KG_EXIT_PASS) {
-		store_names_free(*names, *n);
-		*names = NULL;
-		*n = 0;
-	}
 	return rc;
 }
 
@@ -1204,17 +1100,8 @@ static int pg_run_gpu_states(struct kg_store *kst, int64_t run, char ***names, c
 
 static int pg_run_metrics(struct kg_store *kst, int64_t run, char ***names, size_t *n)
 {
-	struct pg *st = (struct pg *)kst;
-	*names = NULL;
-	*n = 0;
-	int rc = names_query(st, "SELECT DISTINCT m.name FROM samples s JOIN metrics m"
-			     " ON m.id = s.metric WHERE s.run = $1 ORDER BY m.name", run, names, n);
-	if (rc != KG_EXIT_PASS) {
-		store_names_free(*names, *n);
-		*names = NULL;
-		*n = 0;
-	}
-	return rc;
+	return names_query((struct pg *)kst, "SELECT DISTINCT m.name FROM samples s JOIN metrics m"
+			   " ON m.id = s.metric WHERE s.run = $1 ORDER BY m.name", run, names, n);
 }
 
 static int pg_run_get(struct kg_store *kst, int64_t id, struct kg_run_info *out)
@@ -1240,12 +1127,6 @@ static int pg_run_get(struct kg_store *kst, int64_t id, struct kg_run_info *out)
 
 /* ------------------------------------------------------------------ */
 /* Reading samples                                                     */
-
-static int cmp_int64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
 
 /* "{1,2,3}" of ids[0, n). */
 static char *id_array(const int64_t *ids, size_t n)
@@ -1288,19 +1169,6 @@ static int load_row_cmp(const void *pa, const void *pb)
 	if (a->ordinal != b->ordinal)
 		return a->ordinal < b->ordinal ? -1 : 1;
 	return (a->row > b->row) - (a->row < b->row);
-}
-
-static int series_name_cmp(const void *pa, const void *pb)
-{
-	const struct kg_series *a = pa, *b = pb;
-	int c = strcmp(a->benchmark, b->benchmark);
-	if (!c)
-		c = strcmp(a->nvtx, b->nvtx);
-	if (!c)
-		c = strcmp(a->kernel, b->kernel);
-	if (!c)
-		c = strcmp(a->metric, b->metric);
-	return c;
 }
 
 /* The rows of one name table for the ids used, ascending by id. */
@@ -1352,7 +1220,7 @@ static int pg_load_samples(struct kg_store *kst, const int64_t *run_ids, size_t 
 		return KG_EXIT_PASS;
 	int64_t *ids = xmalloc(n_runs * sizeof *ids);
 	memcpy(ids, run_ids, n_runs * sizeof *ids);
-	qsort(ids, n_runs, sizeof *ids, cmp_int64);
+	qsort(ids, n_runs, sizeof *ids, store_cmp_id);
 	int multi = n_runs > 1 && ids[0] != ids[n_runs - 1];
 	char *arr = id_array(ids, n_runs);
 	free(ids);
@@ -1415,7 +1283,7 @@ static int pg_load_samples(struct kg_store *kst, const int64_t *run_ids, size_t 
 	PGresult *nr[4] = { NULL, NULL, NULL, NULL };
 	int rc = KG_EXIT_PASS;
 	for (int t = 0; t < 4 && rc == KG_EXIT_PASS && out->n; t++) {
-		qsort(used[t], nid[t], sizeof *used[t], cmp_int64);
+		qsort(used[t], nid[t], sizeof *used[t], store_cmp_id);
 		size_t u = 0;
 		for (size_t i = 0; i < nid[t]; i++)
 			if (!u || used[t][u - 1] != used[t][i])
@@ -1460,7 +1328,7 @@ static int pg_load_samples(struct kg_store *kst, const int64_t *run_ids, size_t 
 		store_sampleset_free(out);
 		return rc;
 	}
-	qsort(out->s, out->n, sizeof *out->s, series_name_cmp);
+	qsort(out->s, out->n, sizeof *out->s, store_cmp_series);
 	return KG_EXIT_PASS;
 }
 

@@ -11,6 +11,7 @@
  * reads most of it).  Bound parameters only.
  */
 #include "store_backend.h"
+#include "store_shared.h"
 
 #include "kgate/metric.h"
 #include "kgate/store.h"
@@ -148,87 +149,6 @@ static int sq_schema_version(void)
 }
 
 /* ------------------------------------------------------------------ */
-/* Name interning: string -> row id, open addressing                   */
-
-struct intern_ent {
-	char *key;
-	int64_t id;
-};
-struct intern_map {
-	struct intern_ent *e;
-	size_t cap, n;
-};
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
-
-static int64_t intern_get(const struct intern_map *m, const char *key)
-{
-	if (!m->cap)
-		return 0;
-	for (size_t i = hash_str(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (!m->e[i].key)
-			return 0;
-		if (!strcmp(m->e[i].key, key))
-			return m->e[i].id;
-	}
-}
-
-static void intern_put(struct intern_map *m, const char *key, int64_t id);
-
-static void intern_grow(struct intern_map *m)
-{
-	struct intern_ent *old = m->e;
-	size_t oldcap = m->cap;
-
-	m->cap = oldcap ? oldcap * 2 : 64;
-	m->e = xcalloc(m->cap, sizeof(*m->e));
-	m->n = 0;
-	for (size_t i = 0; i < oldcap; i++)
-		if (old[i].key) {
-			size_t j = hash_str(old[i].key) & (m->cap - 1);
-			while (m->e[j].key)
-				j = (j + 1) & (m->cap - 1);
-			m->e[j] = old[i];
-			m->n++;
-		}
-	free(old);
-}
-
-static void intern_put(struct intern_map *m, const char *key, int64_t id)
-{
-	if ((m->n + 1) * 2 > m->cap)
-		intern_grow(m);
-	size_t i = hash_str(key) & (m->cap - 1);
-	while (m->e[i].key) {
-		if (!strcmp(m->e[i].key, key)) {
-			m->e[i].id = id;
-			return;
-		}
-		i = (i + 1) & (m->cap - 1);
-	}
-	m->e[i].key = xstrdup(key);
-	m->e[i].id = id;
-	m->n++;
-}
-
-static void intern_clear(struct intern_map *m)
-{
-	for (size_t i = 0; i < m->cap; i++)
-		free(m->e[i].key);
-	free(m->e);
-	m->e = NULL;
-	m->cap = m->n = 0;
-}
-
-/* ------------------------------------------------------------------ */
 
 enum {
 	Q_SAMPLE, Q_BENCH_GET, Q_BENCH_ADD, Q_NVTX_GET, Q_NVTX_ADD,
@@ -258,10 +178,8 @@ struct sq {
 	char *path;
 	int64_t run_id;
 	sqlite3_stmt *q[Q_COUNT];
-	struct intern_map bench, nvtx, kern, metric;
-	int64_t *run_bench;     /* benchmark ids of the open run */
-	char **run_bench_state; /* their GPU-state JSON, or NULL */
-	size_t n_run_bench, cap_run_bench;
+	struct namemap bench, nvtx, kern, metric;
+	struct runbench rb;     /* the benchmarks of the open run */
 };
 
 static int db_fail(struct sq *st, const char *what)
@@ -578,14 +496,11 @@ static void sq_close(struct kg_store *kst)
 	sq_run_abort(&st->base);
 	for (int i = 0; i < Q_COUNT; i++)
 		sqlite3_finalize(st->q[i]);
-	intern_clear(&st->bench);
-	intern_clear(&st->nvtx);
-	intern_clear(&st->kern);
-	intern_clear(&st->metric);
-	for (size_t i = 0; i < st->cap_run_bench; i++)
-		free(st->run_bench_state[i]);
-	free(st->run_bench_state);
-	free(st->run_bench);
+	namemap_clear(&st->bench);
+	namemap_clear(&st->nvtx);
+	namemap_clear(&st->kern);
+	namemap_clear(&st->metric);
+	runbench_free(&st->rb);
 	if (st->db)
 		sqlite3_close(st->db);
 	free(st->path);
@@ -611,7 +526,7 @@ static int sq_run_begin(struct kg_store *kst, struct kg_run_info *run)
 	if (begin_immediate(st->db, st->path) != SQLITE_OK)
 		return db_fail(st, "cannot start a transaction");
 	st->base.in_run = 1;
-	st->n_run_bench = 0;
+	runbench_reset(&st->rb);
 	if (sqlite3_prepare_v2(st->db,
 			       "INSERT INTO runs(commit_sha, branch, parent, time, host, gpu_name,"
 			       " gpu_uuid, gpu_chip, driver, cuda, collector, config_hash, source,"
@@ -651,11 +566,12 @@ static int sq_run_begin(struct kg_store *kst, struct kg_run_info *run)
 	return KG_EXIT_PASS;
 }
 
-/* id of name in a one-column name table, adding it when new. */
-static int64_t intern_simple(struct sq *st, struct intern_map *m, int qget, int qadd,
-			     const char *name)
+/* id of name in a name table, adding it when new (a metric with its unit,
+ * the name's guess when NULL, and whether it is deterministic). */
+static int64_t intern_row(struct sq *st, struct namemap *m, int qget, int qadd,
+			  const char *name, const char *unit, int det)
 {
-	int64_t id = intern_get(m, name);
+	int64_t id = namemap_get(m, name);
 	sqlite3_stmt *s;
 
 	if (id)
@@ -669,6 +585,10 @@ static int64_t intern_simple(struct sq *st, struct intern_map *m, int qget, int 
 		if (!(s = query(st, qadd)))
 			return 0;
 		sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+		if (qadd == Q_METRIC_ADD) {
+			bind_text(s, 2, unit ? unit : metric_unit(name));
+			sqlite3_bind_int(s, 3, det);
+		}
 		if (sqlite3_step(s) != SQLITE_DONE) {
 			db_fail(st, "cannot add a name");
 			return 0;
@@ -676,42 +596,8 @@ static int64_t intern_simple(struct sq *st, struct intern_map *m, int qget, int 
 		id = sqlite3_last_insert_rowid(st->db);
 	}
 	sqlite3_reset(s);
-	intern_put(m, name, id);
+	namemap_put(m, name, id);
 	return id;
-}
-
-static int64_t intern_metric(struct sq *st, const char *name, const char *unit, int det)
-{
-	int64_t id = intern_get(&st->metric, name);
-	sqlite3_stmt *s;
-
-	if (id)
-		return id;
-	if (!(s = query(st, Q_METRIC_GET)))
-		return 0;
-	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-	if (sqlite3_step(s) == SQLITE_ROW) {
-		id = sqlite3_column_int64(s, 0);
-	} else {
-		if (!(s = query(st, Q_METRIC_ADD)))
-			return 0;
-		sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-		bind_text(s, 2, unit ? unit : metric_unit(name));
-		sqlite3_bind_int(s, 3, det);
-		if (sqlite3_step(s) != SQLITE_DONE) {
-			db_fail(st, "cannot add a metric");
-			return 0;
-		}
-		id = sqlite3_last_insert_rowid(st->db);
-	}
-	sqlite3_reset(s);
-	intern_put(&st->metric, name, id);
-	return id;
-}
-
-static int is_mangled(const char *n)
-{
-	return n[0] == '_' && n[1] == 'Z';
 }
 
 /*
@@ -724,7 +610,7 @@ static int64_t intern_kernel(struct sq *st, const struct kg_kernel_name *k)
 	const char *mangled = k->mangled;
 	const char *dem = k->demangled ? k->demangled : mangled;
 	const char *base = k->base ? k->base : dem;
-	int64_t id = intern_get(&st->kern, mangled);
+	int64_t id = namemap_get(&st->kern, mangled);
 	sqlite3_stmt *s;
 
 	if (id)
@@ -741,8 +627,8 @@ static int64_t intern_kernel(struct sq *st, const struct kg_kernel_name *k)
 		sqlite3_bind_text(s, 1, dem, -1, SQLITE_STATIC);
 		if (sqlite3_step(s) == SQLITE_ROW) {
 			id = sqlite3_column_int64(s, 0);
-			int rename = is_mangled(mangled) &&
-				     !is_mangled((const char *)sqlite3_column_text(s, 1));
+			int rename = store_is_mangled(mangled) &&
+				     !store_is_mangled((const char *)sqlite3_column_text(s, 1));
 			sqlite3_reset(s);
 			if (rename) {
 				if (!(s = query(st, Q_KERN_RENAME)))
@@ -754,7 +640,7 @@ static int64_t intern_kernel(struct sq *st, const struct kg_kernel_name *k)
 					return 0;
 				}
 				sqlite3_reset(s);
-				intern_clear(&st->kern);
+				namemap_clear(&st->kern);
 			}
 		}
 		sqlite3_reset(s);
@@ -772,37 +658,17 @@ static int64_t intern_kernel(struct sq *st, const struct kg_kernel_name *k)
 		sqlite3_reset(s);
 		id = sqlite3_last_insert_rowid(st->db);
 	}
-	intern_put(&st->kern, mangled, id);
+	namemap_put(&st->kern, mangled, id);
 	return id;
-}
-
-/* Remember that the open run ran benchmark id b (written at commit); its slot. */
-static size_t run_bench_note(struct sq *st, int64_t b)
-{
-	for (size_t i = st->n_run_bench; i-- > 0;)
-		if (st->run_bench[i] == b)
-			return i;
-	if (st->n_run_bench == st->cap_run_bench) {
-		size_t cap = st->cap_run_bench ? 2 * st->cap_run_bench : 16;
-		st->run_bench = xrealloc(st->run_bench, cap * sizeof *st->run_bench);
-		st->run_bench_state = xrealloc(st->run_bench_state, cap * sizeof *st->run_bench_state);
-		for (size_t i = st->cap_run_bench; i < cap; i++)
-			st->run_bench_state[i] = NULL;
-		st->cap_run_bench = cap;
-	}
-	st->run_bench[st->n_run_bench] = b;
-	free(st->run_bench_state[st->n_run_bench]);  /* a slot of an earlier run */
-	st->run_bench_state[st->n_run_bench] = NULL;
-	return st->n_run_bench++;
 }
 
 static int sq_run_benchmark_add(struct kg_store *kst, const char *benchmark)
 {
 	struct sq *st = (struct sq *)kst;
-	int64_t b = intern_simple(st, &st->bench, Q_BENCH_GET, Q_BENCH_ADD, benchmark);
+	int64_t b = intern_row(st, &st->bench, Q_BENCH_GET, Q_BENCH_ADD, benchmark, NULL, 0);
 	if (!b)
 		return KG_EXIT_RUNTIME;
-	run_bench_note(st, b);
+	runbench_note(&st->rb, b);
 	return KG_EXIT_PASS;
 }
 
@@ -810,12 +676,11 @@ static int sq_run_benchmark_state(struct kg_store *kst, const char *benchmark,
 				  const char *gpu_state)
 {
 	struct sq *st = (struct sq *)kst;
-	int64_t b = intern_simple(st, &st->bench, Q_BENCH_GET, Q_BENCH_ADD, benchmark);
+	int64_t b = intern_row(st, &st->bench, Q_BENCH_GET, Q_BENCH_ADD, benchmark, NULL, 0);
 	if (!b)
 		return KG_EXIT_RUNTIME;
-	size_t i = run_bench_note(st, b);
-	free(st->run_bench_state[i]);
-	st->run_bench_state[i] = gpu_state ? xstrdup(gpu_state) : NULL;
+	size_t i = runbench_note(&st->rb, b);
+	runbench_set_state(&st->rb, i, gpu_state);
 	return KG_EXIT_PASS;
 }
 
@@ -823,17 +688,17 @@ static int sq_run_benchmark_state(struct kg_store *kst, const char *benchmark,
 static int run_bench_write(struct sq *st)
 {
 	sqlite3_stmt *s;
-	if (!st->n_run_bench)
+	if (!st->rb.n)
 		return KG_EXIT_PASS;
 	if (sqlite3_prepare_v2(st->db, "INSERT OR IGNORE INTO run_benchmarks(run, benchmark, gpu_state)"
 			       " VALUES (?, ?, ?)", -1, &s, NULL) != SQLITE_OK)
 		return db_fail(st, "prepare");
-	for (size_t i = 0; i < st->n_run_bench; i++) {
+	for (size_t i = 0; i < st->rb.n; i++) {
 		sqlite3_reset(s);
 		sqlite3_bind_int64(s, 1, st->run_id);
-		sqlite3_bind_int64(s, 2, st->run_bench[i]);
-		if (st->run_bench_state[i])
-			sqlite3_bind_text(s, 3, st->run_bench_state[i], -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, st->rb.id[i]);
+		if (st->rb.state[i])
+			sqlite3_bind_text(s, 3, st->rb.state[i], -1, SQLITE_STATIC);
 		else
 			sqlite3_bind_null(s, 3);
 		if (sqlite3_step(s) != SQLITE_DONE) {
@@ -855,11 +720,12 @@ static int sq_sample_add(struct kg_store *kst, const char *benchmark, const char
 	int64_t b, n, k, m;
 	sqlite3_stmt *s;
 
-	if (!(b = intern_simple(st, &st->bench, Q_BENCH_GET, Q_BENCH_ADD, benchmark)) ||
-	    !(n = intern_simple(st, &st->nvtx, Q_NVTX_GET, Q_NVTX_ADD, nvtx ? nvtx : "")) ||
-	    !(k = intern_kernel(st, kernel)) || !(m = intern_metric(st, metric, unit, deterministic)))
+	if (!(b = intern_row(st, &st->bench, Q_BENCH_GET, Q_BENCH_ADD, benchmark, NULL, 0)) ||
+	    !(n = intern_row(st, &st->nvtx, Q_NVTX_GET, Q_NVTX_ADD, nvtx ? nvtx : "", NULL, 0)) ||
+	    !(k = intern_kernel(st, kernel)) ||
+	    !(m = intern_row(st, &st->metric, Q_METRIC_GET, Q_METRIC_ADD, metric, unit, deterministic)))
 		return KG_EXIT_RUNTIME;
-	run_bench_note(st, b);
+	runbench_note(&st->rb, b);
 	if (!(s = query(st, Q_SAMPLE)))
 		return KG_EXIT_RUNTIME;
 	sqlite3_bind_int64(s, 1, st->run_id);
@@ -884,7 +750,7 @@ static int sq_run_commit(struct kg_store *kst)
 		sq_run_abort(&st->base);
 		return KG_EXIT_RUNTIME;
 	}
-	st->n_run_bench = 0;
+	runbench_reset(&st->rb);
 	if (exec_sql(st->db, "COMMIT", NULL) != SQLITE_OK) {
 		int rc = db_fail(st, "cannot commit the run");
 		sq_run_abort(&st->base);
@@ -902,12 +768,12 @@ static void sq_run_abort(struct kg_store *kst)
 	exec_sql(st->db, "ROLLBACK", NULL);
 	st->base.in_run = 0;
 	st->run_id = 0;
-	st->n_run_bench = 0;
+	runbench_reset(&st->rb);
 	/* Ids handed out inside the transaction are gone. */
-	intern_clear(&st->bench);
-	intern_clear(&st->nvtx);
-	intern_clear(&st->kern);
-	intern_clear(&st->metric);
+	namemap_clear(&st->bench);
+	namemap_clear(&st->nvtx);
+	namemap_clear(&st->kern);
+	namemap_clear(&st->metric);
 }
 
 static int64_t sq_run_count(struct kg_store *kst)
@@ -1297,19 +1163,6 @@ static int load_names(struct sq *st, struct kg_sampleset *set, const struct load
 	return rc;
 }
 
-static int series_name_cmp(const void *pa, const void *pb)
-{
-	const struct kg_series *a = pa, *b = pb;
-	int c = strcmp(a->benchmark, b->benchmark);
-	if (!c)
-		c = strcmp(a->nvtx, b->nvtx);
-	if (!c)
-		c = strcmp(a->kernel, b->kernel);
-	if (!c)
-		c = strcmp(a->metric, b->metric);
-	return c;
-}
-
 static int series_id_cmp(const void *pa, const void *pb)
 {
 	const struct load_series *a = pa, *b = pb;
@@ -1354,12 +1207,6 @@ static void x_alloc(struct kg_series *x, struct load_series *l, size_t cap, int 
 		x->run_of = xrealloc(x->run_of, cap * sizeof(*x->run_of));
 	if (with_keys)
 		l->key = xrealloc(l->key, cap * sizeof(*l->key));
-}
-
-static int cmp_int64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
 }
 
 /* One pass over the runs' samples into out (ls: the series' ids).  Without
@@ -1516,7 +1363,7 @@ static int sq_load_samples(struct kg_store *kst, const int64_t *run_ids, size_t 
 	 */
 	int64_t *ids = xmalloc(n_runs * sizeof(*ids)); /* ascending: values in run order */
 	memcpy(ids, run_ids, n_runs * sizeof(*ids));
-	qsort(ids, n_runs, sizeof(*ids), cmp_int64);
+	qsort(ids, n_runs, sizeof(*ids), store_cmp_id);
 	rc = load_pass(st, ids, n_runs, 0, out, &ls);
 	if (rc == LOAD_RESTART) {
 		free(ls);
@@ -1539,7 +1386,7 @@ static int sq_load_samples(struct kg_store *kst, const int64_t *run_ids, size_t 
 		rc = load_names(st, out, sorted);
 		free(sorted);
 		if (rc == KG_EXIT_PASS)
-			qsort(out->s, out->n, sizeof(*out->s), series_name_cmp);
+			qsort(out->s, out->n, sizeof(*out->s), store_cmp_series);
 	}
 	free(ls);
 	if (rc != KG_EXIT_PASS)
@@ -2168,7 +2015,7 @@ static int sq_samples_stream(struct kg_store *kst, const int64_t *run_ids, size_
 	int rc = STREAM_APART;
 
 	memcpy(ids, run_ids, n_runs * sizeof *ids);
-	qsort(ids, n_runs, sizeof *ids, cmp_int64);
+	qsort(ids, n_runs, sizeof *ids, store_cmp_id);
 	for (size_t i = 0; i < n_runs; i++)
 		if (!n || ids[n - 1] != ids[i])
 			ids[n++] = ids[i];

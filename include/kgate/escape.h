@@ -63,6 +63,11 @@ void escape_utf8(struct kg_buf *b, const char *s);      /* only the UTF-8 repair
 char *escape_utf8_dup(const char *s);                    /* the same, malloc'd */
 void escape_text(struct kg_buf *b, const char *s);
 char *escape_text_dup(const char *s);                    /* the same, malloc'd */
+/* Columns of terminal text: its width in code points (good enough for
+ * names), and s as terminal text cut to at most width code points, the
+ * last an ellipsis when cut (malloc'd). */
+size_t escape_width(const char *s);
+char *escape_fit_dup(const char *s, size_t width);
 void escape_markdown(struct kg_buf *b, const char *s);
 void escape_markdown_code(struct kg_buf *b, const char *s);
 void escape_html(struct kg_buf *b, const char *s);

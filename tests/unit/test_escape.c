@@ -176,6 +176,30 @@ static void test_no_target_passes_controls(void **state)
 	}
 }
 
+/* Terminal columns: width in code points; a cut keeps width - 1 of them
+ * and an ellipsis, never splits a character, and repairs bad bytes. */
+static void test_fit(void **state)
+{
+	(void)state;
+	char *t;
+
+	assert_int_equal(escape_width("abc"), 3);
+	assert_int_equal(escape_width("\xc3\xa9t\xc3\xa9"), 3);
+	t = escape_fit_dup("short", 5);
+	assert_string_equal(t, "short");
+	free(t);
+	t = escape_fit_dup("kernel_name", 5);
+	assert_string_equal(t, "kern\xe2\x80\xa6");
+	assert_int_equal(escape_width(t), 5);
+	free(t);
+	t = escape_fit_dup("\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 4);
+	assert_string_equal(t, "\xc3\xa9\xc3\xa9\xc3\xa9\xe2\x80\xa6");
+	free(t);
+	t = escape_fit_dup("a\nb\xff", 10);
+	assert_string_equal(t, "a b\xef\xbf\xbd");
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -189,6 +213,7 @@ int main(void)
 		cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_workflow),
 		cmocka_unit_test(test_slack),
+		cmocka_unit_test(test_fit),
 		cmocka_unit_test(test_no_target_passes_controls),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,140 @@
+/*
+ * store_shared.c: the name caches, the open run's benchmark list and the
+ * orderings that every store backend uses (store_shared.h).
+ */
+#include "store_shared.h"
+
+#include "kgate/store.h"
+#include "kgate/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* FNV-1a: short keys, no adversary (the names are kgate's own input). */
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+int64_t namemap_get(const struct namemap *m, const char *key)
+{
+	if (!m->cap)
+		return 0;
+	for (size_t i = hash_str(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->e[i].key)
+			return 0;
+		if (!strcmp(m->e[i].key, key))
+			return m->e[i].id;
+	}
+}
+
+static void namemap_grow(struct namemap *m)
+{
+	struct namemap_ent *old = m->e;
+	size_t oldcap = m->cap;
+
+	m->cap = oldcap ? oldcap * 2 : 64;
+	m->e = xcalloc(m->cap, sizeof(*m->e));
+	for (size_t i = 0; i < oldcap; i++)
+		if (old[i].key) {
+			size_t j = hash_str(old[i].key) & (m->cap - 1);
+			while (m->e[j].key)
+				j = (j + 1) & (m->cap - 1);
+			m->e[j] = old[i];
+		}
+	free(old);
+}
+
+void namemap_put(struct namemap *m, const char *key, int64_t id)
+{
+	if ((m->n + 1) * 2 > m->cap)
+		namemap_grow(m);
+	size_t i = hash_str(key) & (m->cap - 1);
+	while (m->e[i].key) {
+		if (!strcmp(m->e[i].key, key)) {
+			m->e[i].id = id;
+			return;
+		}
+		i = (i + 1) & (m->cap - 1);
+	}
+	m->e[i].key = xstrdup(key);
+	m->e[i].id = id;
+	m->n++;
+}
+
+void namemap_clear(struct namemap *m)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		free(m->e[i].key);
+	free(m->e);
+	m->e = NULL;
+	m->cap = m->n = 0;
+}
+
+size_t runbench_note(struct runbench *rb, int64_t b)
+{
+	for (size_t i = rb->n; i-- > 0;)
+		if (rb->id[i] == b)
+			return i;
+	if (rb->n == rb->cap) {
+		size_t cap = rb->cap ? 2 * rb->cap : 16;
+		rb->id = xrealloc(rb->id, cap * sizeof *rb->id);
+		rb->state = xrealloc(rb->state, cap * sizeof *rb->state);
+		for (size_t i = rb->cap; i < cap; i++)
+			rb->state[i] = NULL;
+		rb->cap = cap;
+	}
+	rb->id[rb->n] = b;
+	free(rb->state[rb->n]);  /* a slot of an earlier run */
+	rb->state[rb->n] = NULL;
+	return rb->n++;
+}
+
+void runbench_set_state(struct runbench *rb, size_t i, const char *state)
+{
+	free(rb->state[i]);
+	rb->state[i] = state ? xstrdup(state) : NULL;
+}
+
+void runbench_reset(struct runbench *rb)
+{
+	rb->n = 0;
+}
+
+void runbench_free(struct runbench *rb)
+{
+	for (size_t i = 0; i < rb->cap; i++)
+		free(rb->state[i]);
+	free(rb->state);
+	free(rb->id);
+	*rb = (struct runbench){ 0 };
+}
+
+int store_cmp_id(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+int store_cmp_series(const void *pa, const void *pb)
+{
+	const struct kg_series *a = pa, *b = pb;
+	int c = strcmp(a->benchmark, b->benchmark);
+	if (!c)
+		c = strcmp(a->nvtx, b->nvtx);
+	if (!c)
+		c = strcmp(a->kernel, b->kernel);
+	if (!c)
+		c = strcmp(a->metric, b->metric);
+	return c;
+}
+
+int store_is_mangled(const char *name)
+{
+	return name && name[0] == '_' && name[1] == 'Z';
+}

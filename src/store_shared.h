@@ -1,0 +1,62 @@
+/*
+ * store_shared.h: what the store's backends share that is not SQL, so that
+ * each backend file holds only its queries and its connection.
+ *
+ * Owns the name caches of the write path (benchmark, NVTX path, kernel and
+ * metric names to their row ids, open addressing), the list of benchmarks
+ * the open run ran with their GPU states, and the orderings both backends
+ * sort by (run ids, and series by benchmark, NVTX path, kernel, metric as
+ * kgate's loaders promise).  Internal to the store: included by
+ * store_<backend>.c only.
+ */
+#ifndef KGATE_STORE_SHARED_H
+#define KGATE_STORE_SHARED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- string -> row id cache ---- */
+
+struct namemap_ent {
+	char *key;
+	int64_t id;
+};
+struct namemap {
+	struct namemap_ent *e;
+	size_t cap, n;          /* cap: 0 or a power of two */
+};
+
+/* The id cached for key, or 0. */
+int64_t namemap_get(const struct namemap *m, const char *key);
+/* Cache key -> id (replacing an earlier id); the key is copied. */
+void namemap_put(struct namemap *m, const char *key, int64_t id);
+/* Forget everything; the map can be used again. */
+void namemap_clear(struct namemap *m);
+
+/* ---- the benchmarks of the open run ---- */
+
+struct runbench {
+	int64_t *id;            /* benchmark ids, in the order first seen */
+	char **state;           /* their GPU-state JSON, or NULL */
+	size_t n, cap;
+};
+
+/* The slot of benchmark id b in the open run, added when new. */
+size_t runbench_note(struct runbench *rb, int64_t b);
+/* Set slot i's GPU state (copied; NULL clears it). */
+void runbench_set_state(struct runbench *rb, size_t i, const char *state);
+/* A new run: no benchmarks (the slots are kept for reuse). */
+void runbench_reset(struct runbench *rb);
+void runbench_free(struct runbench *rb);
+
+/* ---- orderings ---- */
+
+/* qsort comparators: int64_t ascending; struct kg_series by benchmark,
+ * NVTX path, kernel, metric (strcmp). */
+int store_cmp_id(const void *a, const void *b);
+int store_cmp_series(const void *a, const void *b);
+
+/* Whether a kernel name is an Itanium-mangled one ("_Z..."). */
+int store_is_mangled(const char *name);
+
+#endif
