@@ -68,9 +68,9 @@ bench() {
 		echo "$(echo "$b - $a" | bc) $(echo "$c - $b" | bc)" | awk '{ print $1, $2, $1 / $2 }' >> "$T/times"
 	done
 	if [ "$form" = --dir ]; then
-		/usr/bin/time -f "%M" -o "$T/rss" "$KGATE" report --db "$db" --branch main --dir "$out" 2>/dev/null
+		/usr/bin/time -f "%M %U %S" -o "$T/rss" "$KGATE" report --db "$db" --branch main --dir "$out" 2>/dev/null
 	else
-		/usr/bin/time -f "%M" -o "$T/rss" "$KGATE" report --db "$db" --branch main --html "$out.html" 2>/dev/null
+		/usr/bin/time -f "%M %U %S" -o "$T/rss" "$KGATE" report --db "$db" --branch main --html "$out.html" 2>/dev/null
 		mkdir -p "$out"
 		mv "$out.html" "$out/index.html"
 	fi
@@ -80,7 +80,7 @@ bench() {
 	set -- $(sort3 "$T/times" 2)
 	s1=$1
 	set -- $(sort3 "$T/times" 3)
-	echo "$name: report $form best $r1 s, median $r2 s (goal < $goal s: $([ "$(echo "$r1 < $goal" | bc)" = 1 ] && echo met || echo "not met here")), peak $(( $(cat "$T/rss") / 1024 )) MiB; sqlite3 reading the same samples best $s1 s; report/sqlite3 over 3 rounds: min $1, median $2"
+	echo "$name: report $form best $r1 s, median $r2 s (goal < $goal s: $([ "$(echo "$r1 < $goal" | bc)" = 1 ] && echo met || echo "not met here")), then once more: peak $(awk '{ printf "%d MiB, CPU %.2f s (user + sys)", $1 / 1024, $2 + $3 }' "$T/rss"); sqlite3 reading the same samples best $s1 s; report/sqlite3 over 3 rounds: min $1, median $2"
 	big=$(ls -S "$out" | head -1)
 	size=$(wc -c < "$out/$big")
 	echo "$name: $(ls "$out" | wc -l) page(s), $(du -sb "$out" | cut -f1) bytes; largest $big, $size bytes (goal <= 5 MB: $([ "$size" -le 5000000 ] && echo met || echo missed))"
