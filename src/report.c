@@ -262,7 +262,7 @@ static int cmp_verdict(const void *a, const void *b)
 void report_check_markdown(const struct report_check *c, struct kg_buf *b)
 {
 	char sha[16];
-	short_sha(sha, c->commit);
+	snprintf(sha, 11, "%s", c->commit ? c->commit : "?");   /* the comment's own length */
 	buf_adds(b, KG_GITHUB_MARKER "\n");
 	const struct kg_outcome *o = &c->outcome;
 	if (o->verdict == KG_VERDICT_NO_BASELINE)
