@@ -39,9 +39,9 @@ endif
 WARN     = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 CFLAGS  ?= -O2 -g
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SANFLAGS) -Iinclude -MMD -MP
-# libyaml, SQLite and jansson are linked statically so that the binary runs on
+# libyaml, SQLite, jansson and zlib are linked statically so that the binary runs on
 # a GPU machine that has none of them; libcurl stays dynamic.
-STATIC_LIBS = -Wl,-Bstatic -lyaml -lsqlite3 -ljansson -Wl,-Bdynamic
+STATIC_LIBS = -Wl,-Bstatic -lyaml -lsqlite3 -ljansson -lz -Wl,-Bdynamic
 LDLIBS   = $(STATIC_LIBS) -lcurl -lstdc++ -lm -lpthread -ldl
 LDFLAGS ?=
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
@@ -283,7 +283,13 @@ fuzz_seeds_suite      = tests/fixtures/config/suite-*.yaml $(wildcard kgate.yaml
 fuzz_seeds_thresholds = tests/fixtures/config/th-*.yaml thresholds/*.yaml
 fuzz_seeds_records    = tests/fixtures/records/*.jsonl
 fuzz_seeds_ncu_csv    = tests/fixtures/h200/*.csv
-fuzz_seeds_import     = $(fuzz_seeds_records) $(fuzz_seeds_ncu_csv)
+fuzz_seeds_import     = $(fuzz_seeds_records) $(fuzz_seeds_ncu_csv) \
+	tests/fixtures/kineto/step_based_*.json.gz tests/fixtures/kineto/benchmark_result_*.json.gz
+# and, made from the fixtures (small, so that the fuzzer runs fast): an nsys
+# export of only what the importer reads, and a plain Kineto trace of only
+# the events it reads
+FUZZ_NSYS_SEED = tests/fixtures/nsys/nvfuser_h200_2025_report1.sqlite
+FUZZ_KINETO_SEED = tests/fixtures/kineto/step_based_trace_2543932.json.gz
 
 .PHONY: fuzz fuzz-smoke fuzz-build fuzz-run
 fuzz-build: $(FUZZ_BIN)
@@ -311,11 +317,27 @@ fuzz-run: $(FUZZ_BIN)
 	  case $$n in \
 	  suite) seeds="$(fuzz_seeds_suite)";; thresholds) seeds="$(fuzz_seeds_thresholds)";; \
 	  import) seeds="$(fuzz_seeds_import)";; *) seeds="";; esac; \
+	  [ $$n != kineto ] || python3 -c 'import gzip, json, sys; d = json.load(gzip.open(sys.argv[1], "rt")); \
+	      d["traceEvents"] = [e for e in d["traceEvents"] if e.get("cat") in ("kernel", "gpu_user_annotation", "cuda_profiler_range") or e.get("name") == "process_name"][:400]; \
+	      print(json.dumps(d, indent=1))' $(FUZZ_KINETO_SEED) > $(FUZZ_BUILD)/seeds/$$n/kineto.json; \
 	  for f in $$seeds; do cp "$$f" $(FUZZ_BUILD)/seeds/$$n/; done; \
+	  if [ $$n = import ] || [ $$n = nsys ]; then \
+	    sqlite3 $(FUZZ_BUILD)/seeds/$$n/nsys.sqlite "PRAGMA page_size=512; ATTACH '$(FUZZ_NSYS_SEED)' AS s; \
+	      CREATE TABLE StringIds AS SELECT * FROM s.StringIds WHERE id IN (SELECT demangledName FROM s.CUPTI_ACTIVITY_KIND_KERNEL UNION SELECT mangledName FROM s.CUPTI_ACTIVITY_KIND_KERNEL); \
+	      CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL AS SELECT * FROM s.CUPTI_ACTIVITY_KIND_KERNEL; \
+	      CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME AS SELECT * FROM s.CUPTI_ACTIVITY_KIND_RUNTIME WHERE correlationId IN (SELECT correlationId FROM s.CUPTI_ACTIVITY_KIND_KERNEL); \
+	      CREATE TABLE NVTX_EVENTS AS SELECT n.* FROM s.NVTX_EVENTS n JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON n.globalTid = r.globalTid AND n.start <= r.start AND n.end >= r.end; \
+	      CREATE TABLE TARGET_INFO_GPU AS SELECT * FROM s.TARGET_INFO_GPU; DETACH s; VACUUM;"; \
+	    python3 -c 'import gzip, json, sys; d = json.load(gzip.open(sys.argv[1], "rt")); \
+	      d["traceEvents"] = [e for e in d["traceEvents"] if e.get("cat") in ("kernel", "gpu_user_annotation") or e.get("name") == "process_name"]; \
+	      print(json.dumps(d, indent=1))' $(FUZZ_KINETO_SEED) > $(FUZZ_BUILD)/seeds/$$n/kineto.json; \
+	  fi; \
+	  [ $$n != nsys ] || rm -f $(FUZZ_BUILD)/seeds/$$n/kineto.json; \
 	  if [ -f tests/fuzz/$$n.seeds ]; then i=0; while IFS= read -r line; do \
 	    i=$$((i + 1)); printf '%s' "$$line" > $(FUZZ_BUILD)/seeds/$$n/seed$$i; \
 	  done < tests/fuzz/$$n.seeds; fi; \
-	  dict=; [ -f tests/fuzz/$$n.dict ] && dict=-dict=tests/fuzz/$$n.dict; \
+	  d=$$n; case $$n in kineto|nsys) d=import;; esac; \
+	  dict=; [ -f tests/fuzz/$$d.dict ] && dict=-dict=tests/fuzz/$$d.dict; \
 	  echo "== fuzz_$$n: $(FUZZ_TIME) s =="; \
 	  $(FUZZ_BUILD)/fuzz_$$n -max_total_time=$(FUZZ_TIME) -timeout=10 -print_final_stats=1 \
 	    -artifact_prefix=$(FUZZ_BUILD)/artifacts/$$n/ $$dict $(FUZZ_FLAGS) \

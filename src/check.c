@@ -22,6 +22,7 @@
 #include "kgate/ghevent.h"
 #include "kgate/git.h"
 #include "kgate/gpustate.h"
+#include "kgate/shard.h"
 #include "kgate/stats.h"
 #include "kgate/util.h"
 #include "kgate/verdict.h"
@@ -470,7 +471,7 @@ int check_find_sides(struct kg_store *st, const char *commit, const char *ref, s
 		     char **bsha, char **blabel, char **note)
 {
 	size_t n_head = 0;
-	int rc;
+	int rc, si, sn, sq;
 	char *dummy = NULL;
 
 	if (!note)
@@ -487,6 +488,12 @@ int check_find_sides(struct kg_store *st, const char *commit, const char *ref, s
 	rc = store_find_runs(st, &f, head, &n_head);
 	if (rc == KG_EXIT_PASS && !n_head) {
 		kg_error("no run is stored for commit '%s' (run 'kgate run' or 'kgate ingest' first)", sha);
+		rc = KG_EXIT_USAGE;
+	}
+	if (rc == KG_EXIT_PASS && shard_of_status((*head)->status, &si, &sn, &sq)) {
+		kg_error("the newest run of commit %.12s, run %lld, is shard %d/%d of a sharded "
+			 "run: put the shards together first ('kgate merge --commit %.12s')", sha,
+			 (long long)(*head)->id, si, sn, sha);
 		rc = KG_EXIT_USAGE;
 	}
 	free(sha);

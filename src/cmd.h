@@ -27,6 +27,8 @@ int cmd_stats(int argc, char **argv);
 int cmd_comment(int argc, char **argv);
 int cmd_metrics(int argc, char **argv);
 int cmd_bisect(int argc, char **argv);
+int cmd_db(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 
 /* The table, for "kgate help". */
 extern const struct kg_cmd kg_commands[];

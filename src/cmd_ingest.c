@@ -1,6 +1,7 @@
 /*
  * cmd_ingest.c: "kgate ingest": store files of any format an importer reads
- * (import.h: records files, Nsight Compute CSV exports) as one run, in one
+ * (import.h: records files, Nsight Compute CSV exports, Nsight Systems SQLite
+ * exports, Kineto traces) as one run, in one
  * transaction.  Each file's format is sniffed unless named; a directory
  * stands for the files in it that an importer claims.  Every input is
  * validated while it is stored; any error aborts the transaction, so
@@ -30,8 +31,9 @@ static const char synopsis[] =
 	"                    [--records FILE] [--ncu-csv FILE]\n"
 	"                    [--repeat N] [--label L] [--format text|json]\n"
 	"\n"
-	"Store records files (written by the collector) and Nsight Compute CSV\n"
-	"exports (ncu --csv, details or raw page) as one run of the database.\n"
+	"Store records files (written by the collector), Nsight Compute CSV\n"
+	"exports (ncu --csv, details or raw page), Nsight Systems SQLite exports\n"
+	"and Kineto (torch.profiler) traces as one run of the database.\n"
 	"Each file's format is told from its content (--input-format names it);\n"
 	"a directory stands for the regular files directly in it that kgate\n"
 	"reads (not its subdirectories), in name order.\n";
@@ -353,8 +355,9 @@ int cmd_ingest(int argc, char **argv)
 			    "an ncu CSV export (--input-format ncu-csv FILE)"),
 		KG_OPT_CALL("benchmark", 0, "NAME", take_benchmark, &ia,
 			    "benchmark name of the inputs after it (the first one also names those "
-			    "before it; default: from each file, the records file's argv[0] basename "
-			    "or ncu's process name; a warning says when that name would merge files "
+			    "before it; default: from each file, the records file's argv[0] basename, "
+			    "ncu's process name, the nsys export's process that launched most "
+			    "kernels, or the Kineto trace's process name; a warning says when that name would merge files "
 			    "of different command lines)"),
 		KG_OPT_LONG("repeat", 0, "N", &repeat0, 0, 1000000,
 			    "repeat number of the first file of each benchmark (default 0; later "

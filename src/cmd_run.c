@@ -10,6 +10,7 @@
 #include "kgate/kgate.h"
 #include "kgate/opt.h"
 #include "kgate/runner.h"
+#include "kgate/shard.h"
 #include "kgate/store.h"
 #include "kgate/suiterun.h"
 #include "kgate/util.h"
@@ -23,9 +24,12 @@
 static const char synopsis[] =
 	"usage: kgate run [-c kgate.yaml] [--db PATH] [--commit SHA] [--branch NAME]\n"
 	"                 [--only REGEX] [--quick] [--label L] [-v] [--format text|json]\n"
+	"                 [--shard I/N [--balance time|count]]\n"
 	"\n"
 	"Run every benchmark of the suite under the collector (warmup runs, then\n"
-	"the measured repeats) and store all of their records as one run.\n";
+	"the measured repeats) and store all of their records as one run.  With\n"
+	"--shard I/N, run only the I-th of N slices of the suite and store it as a\n"
+	"shard, which 'kgate merge' puts together with the others as one run.\n";
 
 static const char epilogue[] =
 	"Environment: KGATE_COLLECTOR (the collector library), KGATE_CUPTI (a\n"
@@ -35,11 +39,53 @@ static const char epilogue[] =
 	"(crashed, exit status not 0, timed out, no or broken records file), the\n"
 	"collector is missing, or a database error: nothing stored.\n";
 
+static const char *const balance_choices[] = { "time", "count", NULL };
+
+/* Keep in sel[0 .. *nsel) the benchmarks of shard i of n (shard.h's plan,
+ * from the wall times db holds when balance is "time"). */
+static int pick_shard(const char *db, const struct kg_benchmark **sel, size_t *nsel, int quick,
+		      int i, int n, const char *balance, char *basis, size_t len)
+{
+	struct kg_store *st = NULL;
+	const char **names;
+	int *steps, *shard, rc = KG_EXIT_PASS;
+	size_t k = 0;
+
+	if ((size_t)n > *nsel) {
+		kg_error("--shard %d/%d: the suite has %zu benchmark%s to share out, fewer than %d "
+			 "shards", i, n, *nsel, *nsel == 1 ? "" : "s", n);
+		return KG_EXIT_USAGE;
+	}
+	if (!strcmp(balance, "time") && store_exists(db) &&
+	    (rc = store_open(db, KG_STORE_READONLY, &st)) != KG_EXIT_PASS)
+		return rc;
+	names = xcalloc(*nsel, sizeof *names);
+	steps = xcalloc(*nsel, sizeof *steps);
+	shard = xcalloc(*nsel, sizeof *shard);
+	for (size_t j = 0; j < *nsel; j++) {
+		names[j] = sel[j]->name;
+		steps[j] = sel[j]->warmup + (quick ? sel[j]->quick_repeat : sel[j]->repeat);
+	}
+	rc = shard_plan(st, names, steps, *nsel, n, shard, basis, len);
+	store_close(st);
+	for (size_t j = 0; j < *nsel; j++)
+		if (shard[j] == i - 1)
+			sel[k++] = sel[j];
+	kg_note("shard %d/%d: %zu of %zu benchmarks, balanced by %s", i, n, k, *nsel, basis);
+	*nsel = k;
+	free(names);
+	free(steps);
+	free(shard);
+	return rc;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	const char *cfg = "kgate.yaml", *db = store_default_db(), *commit = NULL, *branch = NULL;
 	const char *only = NULL, *label = NULL, *format = "text";
-	int quick = 0, verbose = 0, argi, rc = KG_EXIT_USAGE;
+	const char *shard_arg = NULL, *balance = "time";
+	int quick = 0, verbose = 0, argi, rc = KG_EXIT_USAGE, shard_i = 0, shard_n = 0;
+	char basis[160] = "";
 	struct kg_suite *s = NULL;
 	struct kg_suiterun sr = { 0 };
 	struct kg_recset *sets = NULL;
@@ -68,12 +114,22 @@ int cmd_run(int argc, char **argv)
 			    "never a baseline"),
 		KG_OPT_STR("label", 0, "L", &label, "a label for the run"),
 		KG_OPT_FLAG("verbose", 'v', &verbose, "show the benchmarks' output on stderr"),
+		KG_OPT_STR("shard", 0, "I/N", &shard_arg,
+			   "run the I-th of N slices of the suite (after --only), balanced by each "
+			   "benchmark's wall time in the newest complete run of --db that recorded "
+			   "them, else by count; stored as shard I/N of the commit, never a "
+			   "baseline until 'kgate merge'"),
+		KG_OPT_ONEOF("balance", 0, "B", &balance, balance_choices,
+			     "time (default): balance the shards by the stored wall times; count: by "
+			     "the number of benchmarks alone"),
 		KG_OPT_ONEOF("format", 0, "F", &format, kg_opt_text_json,
 			     "text (default) or json: the summary on stdout"),
 		KG_OPT_END
 	};
 	const struct kg_optspec spec = { "run", synopsis, epilogue, opts, 0, 0 };
 	if ((rc = opt_parse(&spec, argc, argv, &argi)) != KG_OPT_GO)
+		return rc;
+	if (shard_arg && (rc = shard_parse(shard_arg, &shard_i, &shard_n)) != KG_EXIT_PASS)
 		return rc;
 	if (only) {
 		if ((rc = opt_regex("only", only, &re)) != KG_EXIT_PASS)
@@ -104,6 +160,11 @@ int cmd_run(int argc, char **argv)
 			buf_printf(&b, "%s%s", i ? ", " : "", s->benchmarks[i].name);
 		kg_error("--only '%s' matches no benchmark of '%s' (it has: %s)", only, cfg, b.s);
 		buf_free(&b);
+		free(sel);
+		goto out;
+	}
+	if (shard_n && (rc = pick_shard(db, sel, &nsel, quick, shard_i, shard_n, balance, basis,
+					sizeof basis)) != KG_EXIT_PASS) {
 		free(sel);
 		goto out;
 	}
@@ -139,7 +200,9 @@ int cmd_run(int argc, char **argv)
 	run.branch = branch ? xstrdup(branch) : NULL;
 	run.parent = git_parent(commit);
 	run.label = label ? xstrdup(label) : NULL;
-	if (quick)
+	if (shard_n)
+		run.status = shard_status(shard_i, shard_n, quick);
+	else if (quick)
 		run.status = xstrdup("quick");
 	if ((rc = store_open(db, 0, &st)) != KG_EXIT_PASS)
 		goto out;
@@ -147,9 +210,9 @@ int cmd_run(int argc, char **argv)
 		kg_error("nothing stored in '%s'", db);
 		goto out;
 	}
-	kg_note("stored run %lld (commit %.12s, %zu benchmark%s%s%s)", (long long)run.id,
-		run.commit, nsel, nsel == 1 ? "" : "s", run.gpu_name ? ", " : "",
-		run.gpu_name ? run.gpu_name : "");
+	kg_note("stored run %lld (commit %.12s, %s%s%zu benchmark%s%s%s)", (long long)run.id,
+		run.commit, shard_n ? run.status : "", shard_n ? ": " : "", nsel,
+		nsel == 1 ? "" : "s", run.gpu_name ? ", " : "", run.gpu_name ? run.gpu_name : "");
 	if (!strcmp(format, "json")) {
 		json_t *arr = json_array();
 		for (size_t i = 0; i < nsel; i++)
@@ -162,6 +225,9 @@ int cmd_run(int argc, char **argv)
 				      "run", (json_int_t)run.id, "commit", run.commit,
 				      "branch", run.branch, "gpu", run.gpu_name, "uuid", run.gpu_uuid,
 				      "chip", run.gpu_chip, "driver", run.driver, "benchmarks", arr);
+		if (shard_n)
+			json_object_set_new(o, "shard", json_pack("{s:i, s:i, s:s}", "index", shard_i,
+								  "of", shard_n, "balanced_by", basis));
 		json_dumpf(o, stdout, JSON_COMPACT);
 		putchar('\n');
 		json_decref(o);

@@ -29,6 +29,8 @@ const struct kg_cmd kg_commands[] = {
 	{ "stats",   cmd_stats,   "per-kernel and per-NVTX-range summary tables of a run" },
 	{ "comment", cmd_comment, "create or update the pull request comment" },
 	{ "metrics", cmd_metrics, "validate metric names and count replay passes, offline" },
+	{ "merge",   cmd_merge,   "put the shards of a sharded run (kgate run --shard) together as one run" },
+	{ "db",      cmd_db,      "copy runs between databases (SQLite, PostgreSQL), duplicates skipped" },
 	{ "bisect",  cmd_bisect,  "find the commit at which a kernel got slower (git bisect run)" },
 	{ NULL, NULL, NULL }
 };

@@ -337,6 +337,11 @@ int store_check_verdicts(struct kg_store *st, int64_t check_id, kg_verdict_fn fn
 	return st->be->check_verdicts(st, check_id, fn, arg);
 }
 
+int store_run_samples_each(struct kg_store *st, int64_t run, kg_sample_fn fn, void *arg)
+{
+	return st->be->run_samples_each(st, run, fn, arg);
+}
+
 int store_run_explanations(struct kg_store *st, int64_t run, kg_explain_fn fn, void *arg)
 {
 	return st->be->run_explanations(st, run, fn, arg);

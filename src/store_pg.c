@@ -1007,7 +1007,7 @@ static int pg_find_runs(struct kg_store *kst, const struct kg_run_filter *f,
 	if (f && f->label)
 		buf_adds(&sql, " AND label = $5");
 	if (f && f->no_quick)
-		buf_adds(&sql, " AND status <> 'quick'");
+		buf_adds(&sql, " AND status = 'ok'");
 	if (f && f->no_label)
 		buf_adds(&sql, " AND label IS NULL");
 	if (f && f->since)
@@ -1430,6 +1430,37 @@ static int pg_samples_stream(struct kg_store *kst, const int64_t *run_ids, size_
 	return KG_EXIT_PASS;
 }
 
+/* Every sample of one run with its names, in the order stored: read whole
+ * before the first call, so fn may write on this connection. */
+static int pg_run_samples_each(struct kg_store *kst, int64_t run, kg_sample_fn fn, void *arg)
+{
+	struct pg *st = (struct pg *)kst;
+	struct num id;
+	const char *v[] = { num_i(&id, run) };
+	PGresult *r = q(st, st->db, "cannot read the run's samples", PGRES_TUPLES_OK,
+			"SELECT b.name, n.path, k.mangled, k.demangled, k.base, m.name, m.unit,"
+			" m.deterministic, s.repeat, s.ordinal, s.value FROM samples s"
+			" JOIN benchmarks b ON b.id = s.benchmark JOIN nvtx n ON n.id = s.nvtx"
+			" JOIN kernels k ON k.id = s.kernel JOIN metrics m ON m.id = s.metric"
+			" WHERE s.run = $1 ORDER BY s.id", "i", v);
+	if (!r)
+		return KG_EXIT_RUNTIME;
+	for (int i = 0, rows = pq.ntuples(r); i < rows; i++) {
+		const char *mangled = val_s(r, i, 2), *dem = val_s(r, i, 3), *base = val_s(r, i, 4);
+		struct kg_sample_rec x = {
+			.benchmark = val_s(r, i, 0), .nvtx = val_s(r, i, 1), .metric = val_s(r, i, 5),
+			.unit = val_s(r, i, 6),
+			.kernel = { mangled, dem ? dem : mangled, base ? base : mangled },
+			.deterministic = (int)val_i(r, i, 7), .repeat = (int)val_i(r, i, 8),
+			.ordinal = val_i(r, i, 9), .value = val_d(r, i, 10),
+		};
+		if (fn(arg, &x))
+			break;
+	}
+	pq.clear(r);
+	return KG_EXIT_PASS;
+}
+
 /* ------------------------------------------------------------------ */
 /* Verdicts                                                            */
 
@@ -1663,6 +1694,7 @@ const struct kg_store_backend store_pg_backend = {
 	.summary_values = pg_summary_values,
 	.names_each = pg_names_each,
 	.samples_stream = pg_samples_stream,
+	.run_samples_each = pg_run_samples_each,
 	.check_newest = pg_check_newest,
 	.check_verdicts = pg_check_verdicts,
 	.run_explanations = pg_run_explanations,

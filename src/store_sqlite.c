@@ -887,7 +887,7 @@ static int sq_find_runs(struct kg_store *kst, const struct kg_run_filter *f,
 	if (f && f->label)
 		buf_adds(&sql, " AND label = ?5");
 	if (f && f->no_quick)
-		buf_adds(&sql, " AND status <> 'quick'");
+		buf_adds(&sql, " AND status = 'ok'");
 	if (f && f->no_label)
 		buf_adds(&sql, " AND label IS NULL");
 	if (f && f->since)
@@ -1816,6 +1816,42 @@ static int sq_run_explanations(struct kg_store *kst, int64_t run, kg_explain_fn 
 	return rc == SQLITE_DONE ? KG_EXIT_PASS : db_fail(st, "cannot read the stored explanations");
 }
 
+/* Every sample of one run with its names, in the order stored.  The rows
+ * are read as they are passed on: fn writes elsewhere (another store), or
+ * here only to another run, which this run's rows never include. */
+static int sq_run_samples_each(struct kg_store *kst, int64_t run, kg_sample_fn fn, void *arg)
+{
+	struct sq *st = (struct sq *)kst;
+	sqlite3_stmt *s;
+	int rc;
+
+	if (sqlite3_prepare_v2(st->db,
+			       "SELECT b.name, n.path, k.mangled, k.demangled, k.base, m.name, m.unit,"
+			       " m.deterministic, s.repeat, s.ordinal, s.value FROM samples s"
+			       " JOIN benchmarks b ON b.id = s.benchmark JOIN nvtx n ON n.id = s.nvtx"
+			       " JOIN kernels k ON k.id = s.kernel JOIN metrics m ON m.id = s.metric"
+			       " WHERE s.run = ?1 ORDER BY s.id", -1, &s, NULL) != SQLITE_OK)
+		return db_fail(st, "cannot read the run's samples");
+	sqlite3_bind_int64(s, 1, run);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const char *t[7];
+		for (int i = 0; i < 7; i++)
+			t[i] = (const char *)sqlite3_column_text(s, i);
+		struct kg_sample_rec r = {
+			.benchmark = t[0], .nvtx = t[1], .metric = t[5], .unit = t[6],
+			.kernel = { t[2], t[3] ? t[3] : t[2], t[4] ? t[4] : t[2] },
+			.deterministic = sqlite3_column_int(s, 7), .repeat = sqlite3_column_int(s, 8),
+			.ordinal = sqlite3_column_int64(s, 9), .value = sqlite3_column_double(s, 10),
+		};
+		if (fn(arg, &r)) {
+			rc = SQLITE_DONE;
+			break;
+		}
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? KG_EXIT_PASS : db_fail(st, "cannot read the run's samples");
+}
+
 /* ------------------------------------------------------------------ */
 /* The trend report's reads                                            */
 
@@ -2088,6 +2124,7 @@ const struct kg_store_backend store_sqlite_backend = {
 	.summary_values = sq_summary_values,
 	.names_each = sq_names_each,
 	.samples_stream = sq_samples_stream,
+	.run_samples_each = sq_run_samples_each,
 	.check_newest = sq_check_newest,
 	.check_verdicts = sq_check_verdicts,
 	.run_explanations = sq_run_explanations,

@@ -474,6 +474,9 @@ static int store_gpu_state(struct kg_store *st, const struct kg_run_info *run,
 		sum = &none;
 	}
 	j = gpustate_summary_to_json(sum);
+	/* the measured processes' wall time: what "kgate run --shard" balances by */
+	if (j && set->wall_s > 0)
+		json_object_set_new(j, "wall_s", json_real(set->wall_s));
 	text = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	json_decref(j);
 	rc = store_run_benchmark_state(st, name, text);

@@ -75,7 +75,8 @@ struct kg_run_info {
 	char *source;           /* "records", "ncu-csv" */
 	char *label;            /* "base"/"head" for compare runs, else NULL */
 	char *ci_url;
-	char *status;           /* "ok", or "quick" (kgate run --quick: never a baseline) */
+	char *status;           /* "ok", "quick" (kgate run --quick: never a baseline), or
+				 * "shard I/N" (one part of a sharded run: kgate merge) */
 };
 void store_run_info_free(struct kg_run_info *r);
 
@@ -123,7 +124,8 @@ struct kg_run_filter {
 	const char *gpu_name;
 	const char *driver;
 	const char *label;
-	int no_quick;           /* 1: leave out quick runs (status "quick"), never a baseline */
+	int no_quick;           /* 1: only complete runs (status "ok"): no quick run, no shard
+				 * of a sharded run (kgate run --shard), never a baseline */
 	int no_label;           /* 1: only runs without a label (not of kgate compare) */
 	int oldest_first;       /* 1: oldest first */
 	int64_t since;          /* unix seconds, 0 for all */
@@ -152,6 +154,21 @@ int store_run_metrics(struct kg_store *st, int64_t run, char ***names, size_t *n
 void store_names_free(char **names, size_t n);
 
 /* ---- Reading samples ---- */
+
+/* One stored sample with its names, as store_sample_add took it. */
+struct kg_sample_rec {
+	const char *benchmark, *nvtx, *metric, *unit;
+	struct kg_kernel_name kernel;
+	int deterministic, repeat;
+	int64_t ordinal;
+	double value;
+};
+typedef int (*kg_sample_fn)(void *arg, const struct kg_sample_rec *r);   /* non-zero stops */
+/* Every sample of run, in the order stored (kgate db copy, kgate merge:
+ * a run rewritten elsewhere sample for sample).  fn may write to another
+ * store, or to this one once the rows are read (each backend reads the
+ * run's rows before the first call, or from a connection of its own). */
+int store_run_samples_each(struct kg_store *st, int64_t run, kg_sample_fn fn, void *arg);
 
 /*
  * Samples of a set of runs, grouped by identity (benchmark, NVTX path,

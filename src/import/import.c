@@ -22,7 +22,9 @@
 
 #define IMPORTERS(X) \
 	X(records) \
-	X(ncu_csv)
+	X(ncu_csv) \
+	X(nsys_sqlite) \
+	X(kineto)
 
 #define DECLARE(n) extern const struct kg_importer kg_import_##n;
 #define ENTRY(n) &kg_import_##n,
@@ -142,6 +144,30 @@ static unsigned json_keys(const unsigned char *h, size_t n, const char *const *w
 	return seen;
 }
 
+/*
+ * A table of 'nsys stats --format csv' (or its text form): its header line
+ * names the columns of a summary ("Time (%)", "Total Time (ns)",
+ * "Instances") or of a GPU trace ("Start (ns)", "Duration (ns)", "CorrId").
+ */
+static int nsys_stats_csv(const unsigned char *h, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		const unsigned char *nl = memchr(h + i, '\n', n - i);
+		size_t end = nl ? (size_t)(nl - h) : n;
+		const unsigned char *l = h + i;
+		size_t ll = end - i;
+		if ((memmem(l, ll, "Time (%)", 8) || memmem(l, ll, "Time(%)", 7)) &&
+		    memmem(l, ll, "Total Time", 10) &&
+		    (memmem(l, ll, "Instances", 9) || memmem(l, ll, "Num Calls", 9)))
+			return 1;
+		if (memmem(l, ll, "Start (ns)", 10) && memmem(l, ll, "Duration (ns)", 13) &&
+		    memmem(l, ll, "CorrId", 6))
+			return 1;
+		i = end + 1;
+	}
+	return 0;
+}
+
 static const char *const keys[] = {
 	"traceEvents", "schemaVersion", "deviceProperties", "context", "benchmarks",
 	"meta", "devices", "ph", "ts",
@@ -157,26 +183,33 @@ const char *import_unsupported(const unsigned char *head, size_t n, const char *
 		return "a binary Nsight Compute report (.ncu-rep): 'ncu --import FILE --csv "
 		       "--page raw' exports it as kgate reads it";
 	if (n >= 16 && !memcmp(head, "SQLite format 3", 16)) {
-		if (has(head, n, "CUPTI_ACTIVITY_KIND") || has(head, n, "TARGET_INFO_") ||
-		    has(head, n, "StringIds"))
-			return "an Nsight Systems SQLite export (nsys export --type sqlite)";
 		if (has(head, n, "run_benchmarks") || has(head, n, "CREATE TABLE samples"))
 			return "a kgate database: give it as --db";
-		return "an SQLite database";
+		if (has(head, n, "CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL") || has(head, n, "StringTable"))
+			return "an nvprof database (nvprof --export-profile); kgate reads Nsight "
+			       "Systems exports (nsys import, then nsys export --type sqlite)";
+		return "an SQLite database that is not an Nsight Systems export (no kernel "
+		       "trace tables; --input-format nsys-sqlite says what it lacks)";
 	}
 	if (n >= 2 && head[0] == 0x1f && head[1] == 0x8b)
 		return suffix(path, ".json.gz")
-			? "a gzip-compressed JSON file, by its name a Kineto (PyTorch profiler) "
-			  "or Chrome trace"
+			? "a gzip-compressed JSON file that is not a Kineto (PyTorch profiler) "
+			  "trace with GPU kernels"
 			: "a gzip-compressed file";
 	if (n >= 28 && !memcmp(head, "NVIDIA Tegra Profiler Report", 28))
-		return "an Nsight Systems report (.nsys-rep)";
+		return "an Nsight Systems report (.nsys-rep); 'nsys export --type sqlite "
+		       "--output FILE.sqlite FILE.nsys-rep' exports it as kgate reads it";
 	if (memchr(head, '\0', n) && (suffix(path, ".nsys-rep") || suffix(path, ".qdrep")))
-		return "an Nsight Systems report (.nsys-rep, by its name)";
-
+		return "an Nsight Systems report (.nsys-rep, by its name); 'nsys export --type "
+		       "sqlite --output FILE.sqlite FILE.nsys-rep' exports it as kgate reads it";
+	if (nsys_stats_csv(head, n))
+		return "an 'nsys stats' CSV table (a summary: per-launch times are gone); give "
+		       "kgate the SQLite export the table was made from ('nsys export --type "
+		       "sqlite'), which holds every launch";
 	unsigned k = json_keys(head, n, keys, sizeof(keys) / sizeof(keys[0]));
-	if ((k & K_TRACE) || ((k & K_SCHEMA) && (k & K_DEVPROPS)) || ((k & K_PH) && (k & K_TS)))
-		return "a Kineto (PyTorch profiler) or Chrome trace JSON file";
+	if ((k & K_TRACE) || ((k & K_PH) && (k & K_TS)))
+		return "a Chrome trace JSON file without the GPU kernels of a Kineto "
+		       "(PyTorch profiler) trace";
 	if ((k & K_CONTEXT) && ((k & K_BENCH) || has(head, n, "\"library_build_type\"")))
 		return "a Google Benchmark JSON file";
 	if (((k & K_META) && ((k & (K_DEVICES | K_BENCH)) || has(head, n, "\"nvbench\""))) ||

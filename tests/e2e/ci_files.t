@@ -11,7 +11,8 @@ for p in python3 /usr/bin/python3; do
 	if "$p" -c 'import yaml' 2>/dev/null; then PY=$p; break; fi
 done
 
-for f in "$S/ci/action.yml" "$S/ci/workflows/pr.yml" "$S/ci/workflows/nightly.yml"; do
+for f in "$S/ci/action.yml" "$S/ci/workflows/pr.yml" "$S/ci/workflows/nightly.yml" \
+	"$S/ci/workflows/sharded.yml"; do
 	name=${f#"$S/"}
 	ok "$name exists" test -s "$f"
 	if command -v yamllint >/dev/null; then
@@ -64,7 +65,7 @@ def take(where, steps, need_shell):
             f.write("#!/bin/%s\n# %s step %d\n" % ("bash" if "bash" in shell else "sh", where, i))
             f.write(st["run"])
 take("action.yml", action["runs"]["steps"], True)
-for wf in ("ci/workflows/pr.yml", "ci/workflows/nightly.yml"):
+for wf in ("ci/workflows/pr.yml", "ci/workflows/nightly.yml", "ci/workflows/sharded.yml"):
     w, _ = load(wf)
     on = w.get("on", w.get(True))
     if not on:
@@ -155,10 +156,11 @@ unlike "$(cat "$T/log")" "--confirm" "confirm: false: no --confirm"
 
 # The workflows can be copied into another repository as they are: they
 # use the action by its repository path, never ./ci, and run nothing of
-# kgate's own tree (its scripts/, make benchmarks).
+# kgate's own tree (its scripts/, make benchmarks) but from a checkout of
+# kgate they make themselves (.kgate/scripts/).
 for wf in "$S"/ci/workflows/*.yml; do
 	n=${wf#"$S/"}
-	unlike "$(grep -E '^[^#]*(uses: \./|scripts/|make benchmarks)' "$wf")" . "$n uses nothing of kgate's own tree"
+	unlike "$(grep -E '^[^#]*(uses: \./|(^|[^/])scripts/|make benchmarks)' "$wf")" . "$n uses nothing of kgate's own tree"
 done
 # Every uses: line of the docs and workflows that names kgate's action names
 # a directory of this repository that holds action.yml.

@@ -19,7 +19,15 @@ SCRIPT: {"token": "...",                  # required bearer token, or absent
          "any_pr": false,                 # true: every PR number exists
          "faults": [{"method": "GET", "path": "/repos/", "status": 403,
                      "headers": {"Retry-After": "1"}, "body": "{}",
-                     "delay": 0, "reset": false}]}
+                     "delay": 0, "reset": false}],
+         "actions": {"runs": [...],               # workflow runs, as GET
+                                                  # /repos/O/N/actions/runs lists them
+                     "artifacts": {"RUN_ID": [...]},   # each run's artifacts
+                     "zips": {"ARTIFACT_ID": "PATH"}}} # each artifact's archive
+The actions part answers the runs list (filtered by branch, event and
+status), a run's artifacts (by name), and an artifact's download with a
+redirect to /blob/ID?sig=..., which serves the archive without asking for
+the token, as GitHub's signed storage URLs do.
 Only the standard library is used.  It listens on 127.0.0.1, on a free port
 it writes to PORTFILE, until it is killed.
 """
@@ -88,6 +96,19 @@ class Handler(BaseHTTPRequestHandler):
                 self.reply(fault["status"], headers=fault.get("headers"),
                            raw=fault.get("body", '{"message": "scripted fault"}'))
                 return
+        actions = SCRIPT.get("actions", {})
+        if url.path.startswith("/blob/") and method == "GET":
+            path = actions.get("zips", {}).get(url.path[len("/blob/"):])
+            if not path or parse_qs(url.query).get("sig") != ["synthetic"]:
+                self.reply(403, raw="<Error>AuthenticationFailed</Error>")
+                return
+            data = open(path, "rb").read()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/zip")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
         token = SCRIPT.get("token")
         if token and self.headers.get("Authorization") != "Bearer " + token:
             self.reply(401, {"message": "Bad credentials"})
@@ -149,6 +170,29 @@ class Handler(BaseHTTPRequestHandler):
         if len(parts) == 5 and parts[3] == "statuses" and method == "POST":
             self.reply(201, json.loads(body))
             return
+        # GET /repos/O/N/actions/runs, .../runs/ID/artifacts, .../artifacts/ID/zip
+        if len(parts) >= 5 and parts[0] == "repos" and parts[3] == "actions" and method == "GET":
+            if parts[4:] == ["runs"]:
+                def keep(r):
+                    return (("branch" not in q or r.get("head_branch") == q["branch"][0]) and
+                            ("event" not in q or r.get("event") == q["event"][0]) and
+                            ("status" not in q or q["status"][0] in
+                             (r.get("status"), r.get("conclusion"))))
+                runs = [r for r in actions.get("runs", []) if keep(r)]
+                per = int(q.get("per_page", ["30"])[0])
+                self.reply(200, {"total_count": len(runs), "workflow_runs": runs[:per]})
+                return
+            if len(parts) == 7 and parts[4] == "runs" and parts[6] == "artifacts":
+                arts = [a for a in actions.get("artifacts", {}).get(parts[5], [])
+                        if "name" not in q or a.get("name") == q["name"][0]]
+                self.reply(200, {"total_count": len(arts), "artifacts": arts})
+                return
+            if len(parts) == 7 and parts[4] == "artifacts" and parts[6] == "zip":
+                if parts[5] not in actions.get("zips", {}):
+                    self.reply(404, {"message": "Not Found"})
+                    return
+                self.reply(302, raw="", headers={"Location": host + "/blob/%s?sig=synthetic" % parts[5]})
+                return
         if url.path == "/hook" and method == "POST":
             self.reply(200, raw="ok")
             return

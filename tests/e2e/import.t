@@ -7,8 +7,8 @@
 # file of a format kgate does not read yet.
 #
 # Every file written here is SYNTHETIC: made up to carry the signature of a
-# format (nvbench's, Google Benchmark's and Kineto's top-level JSON keys,
-# SQLite's and ncu-rep's magic bytes), not produced by those tools or a GPU.
+# format (nvbench's and Google Benchmark's top-level JSON keys, a Chrome
+# trace's events, ncu-rep's magic bytes), not produced by those tools or a GPU.
 # The records and ncu files copied are the fixtures of tests/fixtures/.
 . "$(dirname "$0")/lib.sh"
 
@@ -111,21 +111,15 @@ unlike "$err" "merges" "names given by --benchmark are not warned about"
 
 # --- formats kgate does not read yet (synthetic signatures) ---
 printf '{\n  "context": {\n    "date": "2026-01-01T00:00:00",\n    "host_name": "synthetic",\n    "executable": "./b",\n    "num_cpus": 1,\n    "library_build_type": "release"\n  },\n  "benchmarks": []\n}\n' > "$T/gbench.json"
-printf '{"schemaVersion": 1, "deviceProperties": [], "traceEvents": [{"ph": "X", "name": "k", "ts": 1, "dur": 2}]}\n' > "$T/kineto.json"
-gzip -n -c "$T/kineto.json" > "$T/kineto.pt.trace.json.gz"
 printf '[{"name": "k", "ph": "X", "ts": 1, "dur": 2, "pid": 1, "tid": 1}]\n' > "$T/chrome.json"
 printf 'NVR\000\001\000\000\000synthetic' > "$T/x.ncu-rep"
 printf 'synthetic\000\001\002\003' > "$T/x.nsys-rep"
-sqlite3 "$T/nsys.sqlite" "CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT); CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INTEGER, end INTEGER, demangledName INTEGER)"
 cp "$T/dir/nvbench.json" "$T/nvbench.json"
 for c in "nvbench.json|an nvbench JSON file" \
 	 "gbench.json|a Google Benchmark JSON file" \
-	 "kineto.json|a Kineto \(PyTorch profiler\) or Chrome trace JSON file" \
-	 "chrome.json|a Kineto \(PyTorch profiler\) or Chrome trace JSON file" \
-	 "kineto.pt.trace.json.gz|a gzip-compressed JSON file, by its name a Kineto" \
+	 "chrome.json|a Chrome trace JSON file without the GPU kernels of a Kineto" \
 	 "x.ncu-rep|a binary Nsight Compute report \(.ncu-rep\)" \
 	 "x.nsys-rep|an Nsight Systems report \(.nsys-rep, by its name\)" \
-	 "nsys.sqlite|an Nsight Systems SQLite export" \
 	 "k.db|a kgate database: give it as --db"; do
 	f=${c%%|*} what=${c#*|}
 	n=$(runs)

@@ -39,7 +39,8 @@ KG=$(readlink -f "$(command -v "$KGATE")")
 # kgate under test where the build would have put it
 mkdir -p "$T/kgate-action/scripts" "$T/bin"
 cp -r "$KGATE_SRC/ci" "$T/kgate-action/ci"
-cp "$KGATE_SRC/scripts/install-deps.sh" "$KGATE_SRC/scripts/pre-push" "$T/kgate-action/scripts/"
+cp "$KGATE_SRC/scripts/install-deps.sh" "$KGATE_SRC/scripts/pre-push" "$KGATE_SRC/scripts/restore-db.py" \
+	"$T/kgate-action/scripts/"
 cat >"$T/bin/make" <<EOF
 #!/bin/sh
 echo "make \$* (in \$(pwd))" >>"$T/make.log"
@@ -318,11 +319,43 @@ git push -q origin third 2>/dev/null
 git checkout -q main
 M4=$(pr_refs 3 "$H4" "$C2")
 pr_event 3 third "$H4" "$C2"
-job pr3 pr.yml pull_request "$M4"
+job pr3 pr.yml pull_request "$M4" restore-artifact=false
 like "$jlog" "no baseline" "with no database, the check says there is no baseline"
 is "$(output verdict)" "NO BASELINE" "its verdict is NO BASELINE, never PASS"
 like "$(comments 3)" "NO BASELINE" "and the comment says so"
 unlike "$(comments 3)" "no regression" "never that there is no regression"
+# ... unless the action restores the database from the newest artifact of a
+# push to main: GitHub's artifact API played by httpd.py with SYNTHETIC
+# answers in GitHub's shape, the archive zipped from the last push job's
+# uploaded files
+"$PY" - "$T/artifacts/kgate-$LASTPUSH-gate" "$T/last.zip" <<'PYEOF'
+import os, sys, zipfile
+with zipfile.ZipFile(sys.argv[2], "w") as z:
+    for root, _, files in os.walk(sys.argv[1]):
+        for f in files:
+            p = os.path.join(root, f)
+            z.write(p, os.path.relpath(p, sys.argv[1]))
+PYEOF
+cat >"$T/gh2.json" <<EOF
+{"token": "s3cret", "any_pr": true, "actions": {
+ "runs": [{"id": $LASTPUSH, "name": "kgate", "head_branch": "main", "head_sha": "$C2", "event": "push",
+           "status": "completed", "conclusion": "failure", "created_at": "2026-11-03T10:00:00Z"}],
+ "artifacts": {"$LASTPUSH": [{"id": 9001, "name": "kgate-$LASTPUSH-gate", "expired": false,
+                              "created_at": "2026-11-03T10:05:00Z",
+                              "workflow_run": {"id": $LASTPUSH, "head_branch": "main", "head_sha": "$C2"}}]},
+ "zips": {"9001": "$T/last.zip"}}}
+EOF
+kill $HTTPD 2>/dev/null
+rm -f "$T/port"
+"$PY" "$KGATE_SRC/tests/e2e/httpd.py" "$T/gh2.json" "$T/gh.log" "$T/port" &
+HTTPD=$!
+for _ in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.1; done
+API="http://127.0.0.1:$(cat "$T/port")"
+job pr3b pr.yml pull_request "$M4"
+like "$jlog" "restored '.*kgate.db' \([0-9]+ bytes\) from artifact kgate-$LASTPUSH-gate of run $LASTPUSH" \
+	"the cache gone, the action restores the database from the last push's artifact"
+is "$(output verdict)" PASS "and the check has its baseline again"
+unlike "$jlog" "s3cret" "the token is never printed"
 mv "$T/cache.evicted" "$T/cache"
 
 # --- 7. pre-push, on a developer's clone with the database CI saved

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -53,6 +54,40 @@ static inline const char *fuzz_file_set(const uint8_t *data, size_t size)
 		abort();
 	}
 	return fuzz_path;
+}
+
+/* The same on disk (in /dev/shm where there is one, else $TMPDIR): for
+ * parsers that a memory file's /proc path does not reach (SQLite resolves
+ * the link, to a memfd name it cannot open). */
+static int fuzz_disk_fd = -1;
+static char fuzz_disk_path[256];
+
+static void fuzz_disk_cleanup(void)
+{
+	if (fuzz_disk_path[0])
+		unlink(fuzz_disk_path);
+}
+
+static inline const char *fuzz_disk_file_set(const uint8_t *data, size_t size)
+{
+	if (fuzz_disk_fd < 0) {
+		const char *dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm"
+				: getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+		snprintf(fuzz_disk_path, sizeof(fuzz_disk_path), "%s/kgate-fuzz-%d", dir,
+			 (int)getpid());
+		fuzz_disk_fd = open(fuzz_disk_path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+		if (fuzz_disk_fd < 0) {
+			perror(fuzz_disk_path);
+			abort();
+		}
+		atexit(fuzz_disk_cleanup);
+	}
+	if (ftruncate(fuzz_disk_fd, 0) != 0 ||
+	    (size && pwrite(fuzz_disk_fd, data, size, 0) != (ssize_t)size)) {
+		perror("fuzz file write");
+		abort();
+	}
+	return fuzz_disk_path;
 }
 
 #endif

@@ -1,0 +1,972 @@
+/*
+ * import/kineto.c: the importer of Kineto traces: torch.profiler's
+ * export_chrome_trace() and on_trace_ready files (Chrome trace JSON,
+ * "traceEvents"), plain or gzip-compressed (.json.gz).
+ *
+ * Streamed: zlib's gzread decompresses (a plain file reads through it as
+ * it is) into a window, and a small scanner splits the top-level object
+ * and the traceEvents array into values; an event is parsed with jansson
+ * only when its bytes name a category this importer reads.  Memory holds
+ * one event (at most KINETO_EVENT_MAX bytes) and the window, plus the GPU
+ * user annotations (one small record each), never the whole trace.  A
+ * truncated gzip stream, a document cut short or bytes after it fail the
+ * import, naming the file and the byte offset (of the decompressed text).
+ *
+ * What is read: "kernel" events (ph "X") as launches: the duration (dur,
+ * microseconds, fractional since Kineto's ns resolution) in ns as
+ * gpu__time_duration.sum, and from args the grid and block sizes, the
+ * registers per thread and "shared memory" (static plus dynamic, so stored
+ * as launch__shared_mem_per_block); "cuda_profiler_range" events (the
+ * CUPTI range profiler's counters, one event per kernel with the counters
+ * as args) as metrics of the kernel they name; "gpu_user_annotation" ranges
+ * (record_function ranges projected on the GPU) as NVTX paths: a launch
+ * gets the annotations of its device and stream (the event's pid and tid)
+ * that contain its start, outermost first, joined with '/'.  This needs
+ * the annotations before the launches, so the file is read twice.  Kernel
+ * names are demangled in Kineto traces: keyed canonically.  The ordinal
+ * counts kernel events in file order.  The stream is read for the
+ * annotations only (a stream's number is the launch's identity, not its
+ * behaviour, as in the collector's records).
+ *
+ * The GPU is the deviceProperties entry of the kernels' device; an AMD GPU
+ * (a ROCm build of PyTorch writes the same format) is refused: kgate gates
+ * CUDA kernels.  The benchmark is named by the process_name metadata event
+ * of the profiled process.
+ */
+#include "kgate/import.h"
+#include "kgate/records_format.h"
+#include "kgate/util.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#define KINETO_EVENT_MAX (64u << 20)    /* bytes of one value kept */
+#define KINETO_WINDOW (1u << 20)
+#define KINETO_DEPTH 64                 /* nested annotations named */
+
+/* ------------------------------------------------------------------ */
+/* Sniffing: the head, inflated when it is gzip                        */
+
+static size_t inflate_head(const unsigned char *head, size_t n, unsigned char *out, size_t cap)
+{
+	z_stream z;
+	size_t got;
+
+	memset(&z, 0, sizeof(z));
+	if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
+		return 0;
+	z.next_in = (unsigned char *)head;
+	z.avail_in = (uInt)n;
+	z.next_out = out;
+	z.avail_out = (uInt)cap;
+	inflate(&z, Z_SYNC_FLUSH);
+	got = cap - z.avail_out;
+	inflateEnd(&z);
+	return got;
+}
+
+static int kineto_sniff(const unsigned char *head, size_t n, const char *path)
+{
+	unsigned char *buf = NULL;
+	int sure = KG_SNIFF_NO;
+
+	if (n >= 2 && head[0] == 0x1f && head[1] == 0x8b) {
+		buf = xmalloc(KG_IMPORT_HEAD);
+		n = inflate_head(head, n, buf, KG_IMPORT_HEAD);
+		head = buf;
+	}
+	size_t i = 0;
+	while (i < n && (head[i] == ' ' || head[i] == '\t' || head[i] == '\r' || head[i] == '\n'))
+		i++;
+	if (i < n && head[i] == '{') {
+		int trace = memmem(head, n, "\"traceEvents\"", 13) != NULL;
+		int props = memmem(head, n, "\"deviceProperties\"", 18) != NULL;
+		int kernel = memmem(head, n, "\"kernel\"", 8) != NULL ||
+			     memmem(head, n, "\"cuda_profiler_range\"", 21) != NULL;
+		int schema = memmem(head, n, "\"schemaVersion\"", 15) != NULL;
+		/* a torch.profiler trace whose first events are all on the CPU */
+		int torch = memmem(head, n, "\"cpu_op\"", 8) != NULL ||
+			    memmem(head, n, "\"cuda_runtime\"", 14) != NULL ||
+			    memmem(head, n, "\"python_function\"", 17) != NULL;
+		if (trace && (props || kernel))
+			sure = KG_SNIFF_SURE;
+		else if ((props && schema) || (trace && (schema || torch)))
+			sure = KG_SNIFF_LIKELY;
+	}
+	free(buf);
+	return sure;
+}
+
+/* ------------------------------------------------------------------ */
+/* The streaming reader                                                */
+
+struct jr {
+	const char *path;
+	gzFile gz;
+	unsigned char *b;
+	size_t cap, len, pos;
+	size_t mark;            /* bytes before it may be dropped */
+	uint64_t dropped;       /* bytes dropped before b[0] */
+	int eof;
+};
+
+static int jr_open(struct jr *r, const char *path)
+{
+	memset(r, 0, sizeof(*r));
+	r->path = path;
+	if (!(r->gz = gzopen(path, "rb"))) {
+		kg_error("cannot open '%s': %s", path, errno ? strerror(errno) : "out of memory");
+		return KG_EXIT_USAGE;
+	}
+	gzbuffer(r->gz, 256 * 1024);
+	r->cap = KINETO_WINDOW;
+	r->b = xmalloc(r->cap);
+	return KG_EXIT_PASS;
+}
+
+static void jr_close(struct jr *r)
+{
+	if (r->gz)
+		gzclose(r->gz);
+	free(r->b);
+	memset(r, 0, sizeof(*r));
+}
+
+static uint64_t jr_offset(const struct jr *r)
+{
+	return r->dropped + r->pos;
+}
+
+/* More bytes: 1 when some came, 0 at the end, -1 on an error said. */
+static int jr_fill(struct jr *r)
+{
+	if (r->eof)
+		return 0;
+	if (r->mark) {
+		memmove(r->b, r->b + r->mark, r->len - r->mark);
+		r->len -= r->mark;
+		r->pos -= r->mark;
+		r->dropped += r->mark;
+		r->mark = 0;
+	}
+	if (r->len == r->cap) {
+		if (r->cap >= KINETO_EVENT_MAX) {
+			kg_error("%s: byte %llu: a value over %u MiB; not a trace kgate reads",
+				 r->path, (unsigned long long)jr_offset(r), KINETO_EVENT_MAX >> 20);
+			return -1;
+		}
+		r->cap *= 2;
+		r->b = xrealloc(r->b, r->cap);
+	}
+	size_t want = r->cap - r->len;
+	int n = gzread(r->gz, r->b + r->len, want > (1u << 30) ? (1u << 30) : (unsigned)want);
+	int zerr = Z_OK;
+	const char *msg = gzerror(r->gz, &zerr);
+	if (n < 0 || (zerr != Z_OK && zerr != Z_STREAM_END)) {
+		if (zerr == Z_BUF_ERROR)
+			kg_error("%s: truncated: the gzip stream ends before its end (the file was "
+				 "cut short); nothing imported", r->path);
+		else
+			kg_error("cannot read '%s': %s", r->path,
+				 zerr == Z_ERRNO ? strerror(errno) : msg);
+		return -1;
+	}
+	if (n == 0) {
+		r->eof = 1;
+		return 0;
+	}
+	r->len += (size_t)n;
+	return 1;
+}
+
+/* The byte at pos (filling), or -1 at the end, -2 on an error said. */
+static int jr_peek(struct jr *r)
+{
+	while (r->pos >= r->len) {
+		int f = jr_fill(r);
+		if (f <= 0)
+			return f < 0 ? -2 : -1;
+	}
+	return r->b[r->pos];
+}
+
+static int is_ws(int c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* The next byte that is not white space (not consumed). */
+static int jr_next(struct jr *r)
+{
+	int c;
+	while ((c = jr_peek(r)) >= 0 && is_ws(c))
+		r->pos++;
+	return c;
+}
+
+static int jr_bad(struct jr *r, int c, const char *want)
+{
+	if (c == -2)
+		return KG_EXIT_USAGE;
+	if (c == -1)
+		kg_error("%s: truncated: the JSON document ends at byte %llu where %s was due "
+			 "(the file was cut short); nothing imported", r->path,
+			 (unsigned long long)jr_offset(r), want);
+	else
+		kg_error("%s: byte %llu: bad JSON: %s expected", r->path,
+			 (unsigned long long)jr_offset(r), want);
+	return KG_EXIT_USAGE;
+}
+
+/*
+ * Pass over one value starting at pos (white space skipped); *start is its
+ * first byte.  keep: the value's bytes stay in the window (from *start to
+ * pos); else they may be dropped as it is read.  0, or an exit status said.
+ */
+static int jr_value(struct jr *r, int keep, size_t *start)
+{
+	int c = jr_next(r), depth = 0;
+
+	if (c < 0)
+		return jr_bad(r, c, "a value");
+	*start = r->pos;
+	if (keep)
+		r->mark = r->pos;
+	if (c != '{' && c != '[' && c != '"') {
+		/* a number, true, false, null */
+		while ((c = jr_peek(r)) >= 0 && c != ',' && c != '}' && c != ']' && !is_ws(c)) {
+			r->pos++;
+			if (!keep)
+				r->mark = r->pos;
+		}
+		if (c == -2)
+			return KG_EXIT_USAGE;
+		*start = keep ? r->mark : r->pos;
+		return r->pos > *start || !keep ? KG_EXIT_PASS : jr_bad(r, c, "a value");
+	}
+	for (;;) {
+		/* scan what the window holds without refilling byte by byte */
+		unsigned char *p = r->b + r->pos, *e = r->b + r->len;
+		while (p < e) {
+			unsigned char ch = *p++;
+			if (ch == '"') {
+				/* the closing quote: one not escaped by an odd run of
+				 * backslashes */
+				for (;;) {
+					unsigned char *q = memchr(p, '"', (size_t)(e - p));
+					if (!q) {
+						p = NULL;       /* the string goes on past the window */
+						break;
+					}
+					size_t bs = 0;
+					while (q - bs > p && q[-1 - (ptrdiff_t)bs] == '\\')
+						bs++;
+					p = q + 1;
+					if (bs % 2 == 0)
+						break;
+				}
+				if (!p)
+					break;
+				if (depth == 0) {
+					r->pos = (size_t)(p - r->b);
+					goto done;
+				}
+			} else if (ch == '{' || ch == '[') {
+				depth++;
+			} else if (ch == '}' || ch == ']') {
+				if (--depth == 0) {
+					r->pos = (size_t)(p - r->b);
+					goto done;
+				}
+				if (depth < 0)
+					return jr_bad(r, ch, "a value");
+			}
+			r->pos = (size_t)(p - r->b);
+		}
+		/* (p NULL: a string goes on past the window; pos is at its
+		 * opening quote, and the scan starts there again) */
+		if (!keep)
+			r->mark = r->pos;
+		int f = jr_fill(r);
+		if (f < 0)
+			return KG_EXIT_USAGE;
+		if (f == 0) {
+			r->pos = r->len;
+			return jr_bad(r, -1, "the end of a value");
+		}
+	}
+done:
+	if (keep)
+		*start = r->mark;
+	return KG_EXIT_PASS;
+}
+
+/*
+ * The top-level object, key by key: fn is called with each key and the
+ * reader at its value, and must consume the value.  0, or an exit status.
+ */
+typedef int (*key_fn)(struct jr *r, const char *key, void *ctx);
+
+static int jr_object(struct jr *r, key_fn fn, void *ctx)
+{
+	int c = jr_next(r), rc;
+
+	if (c != '{')
+		return jr_bad(r, c, "a JSON object ('{')");
+	r->pos++;
+	if ((c = jr_next(r)) == '}') {
+		r->pos++;
+		goto end;
+	}
+	for (;;) {
+		size_t ks;
+		if ((c = jr_next(r)) != '"')
+			return jr_bad(r, c, "a key");
+		if ((rc = jr_value(r, 1, &ks)) != KG_EXIT_PASS)
+			return rc;
+		char key[64];
+		size_t kl = r->pos - ks - 2;
+		snprintf(key, sizeof(key), "%.*s", (int)(kl < 63 ? kl : 63), r->b + ks + 1);
+		r->mark = r->pos;
+		if ((c = jr_next(r)) != ':')
+			return jr_bad(r, c, "':'");
+		r->pos++;
+		if ((rc = fn(r, key, ctx)) != KG_EXIT_PASS)
+			return rc;
+		c = jr_next(r);
+		if (c == ',') {
+			r->pos++;
+			continue;
+		}
+		if (c == '}') {
+			r->pos++;
+			break;
+		}
+		return jr_bad(r, c, "',' or '}'");
+	}
+end:
+	r->mark = r->pos;
+	if ((c = jr_next(r)) != -1)
+		return c == -2 ? KG_EXIT_USAGE : jr_bad(r, c, "the end of the file");
+	return KG_EXIT_PASS;
+}
+
+/* A value skipped. */
+static int jr_skip(struct jr *r)
+{
+	size_t s;
+	int rc = jr_value(r, 0, &s);
+	r->mark = r->pos;
+	return rc;
+}
+
+/* A value parsed with jansson (NULL after an error said). */
+static json_t *jr_json(struct jr *r)
+{
+	size_t s;
+	json_error_t err;
+
+	if (jr_value(r, 1, &s) != KG_EXIT_PASS)
+		return NULL;
+	json_t *v = json_loadb((const char *)r->b + s, r->pos - s, 0, &err);
+	if (!v)
+		kg_error("%s: byte %llu: bad JSON: %s", r->path,
+			 (unsigned long long)(r->dropped + s + (size_t)(err.position > 0 ? err.position : 0)),
+			 err.text);
+	r->mark = r->pos;
+	return v;
+}
+
+/* The elements of an array, each handed to fn with its bytes [s, e). */
+typedef int (*elem_fn)(struct jr *r, const unsigned char *s, size_t n, void *ctx);
+
+static int jr_array(struct jr *r, elem_fn fn, void *ctx)
+{
+	int c = jr_next(r), rc;
+
+	if (c != '[')
+		return jr_bad(r, c, "an array ('[')");
+	r->pos++;
+	r->mark = r->pos;
+	if ((c = jr_next(r)) == ']') {
+		r->pos++;
+		r->mark = r->pos;
+		return KG_EXIT_PASS;
+	}
+	for (;;) {
+		size_t s;
+		if ((rc = jr_value(r, 1, &s)) != KG_EXIT_PASS)
+			return rc;
+		if ((rc = fn(r, r->b + s, r->pos - s, ctx)) != KG_EXIT_PASS)
+			return rc;
+		r->mark = r->pos;
+		c = jr_next(r);
+		if (c == ',') {
+			r->pos++;
+			r->mark = r->pos;
+			continue;
+		}
+		if (c == ']') {
+			r->pos++;
+			r->mark = r->pos;
+			return KG_EXIT_PASS;
+		}
+		return jr_bad(r, c, "',' or ']' in traceEvents");
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Events                                                              */
+
+static int has_bytes(const unsigned char *s, size_t n, const char *w)
+{
+	return memmem(s, n, w, strlen(w)) != NULL;
+}
+
+/* An event that names a wanted category (or any, with a backslash in it,
+ * where a category could be written with escapes), parsed; NULL when not
+ * wanted or after an error (*rc set). */
+static json_t *event_parse(struct jr *r, const unsigned char *s, size_t n,
+			   const char *const *want, int *rc)
+{
+	int hit = memchr(s, '\\', n) != NULL;
+	json_error_t err;
+
+	*rc = KG_EXIT_PASS;
+	for (size_t i = 0; want[i] && !hit; i++)
+		hit = has_bytes(s, n, want[i]);
+	if (!hit)
+		return NULL;
+	json_t *e = json_loadb((const char *)s, n, 0, &err);
+	if (!e) {
+		kg_error("%s: byte %llu: bad JSON in traceEvents: %s", r->path,
+			 (unsigned long long)(r->dropped + (size_t)(s - r->b)), err.text);
+		*rc = KG_EXIT_USAGE;
+		return NULL;
+	}
+	if (!json_is_object(e)) {
+		kg_error("%s: byte %llu: an element of traceEvents that is not an object", r->path,
+			 (unsigned long long)(r->dropped + (size_t)(s - r->b)));
+		json_decref(e);
+		*rc = KG_EXIT_USAGE;
+		return NULL;
+	}
+	return e;
+}
+
+static const char *str_of(json_t *o, const char *k)
+{
+	json_t *v = json_object_get(o, k);
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+/* ts or dur (microseconds) in ns; 0 when absent or not a finite number >= 0
+ * (for dur) */
+static int time_ns(json_t *o, const char *k, int64_t *out)
+{
+	json_t *v = json_object_get(o, k);
+	if (!json_is_number(v))
+		return 0;
+	double d = json_number_value(v) * 1000.0;
+	if (!isfinite(d) || fabs(d) > 9.0e18)
+		return 0;
+	*out = (int64_t)llround(d);
+	return 1;
+}
+
+static int int_of(json_t *o, const char *k, int64_t *out)
+{
+	json_t *v = json_object_get(o, k);
+	if (json_is_integer(v)) {
+		*out = json_integer_value(v);
+		return 1;
+	}
+	if (json_is_real(v) && json_real_value(v) == floor(json_real_value(v)) &&
+	    fabs(json_real_value(v)) < 9.0e18) {
+		*out = (int64_t)json_real_value(v);
+		return 1;
+	}
+	return 0;
+}
+
+/* A device or stream id: an integer, or a string that ends in one ("stream
+ * 7", older Kineto's tid of GPU events). */
+static int id_of(json_t *o, const char *k, int64_t *out)
+{
+	json_t *v = json_object_get(o, k);
+	if (json_is_string(v)) {
+		const char *s = json_string_value(v), *e = s + strlen(s), *d = e;
+		while (d > s && d[-1] >= '0' && d[-1] <= '9' && e - d < 18)
+			d--;
+		if (d == e)
+			return 0;
+		*out = strtoll(d, NULL, 10);
+		return 1;
+	}
+	return int_of(o, k, out);
+}
+
+/* ------------------------------------------------------------------ */
+/* read_info: deviceProperties, the process name, the kernels' devices */
+
+struct info_ctx {
+	struct kg_import_info *info;
+	json_t *devices;        /* deviceProperties */
+	char *process;          /* the first process_name */
+	long long pid;
+	int64_t devs_seen[8];   /* the kernels' devices (the first few) */
+	int ndevs;
+	int has_events;
+	int one_model;          /* deviceProperties holds one GPU model */
+	int gpu_count;          /* kernel or counter events (counted until one is seen
+				 * where one_model) */
+};
+
+/* 1 when the trace's devices are all of one model (so a kernel's device
+ * need not be read), as far as deviceProperties, read before traceEvents,
+ * tells. */
+static int one_model(json_t *devices)
+{
+	const char *first = NULL;
+	size_t i;
+	json_t *d;
+
+	if (!json_is_array(devices))
+		return 0;
+	json_array_foreach(devices, i, d) {
+		const char *n = str_of(d, "name");
+		if (!n)
+			return 0;
+		if (first && strcmp(first, n) != 0)
+			return 0;
+		first = n;
+	}
+	return 1;
+}
+
+static int info_event(struct jr *r, const unsigned char *s, size_t n, void *arg)
+{
+	struct info_ctx *c = arg;
+	static const char *const all[] = { "\"process_name\"", "\"kernel\"",
+					   "\"cuda_profiler_range\"", NULL };
+	static const char *const names[] = { "\"process_name\"", NULL };
+	int rc;
+	/* once a kernel is seen on a trace of one GPU model, only the process
+	 * name is still wanted */
+	json_t *e = event_parse(r, s, n, c->gpu_count && c->one_model ? names : all, &rc);
+
+	if (!e)
+		return rc;
+	const char *name = str_of(e, "name"), *ph = str_of(e, "ph"), *cat = str_of(e, "cat");
+	if (ph && !strcmp(ph, "M") && name && !strcmp(name, "process_name") && !c->process) {
+		const char *pn = str_of(json_object_get(e, "args"), "name");
+		int64_t pid;
+		if (pn && *pn) {
+			c->process = xstrdup(pn);
+			if (int_of(e, "pid", &pid))
+				c->pid = pid;
+		}
+	} else if (cat && (!strcmp(cat, "kernel") || !strcmp(cat, "cuda_profiler_range"))) {
+		int64_t d;
+		c->gpu_count++;
+		if (int_of(json_object_get(e, "args"), "device", &d) || id_of(e, "pid", &d)) {
+			int k;
+			for (k = 0; k < c->ndevs && c->devs_seen[k] != d; k++)
+				;
+			if (k == c->ndevs && c->ndevs < 8)
+				c->devs_seen[c->ndevs++] = d;
+		}
+	}
+	json_decref(e);
+	return KG_EXIT_PASS;
+}
+
+static int info_key(struct jr *r, const char *key, void *arg)
+{
+	struct info_ctx *c = arg;
+
+	if (!strcmp(key, "deviceProperties") && !c->devices)
+		return (c->devices = jr_json(r)) ? KG_EXIT_PASS : KG_EXIT_USAGE;
+	if (!strcmp(key, "traceEvents")) {
+		c->has_events = 1;
+		c->one_model = one_model(c->devices);
+		return jr_array(r, info_event, c);
+	}
+	return jr_skip(r);
+}
+
+static json_t *device_of(json_t *devices, int64_t id)
+{
+	size_t i;
+	json_t *d;
+	int64_t v;
+
+	json_array_foreach(devices, i, d)
+		if (int_of(d, "id", &v) && v == id)
+			return d;
+	return NULL;
+}
+
+static int is_amd(json_t *d)
+{
+	const char *n = str_of(d, "name");
+	int64_t warp;
+	return (n && (strstr(n, "AMD") || strstr(n, "Radeon") || strstr(n, "Instinct"))) ||
+	       (int_of(d, "warpSize", &warp) && warp == 64);
+}
+
+static char *stem(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	char *s = xstrdup(b ? b + 1 : path);
+	static const char *const ext[] = { ".json.gz", ".json", ".gz" };
+	size_t l = strlen(s);
+	for (size_t i = 0; i < 3; i++) {
+		size_t m = strlen(ext[i]);
+		if (l > m && !strcmp(s + l - m, ext[i])) {
+			s[l - m] = '\0';
+			break;
+		}
+	}
+	return s;
+}
+
+static int kineto_read_info(const char *path, struct kg_import_info *info)
+{
+	struct info_ctx c;
+	struct jr r;
+	int rc;
+
+	memset(&c, 0, sizeof(c));
+	c.info = info;
+	c.pid = -1;
+	if ((rc = jr_open(&r, path)) != KG_EXIT_PASS)
+		return rc;
+	rc = jr_object(&r, info_key, &c);
+	jr_close(&r);
+	if (rc == KG_EXIT_PASS && !c.has_events) {
+		kg_error("%s: a JSON object without traceEvents; not a Kineto trace", path);
+		rc = KG_EXIT_USAGE;
+	}
+	if (rc == KG_EXIT_PASS && !c.gpu_count) {
+		kg_error("%s: a trace without GPU kernels (no \"kernel\" events: was the profiler "
+			 "run with ProfilerActivity.CUDA?); nothing to import", path);
+		rc = KG_EXIT_USAGE;
+	}
+	/* the GPU: the kernels' device(s), else the trace's first device */
+	json_t *gpu = NULL;
+	if (rc == KG_EXIT_PASS && json_is_array(c.devices)) {
+		for (int k = 0; k < c.ndevs && rc == KG_EXIT_PASS; k++) {
+			json_t *d = device_of(c.devices, c.devs_seen[k]);
+			const char *a = str_of(d, "name"), *b = str_of(gpu, "name");
+			if (d && gpu && a && b && strcmp(a, b) != 0) {
+				kg_error("%s: the kernels ran on GPUs of different models (%s, %s); "
+					 "one run is one GPU model", path, b, a);
+				rc = KG_EXIT_USAGE;
+			}
+			if (d && !gpu)
+				gpu = d;
+		}
+		if (!gpu && !c.ndevs)
+			gpu = json_array_get(c.devices, 0);
+	}
+	if (rc == KG_EXIT_PASS && gpu && is_amd(gpu)) {
+		kg_error("%s: a trace of an AMD GPU (%s; a ROCm build of PyTorch): kgate gates "
+			 "CUDA kernels on NVIDIA GPUs; nothing imported", path,
+			 str_of(gpu, "name") ? str_of(gpu, "name") : "warp size 64");
+		rc = KG_EXIT_USAGE;
+	}
+	if (rc == KG_EXIT_PASS) {
+		if (gpu && str_of(gpu, "name") && *str_of(gpu, "name"))
+			info->run.gpu_name = xstrdup(str_of(gpu, "name"));
+		info->run.collector = xstrdup("kineto");
+		info->run.source = xstrdup("kineto");
+		if (c.process) {
+			const char *b = strrchr(c.process, '/');
+			info->benchmark = xstrdup(b && b[1] ? b + 1 : c.process);
+		} else {
+			info->benchmark = stem(path);
+		}
+		info->pid = c.pid;
+	}
+	json_decref(c.devices);
+	free(c.process);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* ingest                                                              */
+
+struct annot {
+	int64_t dev, stream, start, end;
+	const char *name;       /* interned */
+	const char *path;       /* interned: the names of it and its parents */
+	size_t parent;          /* index + 1, 0: none */
+};
+
+struct ingest_ctx {
+	struct kg_import_sink *sink;
+	struct annot *a;
+	size_t na, capa;
+	int pass;               /* 1: annotations, 2: kernels */
+	int64_t ordinal, counters;
+	const struct kg_import_metric *m[5];
+	json_t *devices;
+	int amd;
+};
+
+static int annot_cmp(const void *x, const void *y)
+{
+	const struct annot *a = x, *b = y;
+	if (a->dev != b->dev)
+		return a->dev < b->dev ? -1 : 1;
+	if (a->stream != b->stream)
+		return a->stream < b->stream ? -1 : 1;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	if (a->end != b->end)
+		return a->end > b->end ? -1 : 1;      /* the outer one first */
+	return 0;
+}
+
+/* Parents and paths, once the annotations are sorted. */
+static void annot_nest(struct ingest_ctx *c)
+{
+	size_t stack[KINETO_DEPTH], depth = 0;
+	struct kg_buf b = KG_BUF_INIT;
+
+	for (size_t i = 0; i < c->na; i++) {
+		struct annot *x = &c->a[i];
+		if (i && (x->dev != c->a[i - 1].dev || x->stream != c->a[i - 1].stream))
+			depth = 0;
+		while (depth && c->a[stack[depth - 1]].end < x->end)
+			depth--;        /* not inside the one on top */
+		x->parent = depth ? stack[depth - 1] + 1 : 0;
+		buf_reset(&b);
+		if (x->parent)
+			buf_printf(&b, "%s/", c->a[x->parent - 1].path);
+		buf_adds(&b, x->name);
+		x->path = depth < KINETO_DEPTH ? import_sink_string(c->sink, b.s)
+					       : c->a[x->parent - 1].path;
+		if (depth < KINETO_DEPTH)
+			stack[depth++] = i;
+	}
+	buf_free(&b);
+}
+
+/* The path of a launch at ts on (dev, stream). */
+static const char *annot_path(struct ingest_ctx *c, int64_t dev, int64_t stream, int64_t ts)
+{
+	size_t lo = 0, hi = c->na;
+	struct annot key = { dev, stream, ts, INT64_MIN, NULL, NULL, 0 };
+
+	/* the last annotation that starts at or before ts on (dev, stream) */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (annot_cmp(&c->a[mid], &key) <= 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i > 0;) {
+		struct annot *x = &c->a[i - 1];
+		if (x->dev != dev || x->stream != stream)
+			break;
+		if (x->start <= ts && ts <= x->end)
+			return x->path;
+		i = x->parent;
+	}
+	return "";
+}
+
+static int annot_event(struct ingest_ctx *c, json_t *e)
+{
+	int64_t dev, stream, ts, dur;
+	const char *name = str_of(e, "name");
+
+	if (!id_of(e, "pid", &dev) || !id_of(e, "tid", &stream) || !time_ns(e, "ts", &ts) ||
+	    !time_ns(e, "dur", &dur) || dur < 0 || !name)
+		return KG_EXIT_PASS;   /* not a range kgate can place */
+	if (c->na == c->capa) {
+		c->capa = c->capa ? c->capa * 2 : 256;
+		c->a = xrealloc(c->a, c->capa * sizeof(*c->a));
+	}
+	char n[1025];
+	snprintf(n, sizeof(n), "%s", name);
+	c->a[c->na++] = (struct annot){ dev, stream, ts, ts + dur, import_sink_string(c->sink, n),
+					NULL, 0 };
+	return KG_EXIT_PASS;
+}
+
+static int bad_event(struct jr *r, const unsigned char *s, const char *what)
+{
+	kg_error("%s: byte %llu: %s", r->path, (unsigned long long)(r->dropped + (size_t)(s - r->b)),
+		 what);
+	return KG_EXIT_USAGE;
+}
+
+static int dim3(json_t *args, const char *k, double *out)
+{
+	json_t *v = json_object_get(args, k);
+	double p = 1;
+
+	if (!v)
+		return 0;
+	if (!json_is_array(v) || json_array_size(v) != 3)
+		return -1;
+	for (size_t i = 0; i < 3; i++) {
+		json_t *x = json_array_get(v, i);
+		if (!json_is_integer(x) || json_integer_value(x) < 0)
+			return -1;
+		p *= (double)json_integer_value(x);
+	}
+	*out = p;
+	return 1;
+}
+
+static int kernel_event(struct ingest_ctx *c, struct jr *r, const unsigned char *s, json_t *e)
+{
+	const char *name = str_of(e, "name");
+	json_t *args = json_object_get(e, "args");
+	int64_t ts, dur, dev = 0, stream = 0, v;
+	int rc = KG_EXIT_PASS;
+
+	if (!name || !*name)
+		return bad_event(r, s, "a kernel event without a name");
+	if (!time_ns(e, "ts", &ts) || !time_ns(e, "dur", &dur) || dur < 0)
+		return bad_event(r, s, "a kernel event without a time (ts, dur: microseconds, dur "
+				       "not negative)");
+	id_of(e, "pid", &dev);
+	id_of(e, "tid", &stream);
+	struct kg_kernel_name kn;
+	import_sink_kernel(c->sink, name, KG_KEY_CANONICAL, &kn);
+	const char *nvtx = c->na ? annot_path(c, dev, stream, ts) : "";
+	int64_t ord = c->ordinal++;
+	size_t line = (size_t)ord + 1;
+
+	if ((rc = import_sink_add(c->sink, nvtx, &kn, c->m[0], ord, (double)dur, line)))
+		return rc;
+	double g, b;
+	int hg = dim3(args, "grid", &g), hb = dim3(args, "block", &b);
+	if (hg < 0 || hb < 0)
+		return bad_event(r, s, "a kernel event whose grid or block is not 3 non-negative "
+				       "integers");
+	if (hg && (rc = import_sink_add(c->sink, nvtx, &kn, c->m[1], ord, g, line)))
+		return rc;
+	if (hb && (rc = import_sink_add(c->sink, nvtx, &kn, c->m[2], ord, b, line)))
+		return rc;
+	if (int_of(args, "registers per thread", &v) && v >= 0 &&
+	    (rc = import_sink_add(c->sink, nvtx, &kn, c->m[3], ord, (double)v, line)))
+		return rc;
+	if (int_of(args, "shared memory", &v) && v >= 0 &&
+	    (rc = import_sink_add(c->sink, nvtx, &kn, c->m[4], ord, (double)v, line)))
+		return rc;
+	import_sink_stats(c->sink)->kernels++;
+	return KG_EXIT_PASS;
+}
+
+/* A cuda_profiler_range event: the CUPTI range profiler's counters of one
+ * kernel, as args. */
+static int counter_event(struct ingest_ctx *c, struct jr *r, const unsigned char *s, json_t *e)
+{
+	const char *name = str_of(e, "name"), *key;
+	json_t *args = json_object_get(e, "args"), *v;
+	int64_t ts = 0, dev = 0, stream = 0;
+	int rc;
+
+	if (!name || !*name)
+		return bad_event(r, s, "a cuda_profiler_range event without a kernel name");
+	time_ns(e, "ts", &ts);
+	id_of(e, "pid", &dev);
+	id_of(e, "tid", &stream);
+	struct kg_kernel_name kn;
+	import_sink_kernel(c->sink, name, KG_KEY_CANONICAL, &kn);
+	const char *nvtx = c->na ? annot_path(c, dev, stream, ts) : "";
+	int64_t ord = c->counters++;
+	json_object_foreach(args, key, v) {
+		if (!json_is_number(v) || !strchr(key, '_'))
+			continue;       /* counters are named unit__counter.rollup */
+		char m[256];
+		snprintf(m, sizeof(m), "%s", key);
+		if ((rc = import_sink_add(c->sink, nvtx, &kn, import_sink_metric(c->sink, m, NULL),
+					  ord, json_number_value(v), (size_t)ord + 1)))
+			return rc;
+	}
+	import_sink_stats(c->sink)->kernels++;
+	return KG_EXIT_PASS;
+}
+
+static int ingest_event(struct jr *r, const unsigned char *s, size_t n, void *arg)
+{
+	struct ingest_ctx *c = arg;
+	static const char *const want1[] = { "\"gpu_user_annotation\"", NULL };
+	static const char *const want2[] = { "\"kernel\"", "\"cuda_profiler_range\"", NULL };
+	int rc;
+	json_t *e = event_parse(r, s, n, c->pass == 1 ? want1 : want2, &rc);
+
+	if (!e)
+		return rc;
+	const char *cat = str_of(e, "cat"), *ph = str_of(e, "ph");
+	if (!cat || !ph || strcmp(ph, "X") != 0) {
+		json_decref(e);
+		return KG_EXIT_PASS;
+	}
+	if (c->pass == 1 && !strcmp(cat, "gpu_user_annotation"))
+		rc = annot_event(c, e);
+	else if (c->pass == 2 && !strcmp(cat, "kernel"))
+		rc = kernel_event(c, r, s, e);
+	else if (c->pass == 2 && !strcmp(cat, "cuda_profiler_range"))
+		rc = counter_event(c, r, s, e);
+	json_decref(e);
+	return rc;
+}
+
+static int ingest_key(struct jr *r, const char *key, void *arg)
+{
+	if (!strcmp(key, "traceEvents"))
+		return jr_array(r, ingest_event, arg);
+	return jr_skip(r);
+}
+
+static int kineto_ingest(struct kg_import_sink *sink, const char *path)
+{
+	struct ingest_ctx c;
+	struct jr r;
+	int rc;
+
+	memset(&c, 0, sizeof(c));
+	c.sink = sink;
+	c.m[0] = import_sink_metric(sink, KG_M_DURATION, NULL);
+	c.m[1] = import_sink_metric(sink, KG_M_GRID, NULL);
+	c.m[2] = import_sink_metric(sink, KG_M_BLOCK, NULL);
+	c.m[3] = import_sink_metric(sink, KG_M_REGS, NULL);
+	c.m[4] = import_sink_metric(sink, "launch__shared_mem_per_block", NULL);
+	for (c.pass = 1; c.pass <= 2; c.pass++) {
+		if ((rc = jr_open(&r, path)) != KG_EXIT_PASS)
+			break;
+		rc = jr_object(&r, ingest_key, &c);
+		jr_close(&r);
+		if (rc != KG_EXIT_PASS)
+			break;
+		if (c.pass == 1 && c.na) {
+			qsort(c.a, c.na, sizeof(*c.a), annot_cmp);
+			annot_nest(&c);
+		}
+	}
+	free(c.a);
+	return rc;
+}
+
+const struct kg_importer kg_import_kineto = {
+	.name = "kineto",
+	.description = "Kineto (torch.profiler) chrome traces, .json or .json.gz",
+	.sniff = kineto_sniff,
+	.read_info = kineto_read_info,
+	.ingest = kineto_ingest,
+};
