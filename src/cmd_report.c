@@ -6,6 +6,7 @@
  * leaves half a page.
  */
 #include "cmd.h"
+#include "kgate/config.h"
 #include "kgate/http.h"
 #include "kgate/kgate.h"
 #include "kgate/opt.h"
@@ -28,14 +29,19 @@ static const char synopsis[] =
 	"                    [--html FILE | --dir DIR] [--charts-per-page N]\n"
 	"                    [--post URL] [--link URL]\n"
 	"                    [--peak-gflops X --peak-gbs Y] [--alpha P] [--min-shift 1%]\n"
+	"                    [--thresholds FILE]\n"
 	"\n"
-	"Write the trend report: a chart per benchmark, kernel and metric over\n"
-	"commits (median and interquartile band; a chart of more commits than\n"
-	"pixels draws a column per 2 pixels), change points marked and listed, the\n"
-	"newest verdicts and a roofline chart where FLOP and byte counts exist.\n"
-	"--html writes one self-contained file, for small reports; --dir writes\n"
-	"DIR/index.html (verdicts, change points, roofline, the list of pages) and\n"
-	"DIR/p1.html, p2.html, ... of the charts, each page one benchmark's.\n";
+	"Write the trend report.  It opens on what changed: the change points of\n"
+	"the last 7 days (regressions first), the newest check's failing verdicts\n"
+	"(the passing ones folded), the GPU's state.  Then per benchmark a table\n"
+	"of kernels with a sparkline each, the series that never changed folded\n"
+	"into one line, and a chart of each series that varies: each commit's\n"
+	"median and interquartile band in the metric's unit, dates and commits on\n"
+	"the x axis, the gate's limit shaded around the level now, change points\n"
+	"marked; hover for a commit, drag to zoom.  A roofline where FLOP and byte\n"
+	"counts exist.  --html writes one self-contained file (no network needed);\n"
+	"--dir writes DIR/index.html and DIR/p1.html, p2.html, ... of the charts,\n"
+	"each page one benchmark's.\n";
 
 static const char epilogue[] =
 	"Exit status: 0 written (and posted); 2 bad usage; 3 database, file or\n"
@@ -173,6 +179,7 @@ int cmd_report(int argc, char **argv)
 	struct report_opts o;
 	report_opts_defaults(&o);
 	const char *db = store_default_db(), *html_path = NULL, *dir = NULL, *post = NULL;
+	const char *thr_path = NULL;
 	long per_page = 200;
 	int argi;
 	const struct kg_opt opts[] = {
@@ -201,6 +208,9 @@ int cmd_report(int argc, char **argv)
 			    "change-point significance (default 0.005)"),
 		KG_OPT_CALL("min-shift", 0, "R", opt_min_shift, &o.cp.min_shift,
 			    "smallest change of the median reported (default 1%)"),
+		KG_OPT_STR("thresholds", 0, "FILE",  &thr_path,
+			   "the limits shaded around each series and that make a change point a"
+			   " regression (default: the built-in thresholds)"),
 		KG_OPT_END
 	};
 	const struct kg_optspec spec = { "report", synopsis, epilogue, opts, 0, 0 };
@@ -219,11 +229,23 @@ int cmd_report(int argc, char **argv)
 		kg_error("report: --post wants an http or https URL");
 		return KG_EXIT_USAGE;
 	}
+	struct kg_thresholds *thr = NULL;
+	if (thr_path) {
+		rc = config_load_thresholds(thr_path, &thr);
+		if (rc != KG_EXIT_PASS)
+			return rc;
+		o.thresholds = thr;
+	}
 	char *link = NULL;
 	if (!o.link && getenv("GITHUB_SERVER_URL") && getenv("GITHUB_REPOSITORY") && getenv("GITHUB_RUN_ID")) {
 		link = xasprintf("%s/%s/actions/runs/%s", getenv("GITHUB_SERVER_URL"),
 				 getenv("GITHUB_REPOSITORY"), getenv("GITHUB_RUN_ID"));
 		o.link = link;
+	}
+	char *commit_url = NULL;
+	if (getenv("GITHUB_SERVER_URL") && getenv("GITHUB_REPOSITORY")) {
+		commit_url = xasprintf("%s/%s/commit/", getenv("GITHUB_SERVER_URL"), getenv("GITHUB_REPOSITORY"));
+		o.commit_url = commit_url;
 	}
 	struct kg_store *st;
 	rc = store_open(db, KG_STORE_READONLY, &st);
@@ -232,6 +254,8 @@ int cmd_report(int argc, char **argv)
 		(void)store_branch_known(st, o.branch, "--branch");
 	if (rc != KG_EXIT_PASS) {
 		free(link);
+		free(commit_url);
+		config_free_thresholds(thr);
 		return rc;
 	}
 	struct report_page *pages = NULL;
@@ -274,5 +298,7 @@ int cmd_report(int argc, char **argv)
 	report_pages_free(pages, npages);
 	report_summary_free(&sum);
 	free(link);
+	free(commit_url);
+	config_free_thresholds(thr);
 	return rc;
 }

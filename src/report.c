@@ -11,15 +11,21 @@
 #include "kgate/escape.h"
 #include "kgate/output.h"
 #include "kgate/report.h"
+#include "kgate/config.h"
 #include "kgate/github.h"
+#include "kgate/gpustate.h"
 #include "kgate/kgate.h"
 #include "kgate/metric.h"
 #include "kgate/verdict.h"
+#include "report_js.h"
 
+#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -385,7 +391,6 @@ void report_opts_defaults(struct report_opts *o)
 {
 	memset(o, 0, sizeof *o);
 	o->new_within = 7 * 86400;
-	o->max_hover = 20000;
 	changepoint_defaults(&o->cp);
 }
 
@@ -395,7 +400,14 @@ void report_summary_free(struct report_summary *s)
 	memset(s, 0, sizeof *s);
 }
 
-struct run { int64_t id; char *commit; int64_t time; int gpu; };
+struct run {
+	int64_t id;
+	char *commit;
+	int64_t time;
+	int gpu;
+	int gpu_recorded;       /* a GPU state is stored with it */
+	char *gpu_note;         /* what its GPU states worry about; NULL: nothing */
+};
 struct name { int64_t id; char *s, *demangled; char *unit; int det; };
 struct names { struct name *v; size_t n; };   /* sorted by id */
 
@@ -412,7 +424,10 @@ struct series {
 	size_t npt, cappt;
 	struct cp_result *cp;
 	size_t ncp;
-	size_t page;            /* the page that draws it (directory form) */
+	size_t page;            /* the page that draws it (directory form); 0: none */
+	int varying;            /* its commits' medians are not all the same: charted */
+	double limit;           /* the gate's relative limit for it (thresholds); 0: none */
+	double level;           /* the median of its medians after its last change point */
 };
 
 struct run_pos {
@@ -434,6 +449,11 @@ struct ctx {
 	size_t ns, cap;
 	size_t *slot;
 	int pages;              /* the directory form: charts on pages of their own */
+	const struct kg_thresholds *thr;
+	struct { char *bench, *line, *worry; } *gpu_last; /* the newest run's GPU states */
+	size_t ngpu_last;
+	char nonce[32];         /* the script's, in the pages' Content-Security-Policy */
+	struct kg_buf attrs;    /* the body's data attributes of the runs (run_attrs) */
 };
 
 /* The entry of id, NULL when there is none (ids are never array indexes). */
@@ -503,6 +523,8 @@ static int load_runs(struct ctx *c)
 		r->commit = ri[i].commit;
 		ri[i].commit = NULL;
 		r->time = ri[i].time;
+		r->gpu_recorded = 0;
+		r->gpu_note = NULL;
 		const char *g = ri[i].gpu_name ? ri[i].gpu_name : "";
 		size_t k;
 		for (k = 0; k < c->ngpus; k++)
@@ -792,16 +814,9 @@ static const char *unit_of(const struct ctx *c, int64_t m)
 	return nm && nm->unit ? nm->unit : "";
 }
 
-/* ---------------------------------------------------------------- SVG */
+/* ---------------------------------------------------------------- numbers */
 
-#define W 640
-#define H 170
-#define ML 72
-#define MR 12
-#define MT 10
-#define MB 30
-
-/* "%d" without printf's cost: a chart's paths are most of the report. */
+/* "%d" without printf's cost. */
 static void add_int(struct kg_buf *b, int v)
 {
 	char t[16];
@@ -816,65 +831,146 @@ static void add_int(struct kg_buf *b, int v)
 	buf_add(b, t + n, sizeof t - n);
 }
 
-static void path_rel(struct kg_buf *b, const int *xs, const int *ys, size_t n, int move)
-{
-	if (!n)
-		return;
-	/* "l" once, then relative pairs; a minus sign needs no separator */
-	buf_printf(b, "%c%d %d", move ? 'M' : 'L', xs[0], ys[0]);
-	if (n > 1)
-		buf_addc(b, 'l');
-	for (size_t i = 1; i < n; i++) {
-		int d[2] = { xs[i] - xs[i - 1], ys[i] - ys[i - 1] };
-		for (int k = 0; k < 2; k++) {
-			if ((i > 1 || k > 0) && d[k] >= 0)
-				buf_addc(b, ' ');
-			add_int(b, d[k]);
-		}
-	}
-}
-
 /*
- * A y-axis label: the value with an SI prefix and 3 to 11 significant
- * digits, in the metric's unit where that is short (ns shown as s, ms, us
- * or ns; byte as B; %), so that it fits the margin: "4.295 GB", not
- * "4.29498e+09".
+ * A stored unit as the unit the report shows and the factor into it: times
+ * in ns, sizes in bytes, rates in bytes/s (ncu writes usecond, Kbyte,
+ * Gbyte/second, ...); any other unit as it is.
  */
-static void fmt_axis(char *out, size_t n, double v, const char *unit, int prec)
+static const char *unit_norm(const char *unit, double *factor)
 {
-	static const struct { double f; const char *p; } si[] = {
-		{ 1e15, "P" }, { 1e12, "T" }, { 1e9, "G" }, { 1e6, "M" }, { 1e3, "k" },
-		{ 1, "" }, { 1e-3, "m" }, { 1e-6, "u" }, { 1e-9, "n" },
+	static const struct { const char *u, *base; double f; } t[] = {
+		{ "ns", "ns", 1 }, { "nsecond", "ns", 1 }, { "us", "ns", 1e3 }, { "usecond", "ns", 1e3 },
+		{ "ms", "ns", 1e6 }, { "msecond", "ns", 1e6 }, { "s", "ns", 1e9 }, { "second", "ns", 1e9 },
+		{ "byte", "byte", 1 }, { "Kbyte", "byte", 1e3 }, { "Mbyte", "byte", 1e6 },
+		{ "Gbyte", "byte", 1e9 }, { "byte/s", "byte/s", 1 }, { "byte/second", "byte/s", 1 },
+		{ "Kbyte/second", "byte/s", 1e3 }, { "Mbyte/second", "byte/s", 1e6 },
+		{ "Gbyte/second", "byte/s", 1e9 }, { "Tbyte/second", "byte/s", 1e12 },
 	};
-	const char *u = "";
-	if (!strcmp(unit, "ns")) {
-		v *= 1e-9;
-		u = "s";
-	} else if (!strcmp(unit, "byte")) {
-		u = "B";
-	} else if (!strcmp(unit, "%")) {
-		snprintf(out, n, "%.*g%%", prec, v);
-		return;
-	}
-	double a = fabs(v);
-	size_t i = 0;
-	if (a == 0 || a >= 1e18 || a < 1e-12) {
-		snprintf(out, n, "%.*g%s%s", prec, v, *u ? " " : "", u);
-		return;
-	}
-	while (i + 1 < sizeof si / sizeof si[0] && a < si[i].f * 0.9995)
-		i++;
-	if (!*u && !*si[i].p && a >= 1e-3) {
-		snprintf(out, n, "%.*g", prec, v);
-		return;
-	}
-	snprintf(out, n, "%.*g%s%s%s", prec, v / si[i].f, *u || *si[i].p ? " " : "", si[i].p, u);
+	*factor = 1;
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+		if (!strcmp(unit, t[i].u)) {
+			*factor = t[i].f;
+			return t[i].base;
+		}
+	return unit;
 }
 
-/* A drawn column of a chart: the commits that fall on it, between change
- * points; their medians' median (the line) and the lowest first and highest
- * third quartile (the band). */
-struct col { int x, ymed, yq1, yq3; };
+/* A value in its unit, scaled for people as kgate check prints it: 217.6
+ * us, 1.2 GB, 45.2%, 3.5 GB/s (4 significant digits). */
+static void fmt_human(char *out, size_t n, double v, const char *unit)
+{
+	static const char *const times[4] = { "s", "ms", "us", "ns" };
+	static const char *const bytes[4] = { "GB", "MB", "kB", "B" };
+	static const char *const rates[4] = { "GB/s", "MB/s", "kB/s", "B/s" };
+	const char *const *names = NULL;
+	double f;
+	unit = unit_norm(unit ? unit : "", &f);
+	v *= f;
+	if (isnan(v)) {
+		snprintf(out, n, "–");
+		return;
+	}
+	if (!strcmp(unit, "ns"))
+		names = times;
+	else if (!strcmp(unit, "byte"))
+		names = bytes;
+	else if (!strcmp(unit, "byte/s"))
+		names = rates;
+	if (names) {
+		double a = fabs(v), scale = 1e9;
+		int i = 0;
+		while (i < 3 && a < scale) {
+			scale /= 1e3;
+			i++;
+		}
+		snprintf(out, n, "%.4g %s", v / scale, names[i]);
+	} else if (!strcmp(unit, "%")) {
+		snprintf(out, n, "%.3g%%", v);
+	} else if (fabs(v) == floor(fabs(v)) && fabs(v) < 1e15) {
+		snprintf(out, n, "%.0f%s%s", v, *unit ? " " : "", unit);
+	} else {
+		snprintf(out, n, "%.4g%s%s", v, *unit ? " " : "", unit);
+	}
+}
+
+static void add_ll(struct kg_buf *b, long long v)
+{
+	char t[24];
+	size_t n = sizeof t;
+	unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+	do {
+		t[--n] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		t[--n] = '-';
+	buf_add(b, t + n, sizeof t - n);
+}
+
+/* A number field of a chart's data: nothing for 0. */
+static void add_field(struct kg_buf *b, long long v, int first)
+{
+	if (!first)
+		buf_addc(b, ',');
+	if (v)
+		add_ll(b, v);
+}
+
+/* ---------------------------------------------------------------- series */
+
+/* Where the series' level stands now: the median of its medians after its
+ * last change point. */
+static double series_level(const struct series *x)
+{
+	size_t from = x->ncp ? x->cp[x->ncp - 1].at : 0;
+	if (from >= x->npt)
+		return 0;
+	double *v = xmalloc((x->npt - from) * sizeof *v);
+	for (size_t i = from; i < x->npt; i++)
+		v[i - from] = x->pt[i].med;
+	qsort(v, x->npt - from, sizeof *v, cmp_double);
+	double r = v[(x->npt - from) / 2];
+	free(v);
+	return r;
+}
+
+/* Varying or not, the gate's limit for it, its level now. */
+static void series_classify(struct ctx *c, struct series *x)
+{
+	x->varying = 0;
+	for (size_t i = 1; i < x->npt && !x->varying; i++)
+		x->varying = x->pt[i].med != x->pt[0].med;
+	const struct name *k = name_find(&c->kernel, x->kernel);
+	struct kg_metric_rule rule;
+	config_rule_for(c->thr, name_of(&c->bench, x->bench), name_of(&c->nvtx, x->nvtx),
+			k ? k->s : NULL, k ? k->demangled : NULL, name_of(&c->metric, x->metric), &rule);
+	x->limit = rule.has_regression ? rule.regression
+		   : rule.deterministic == 1 && rule.has_tolerance ? rule.tolerance : 0;
+	x->level = x->npt ? series_level(x) : 0;
+}
+
+/* A change point's direction: +1 worse, -1 better, 0 either. */
+static int cp_worse(const struct ctx *c, const struct series *x, const struct cp_result *r)
+{
+	int dir = metric_worse_sign(metric_better(name_of(&c->metric, x->metric)));
+	double sh = isnan(r->shift) ? 0 : r->shift;
+	return dir ? (dir * sh > 0 ? 1 : -1) : 0;
+}
+
+/* A regression: worse by the gate's limit or more (by the change-point
+ * search's smallest shift where no limit applies). */
+static int cp_regression(const struct ctx *c, const struct series *x, const struct cp_result *r)
+{
+	double lim = x->limit > 0 ? x->limit : c->o->cp.min_shift;
+	return cp_worse(c, x, r) > 0 && fabs(r->shift) >= lim * 0.9999;
+}
+
+/* ---------------------------------------------------------------- charts */
+
+/* The data a chart carries: a point per commit, or beyond MAXD commits a
+ * column of neighbouring commits (never across a change point). */
+#define MAXD 400
+struct datum { uint32_t p0, p1, n; double med, q1, q3, lo, hi; };
 
 static double median_of(double *v, size_t n)
 {
@@ -887,70 +983,54 @@ static double median_of(double *v, size_t n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-#define PW (W - ML - MR)
-#define COLW 2          /* pixels a drawn column spans when commits outnumber them */
-
-static void chart(struct ctx *c, const struct series *x, struct kg_buf *b, int hover_all,
-		  size_t idx)
+/* d has room for x->npt; cpat[k] gets the datum where change point k
+ * starts.  Returns the number of data. */
+static size_t chart_data(const struct ctx *c, const struct series *x, struct datum *d, size_t *cpat)
 {
-	double lo = INFINITY, hi = -INFINITY;
-	for (size_t i = 0; i < x->npt; i++) {
-		if (x->pt[i].q1 < lo) lo = x->pt[i].q1;
-		if (x->pt[i].q3 > hi) hi = x->pt[i].q3;
-		if (x->pt[i].med < lo) lo = x->pt[i].med;
-		if (x->pt[i].med > hi) hi = x->pt[i].med;
-	}
-	if (!(hi > lo)) {
-		double d = fabs(lo) * 0.01 + (lo == 0 ? 1 : 0);
-		lo -= d;
-		hi += d;
-	}
-	double pad = (hi - lo) * 0.08;
-	lo -= pad;
-	hi += pad;
-	double span = c->nruns > 1 ? (double)(c->nruns - 1) : 1;
-#define XOF(pos) (c->nruns > 1 ? (double)(pos) / span * PW : PW / 2.0)
-#define YOF(v) (MT + (int)lround((hi - (v)) / (hi - lo) * (H - MT - MB)))
-#define COLUMN(pos) ((int)(XOF(pos) / COLW) < PW / COLW ? (int)(XOF(pos) / COLW) : PW / COLW - 1)
-	/* columns: one per commit, or, with more commits than PW / COLW, one
-	 * per COLW pixels, never across a change point */
-	int aggregate = x->npt > PW / COLW;
-	struct col *col = xmalloc((x->npt ? x->npt : 1) * sizeof *col);
+	size_t nd = 0, k = 0;
+	int agg = x->npt > MAXD;
 	double *tmp = xmalloc((x->npt ? x->npt : 1) * sizeof *tmp);
-	size_t ncol = 0, k = 0;
 	for (size_t i = 0; i < x->npt;) {
 		size_t j = i + 1;
-		int ci = COLUMN(x->pt[i].pos);
-		while (k < x->ncp && x->cp[k].at <= i)
+		while (k < x->ncp && x->cp[k].at <= i) {
+			if (x->cp[k].at == i)
+				cpat[k] = nd;
 			k++;
-		size_t stop = k < x->ncp ? x->cp[k].at : x->npt;
-		if (aggregate)
-			while (j < stop && COLUMN(x->pt[j].pos) == ci)
-				j++;
-		double q1 = INFINITY, q3 = -INFINITY;
-		for (size_t t = i; t < j; t++) {
-			tmp[t - i] = x->pt[t].med;
-			if (x->pt[t].q1 < q1) q1 = x->pt[t].q1;
-			if (x->pt[t].q3 > q3) q3 = x->pt[t].q3;
 		}
-		double med = median_of(tmp, j - i);
-		int px = aggregate ? ci * COLW + COLW / 2 : (int)lround(XOF(x->pt[i].pos));
-		col[ncol++] = (struct col){ ML + px, YOF(med), YOF(q1), YOF(q3) };
+		size_t stop = k < x->ncp ? x->cp[k].at : x->npt;
+		uint64_t bucket = (uint64_t)x->pt[i].pos * MAXD / (c->nruns ? c->nruns : 1);
+		if (agg)
+			while (j < stop && (uint64_t)x->pt[j].pos * MAXD / c->nruns == bucket)
+				j++;
+		struct datum *e = &d[nd++];
+		e->p0 = x->pt[i].pos;
+		e->p1 = x->pt[j - 1].pos;
+		e->n = 0;
+		e->q1 = e->lo = INFINITY;
+		e->q3 = e->hi = -INFINITY;
+		for (size_t t = i; t < j; t++) {
+			const struct point *p = &x->pt[t];
+			tmp[t - i] = p->med;
+			e->n += p->n;
+			e->q1 = fmin(e->q1, p->q1);
+			e->q3 = fmax(e->q3, p->q3);
+			e->lo = fmin(e->lo, p->lo);
+			e->hi = fmax(e->hi, p->hi);
+		}
+		e->med = median_of(tmp, j - i);
 		i = j;
 	}
 	free(tmp);
-	const char *metric = name_of(&c->metric, x->metric);
+	return nd;
+}
+
+static void caption(const struct ctx *c, const struct series *x, struct kg_buf *b)
+{
 	const char *unit = unit_of(c, x->metric);
-	buf_printf(b, "<figure class=\"chart\" id=\"s%zu\" data-points=\"%zu\" data-change-points=\"%zu\"",
-		   idx, x->npt, x->ncp);
-	if (aggregate)
-		buf_printf(b, " data-columns=\"%zu\"", ncol);
-	buf_adds(b, " data-metric=\"");
-	escape_html(b, metric);
-	buf_adds(b, "\"><figcaption><b>");
+	buf_adds(b, "<b>");
 	escape_html(b, kernel_label(c, x->kernel));
 	buf_adds(b, "</b> · ");
-	escape_html(b, metric);
+	escape_html(b, name_of(&c->metric, x->metric));
 	if (*unit) {
 		buf_adds(b, " (");
 		escape_html(b, unit);
@@ -965,96 +1045,122 @@ static void chart(struct ctx *c, const struct series *x, struct kg_buf *b, int h
 		buf_adds(b, " · ");
 		escape_html(b, c->gpus[x->gpu]);
 	}
-	if (aggregate)
-		buf_printf(b, " · %zu commits in %zu columns", x->npt, ncol);
-	buf_printf(b, "</figcaption><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\""
-		   " viewBox=\"0 0 %d %d\" role=\"img\">", W, H, W, H);
-	buf_printf(b, "<rect class=\"frame\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>", ML, MT,
-		   PW, H - MT - MB);
-	/* enough digits that the two axis labels differ */
-	int prec = 4;
-	char lhi[48], llo[48];
-	do {
-		fmt_axis(lhi, sizeof lhi, hi, unit, prec);
-		fmt_axis(llo, sizeof llo, lo, unit, prec);
-	} while (!strcmp(lhi, llo) && ++prec < 12);
-	buf_printf(b, "<text class=\"ax\" x=\"%d\" y=\"%d\" text-anchor=\"end\">", ML - 4, MT + 10);
-	escape_html(b, lhi);
-	buf_printf(b, "</text><text class=\"ax\" x=\"%d\" y=\"%d\" text-anchor=\"end\">", ML - 4, H - MB);
-	escape_html(b, llo);
-	buf_adds(b, "</text>");
-	char sha[16];
-	short_sha(sha, c->runs[x->pt[0].pos].commit);
-	buf_printf(b, "<text class=\"ax\" x=\"%d\" y=\"%d\">", ML, H - MB + 16);
-	escape_html(b, sha);
-	buf_adds(b, "</text>");
-	short_sha(sha, c->runs[x->pt[x->npt - 1].pos].commit);
-	buf_printf(b, "<text class=\"ax\" x=\"%d\" y=\"%d\" text-anchor=\"end\">", W - MR, H - MB + 16);
-	escape_html(b, sha);
-	buf_adds(b, "</text>");
-	/* the spread band, then the median line */
-	int *xs = xmalloc(ncol * sizeof *xs), *ys = xmalloc(ncol * sizeof *ys);
-	for (size_t i = 0; i < ncol; i++) {
-		xs[i] = col[i].x;
-		ys[i] = col[i].yq3;
+}
+
+/* One chart: the figure with its numbers; the page's script draws it. */
+static void chart(struct ctx *c, const struct series *x, struct kg_buf *b, size_t idx)
+{
+	struct datum *d = xmalloc((x->npt ? x->npt : 1) * sizeof *d);
+	size_t *cpat = xcalloc(x->ncp ? x->ncp : 1, sizeof *cpat);
+	size_t nd = chart_data(c, x, d, cpat);
+	double f, mx = 0;
+	const char *unit = unit_norm(unit_of(c, x->metric), &f);
+	for (size_t i = 0; i < nd; i++)
+		mx = fmax(mx, fmax(fabs(d[i].lo), fmax(fabs(d[i].hi), fabs(d[i].med))));
+	double q = mx > 0 && isfinite(mx) ? mx * 1e-5 : 1;
+	buf_printf(b, "<figure class=\"chart\" id=\"s%zu\" data-points=\"%zu\" data-change-points=\"%zu\"",
+		   idx, x->npt, x->ncp);
+	if (nd < x->npt)
+		buf_printf(b, " data-columns=\"%zu\"", nd);
+	buf_adds(b, " data-metric=\"");
+	escape_html(b, name_of(&c->metric, x->metric));
+	buf_adds(b, "\" data-unit=\"");
+	escape_html(b, unit);
+	buf_printf(b, "\" data-limit=\"%.6g\" data-span=\"%.6g\" data-q=\"%.9g\" data-d=\"", x->limit,
+		   x->limit > 0 ? x->limit : c->o->cp.min_shift, q * f);
+	long long pm = 0;
+	int64_t p1 = -1;
+	for (size_t i = 0; i < nd; i++) {
+		const struct datum *e = &d[i];
+		long long m = llround(e->med / q), q1 = llround(e->q1 / q), q3 = llround(e->q3 / q);
+		add_field(b, (int64_t)e->p0 - p1 - 1, i == 0);
+		add_field(b, (long long)e->p1 - e->p0, 0);
+		add_field(b, m - pm, 0);
+		add_field(b, m - q1, 0);
+		add_field(b, q3 - m, 0);
+		add_field(b, q1 - llround(e->lo / q), 0);
+		add_field(b, llround(e->hi / q) - q3, 0);
+		add_field(b, e->n, 0);
+		pm = m;
+		p1 = e->p1;
 	}
-	buf_adds(b, "<path class=\"band\" d=\"");
-	path_rel(b, xs, ys, ncol, 1);
-	for (size_t i = 0; i < ncol; i++) {
-		xs[i] = col[ncol - 1 - i].x;
-		ys[i] = col[ncol - 1 - i].yq1;
+	buf_adds(b, "\" data-cp=\"");
+	for (size_t k = 0; k < x->ncp; k++)
+		buf_printf(b, "%s%zu,%.3g,%.2g", k ? ";" : "", cpat[k], 100 * x->cp[k].shift, x->cp[k].p);
+	buf_adds(b, "\"><figcaption>");
+	caption(c, x, b);
+	if (nd < x->npt)
+		buf_printf(b, " · %zu commits in %zu columns", x->npt, nd);
+	buf_adds(b, " <button class=\"reset\" type=\"button\">reset zoom</button></figcaption>"
+		    "<div class=\"plot\"></div><div class=\"tip\" hidden></div></figure>\n");
+	free(d);
+	free(cpat);
+}
+
+/* A sparkline of series x: up to 48 columns' medians, the y range at least
+ * span (relative) around its level, its change points as red ticks. */
+static void spark(const struct series *x, double span, struct kg_buf *b)
+{
+	enum { SW = 120, SH = 22, NB = 48 };
+	size_t nb = x->npt < NB ? x->npt : NB;
+	double v[NB], tmp[NB + 1];
+	if (!nb) {
+		buf_adds(b, "–");
+		return;
 	}
-	path_rel(b, xs, ys, ncol, 0);
-	buf_adds(b, "Z\"/><path class=\"median\" d=\"");
-	for (size_t i = 0; i < ncol; i++) {
-		xs[i] = col[i].x;
-		ys[i] = col[i].ymed;
+	double lo = INFINITY, hi = -INFINITY;
+	for (size_t k = 0; k < nb; k++) {
+		size_t i0 = k * x->npt / nb, i1 = (k + 1) * x->npt / nb, m = 0;
+		double *w = i1 - i0 <= NB + 1 ? tmp : xmalloc((i1 - i0) * sizeof *w);
+		for (size_t i = i0; i < i1; i++)
+			w[m++] = x->pt[i].med;
+		v[k] = median_of(w, m);
+		if (w != tmp)
+			free(w);
+		lo = fmin(lo, v[k]);
+		hi = fmax(hi, v[k]);
 	}
-	path_rel(b, xs, ys, ncol, 1);
+	if (span > 0 && x->level != 0) {
+		lo = fmin(lo, fmin(x->level * (1 - span), x->level * (1 + span)));
+		hi = fmax(hi, fmax(x->level * (1 - span), x->level * (1 + span)));
+	}
+	if (!(hi > lo)) {
+		double e = fabs(lo) * 0.01 + (lo == 0);
+		lo -= e;
+		hi += e;
+	}
+	buf_printf(b, "<svg class=\"spark\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\"><path d=\"", SW,
+		   SH, SW, SH);
+	for (size_t k = 0; k < nb; k++) {
+		int px = nb > 1 ? (int)lround((double)k * (SW - 4) / (double)(nb - 1)) + 2 : SW / 2;
+		int py = 2 + (int)lround((hi - v[k]) / (hi - lo) * (SH - 4));
+		buf_addc(b, k ? 'L' : 'M');
+		add_int(b, px);
+		buf_addc(b, ' ');
+		add_int(b, py);
+	}
 	buf_adds(b, "\"/>");
-	free(xs);
-	free(ys);
-	free(col);
-	for (size_t k2 = 0; k2 < x->ncp; k2++) {
-		const struct cp_result *r = &x->cp[k2];
-		int cx = ML + (int)lround((XOF(x->pt[r->at - 1].pos) + XOF(x->pt[r->at].pos)) / 2);
-		short_sha(sha, c->runs[x->pt[r->at].pos].commit);
-		buf_printf(b, "<line class=\"cp\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"><title>change point at ",
-			   cx, MT, cx, H - MB);
-		escape_html(b, sha);
-		buf_printf(b, ": %.6g → %.6g (%+.2f%%), p = %.3g</title></line>", r->before, r->after,
-			   100 * r->shift, r->p);
+	for (size_t k = 0; k < x->ncp; k++) {
+		int px = 2 + (int)lround((double)x->cp[k].at * (SW - 4) / (double)(x->npt > 1 ? x->npt - 1 : 1));
+		buf_printf(b, "<line x1=\"%d\" x2=\"%d\" y1=\"0\" y2=\"%d\"/>", px, px, SH);
 	}
-	/* hover marks: every commit while the report is small and the chart
-	 * not aggregated; else the change points and the newest commit */
-	size_t k3 = 0;
-	for (size_t i = 0; i < x->npt; i++) {
-		while (k3 < x->ncp && x->cp[k3].at < i)
-			k3++;
-		int is_cp = k3 < x->ncp && x->cp[k3].at == i;
-		if ((!hover_all || aggregate) && !is_cp && i + 1 != x->npt)
-			continue;
-		const struct point *p = &x->pt[i];
-		const struct run *r = &c->runs[p->pos];
-		char date[32];
-		fmt_date(date, sizeof date, r->time);
-		short_sha(sha, r->commit);
-		buf_printf(b, "<circle class=\"pt%s\" cx=\"%d\" cy=\"%d\" r=\"3\"><title>", is_cp ? " cpt" : "",
-			   ML + (int)lround(XOF(p->pos)), YOF(p->med));
-		escape_html(b, sha);
-		buf_printf(b, " (%s): median %.6g, IQR %.6g–%.6g, range %.6g–%.6g, n = %u</title></circle>",
-			   date, p->med, p->q1, p->q3, p->lo, p->hi, p->n);
-	}
-#undef XOF
-#undef YOF
-#undef COLUMN
-	buf_adds(b, "</svg></figure>\n");
+	buf_adds(b, "</svg>");
 }
 
 /* ---------------------------------------------------------------- roofline */
 
 struct roof_pt { const struct series *any; double ai, gflops; };
 
+static void fmt_pow10(char *out, size_t n, int e)
+{
+	static const char *const si[] = { "", "k", "M", "G", "T", "P" };
+	if (e < 0 && e >= -4)
+		snprintf(out, n, "%.*f", -e, pow(10, e));
+	else if (e >= 0 && e < 18)
+		snprintf(out, n, "%.0f%s", pow(10, e % 3), si[e / 3]);
+	else
+		snprintf(out, n, "1e%d", e);
+}
 static double series_last(const struct series *x, uint32_t pos, int *ok)
 {
 	if (x->npt && x->pt[x->npt - 1].pos == pos) {
@@ -1143,7 +1249,7 @@ static size_t roofline(struct ctx *c, struct kg_buf *b)
 		yhi = c->o->peak_gflops;
 	double lx0 = floor(log10(xlo)) - 0.5, lx1 = ceil(log10(xhi)) + 0.5;
 	double ly0 = floor(log10(ylo)) - 0.5, ly1 = ceil(log10(yhi)) + 0.5;
-	const int w = 640, h = 360, l = 72, r = 16, t = 12, bm = 40;
+	const int w = 640, h = 360, l = 64, r = 16, t = 12, bm = 40;
 #define RX(v) (l + (int)lround((log10(v) - lx0) / (lx1 - lx0) * (w - l - r)))
 #define RY(v) (t + (int)lround((ly1 - log10(v)) / (ly1 - ly0) * (h - t - bm)))
 	buf_printf(b, "<figure class=\"roofline\" data-points=\"%zu\"><figcaption>Arithmetic intensity"
@@ -1153,14 +1259,21 @@ static size_t roofline(struct ctx *c, struct kg_buf *b)
 		   w, h, w, h);
 	buf_printf(b, "<rect class=\"frame\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>", l, t,
 		   w - l - r, h - t - bm);
-	for (double e = ceil(lx0); e <= lx1; e++)
-		buf_printf(b, "<text class=\"ax\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">1e%d</text>",
-			   RX(pow(10, e)), h - bm + 16, (int)e);
-	for (double e = ceil(ly0); e <= ly1; e++)
-		buf_printf(b, "<text class=\"ax\" x=\"%d\" y=\"%d\" text-anchor=\"end\">1e%d</text>", l - 4,
-			   RY(pow(10, e)) + 4, (int)e);
-	buf_printf(b, "<text class=\"ax\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">FLOP/byte</text>",
-		   (w + l) / 2, h - 6);
+	char tl[32];
+	for (double e = ceil(lx0); e <= lx1; e++) {
+		fmt_pow10(tl, sizeof tl, (int)e);
+		buf_printf(b, "<text class=\"ax\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>",
+			   RX(pow(10, e)), h - bm + 16, tl);
+	}
+	for (double e = ceil(ly0); e <= ly1; e++) {
+		fmt_pow10(tl, sizeof tl, (int)e);
+		buf_printf(b, "<text class=\"ax\" x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>", l - 4,
+			   RY(pow(10, e)) + 4, tl);
+	}
+	buf_printf(b, "<text class=\"ax title\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">arithmetic"
+		   " intensity (FLOP per DRAM byte)</text>", (w + l) / 2, h - 6);
+	buf_printf(b, "<text class=\"ax title\" transform=\"rotate(-90)\" x=\"%d\" y=\"14\""
+		   " text-anchor=\"middle\">achieved GFLOP/s</text>", -(t + (h - t - bm) / 2));
 	if (c->o->peak_gflops > 0 && c->o->peak_gbs > 0) {
 		double ridge = c->o->peak_gflops / c->o->peak_gbs;
 		double x0 = pow(10, lx0), x1 = pow(10, lx1);
@@ -1176,6 +1289,18 @@ static size_t roofline(struct ctx *c, struct kg_buf *b)
 		buf_adds(b, ": ");
 		escape_html(b, kernel_label(c, pts[i].any->kernel));
 		buf_printf(b, ": %.4g FLOP/byte, %.4g GFLOP/s</title></circle>", pts[i].ai, pts[i].gflops);
+		/* the label: the kernel's base name, beside its dot, inside the frame */
+		const char *kl = kernel_label(c, pts[i].any->kernel);
+		size_t kn = strcspn(kl, "(<");
+		if (kn > 28)
+			kn = 28;
+		char *lab = xstrndup(kl, kn);
+		int right = RX(pts[i].ai) > (w + l) / 2;
+		buf_printf(b, "<text class=\"rl\" x=\"%d\" y=\"%d\" text-anchor=\"%s\">",
+			   RX(pts[i].ai) + (right ? -7 : 7), RY(pts[i].gflops) + 4, right ? "end" : "start");
+		escape_html(b, lab);
+		buf_adds(b, "</text>");
+		free(lab);
 	}
 #undef RX
 #undef RY
@@ -1190,33 +1315,92 @@ static const char css[] =
 	"body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}"
 	"h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ccc}"
 	"table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 6px;"
-	"text-align:left;vertical-align:top}th{background:#f4f4f4}"
-	".fail{color:#b00020;font-weight:bold}.inconclusive,.missing{color:#a05a00}.pass{color:#1b7a2b}"
-	"figure.chart{display:inline-block;margin:6px;vertical-align:top}figcaption{font-size:12px;"
-	"max-width:640px;overflow-wrap:anywhere}svg{background:#fff}"
-	".frame{fill:none;stroke:#bbb}.band{fill:#9ecae1;fill-opacity:.45;stroke:none}"
-	".median{fill:none;stroke:#08519c;stroke-width:1.5}.pt{fill:#08519c}.cpt{fill:#d62728}"
-	".cp{stroke:#d62728;stroke-dasharray:4 3;stroke-width:1.5}.ax{font-size:11px;fill:#555}"
-	".rp{fill:#d62728;fill-opacity:.8}.roof{fill:none;stroke:#333;stroke-width:1.5}"
+	"text-align:left;vertical-align:top}th{background:#f4f4f4}td.num{text-align:right;white-space:nowrap}"
+	".fail,.regression{color:#b00020;font-weight:bold}.inconclusive,.missing{color:#a05a00}"
+	".pass,.improvement{color:#1b7a2b}.lead{font-size:15px}"
+	"figure.chart{display:inline-block;margin:6px;vertical-align:top;position:relative}"
+	"figcaption{font-size:12px;max-width:640px;overflow-wrap:anywhere}svg{background:#fff}"
+	".plot{width:640px;height:210px}td.date{white-space:nowrap}"
+	"button.reset{display:none;font-size:11px;margin-left:6px}.zoomed button.reset{display:inline}"
+	".frame{fill:none;stroke:#bbb}.grid{stroke:#eee}.tick{stroke:#999}"
+	".band{fill:#9ecae1;fill-opacity:.45;stroke:none}.limit{fill:#fdd49e;fill-opacity:.35}"
+	".median{fill:none;stroke:#08519c;stroke-width:1.5}.pt{fill:#08519c}"
+	".cp{stroke:#d62728;stroke-dasharray:4 3;stroke-width:1.5}.gpu{fill:#e6550d}"
+	".ax{font-size:11px;fill:#555}.ax.title{font-size:10px;fill:#777}"
+	".over{fill:transparent;cursor:crosshair}.cross{stroke:#888}.hot{fill:#08519c}"
+	".sel{fill:#08519c;fill-opacity:.15}"
+	".tip{position:absolute;z-index:2;background:#fff;border:1px solid #999;padding:4px 6px;"
+	"font-size:12px;pointer-events:none;box-shadow:0 1px 4px rgba(0,0,0,.2);max-width:360px}"
+	".spark{vertical-align:middle}.spark path{fill:none;stroke:#08519c;stroke-width:1.2}"
+	".spark line{stroke:#d62728;stroke-width:1}"
+	".rp{fill:#d62728;fill-opacity:.8}.rl{font-size:10px;fill:#333}"
+	".roof{fill:none;stroke:#333;stroke-width:1.5}"
 	".note{color:#555}code{font-size:12px}h3{font-size:15px}.why{font-weight:600}"
-	"tr.fires td{background:#fdecea}";
+	".range{margin:8px 0}.range button{margin-right:4px}";
 
+/* The unit of metric name, as stored (else the vocabulary's). */
+static const char *unit_by_name(const struct ctx *c, const char *metric)
+{
+	for (size_t i = 0; metric && i < c->metric.n; i++)
+		if (c->metric.v[i].s && !strcmp(c->metric.v[i].s, metric))
+			return c->metric.v[i].unit ? c->metric.v[i].unit : "";
+	return metric ? metric_unit(metric) : "";
+}
+
+static void verdict_row(const struct ctx *c, struct kg_buf *b, const struct report_verdict *v)
+{
+	char s1[32], s2[32], s3[32], p[32], bv[48], hv[48];
+	const char *u = unit_by_name(c, v->metric);
+	fmt_pct(s1, sizeof s1, v->shift);
+	fmt_pct(s2, sizeof s2, v->lo);
+	fmt_pct(s3, sizeof s3, v->hi);
+	fmt_num(p, sizeof p, v->p);
+	fmt_human(bv, sizeof bv, v->base_value, u);
+	fmt_human(hv, sizeof hv, v->head_value, u);
+	buf_adds(b, "<tr><td class=\"");
+	escape_html(b, v->verdict);
+	buf_adds(b, "\">");
+	escape_html(b, v->verdict);
+	buf_adds(b, v->fails && strcmp(v->verdict ? v->verdict : "", "fail") ? " (fails)" : "");
+	buf_adds(b, "</td><td>");
+	escape_html(b, v->benchmark);
+	buf_adds(b, "</td><td>");
+	escape_html(b, v->demangled ? v->demangled : v->kernel);
+	buf_adds(b, "</td><td>");
+	escape_html(b, v->nvtx);
+	buf_adds(b, "</td><td>");
+	escape_html(b, v->metric);
+	buf_printf(b, "</td><td class=\"num\">%s</td><td class=\"num\">%s … %s</td><td class=\"num\">%s</td>"
+		   "<td class=\"num\">", s1, s2, s3, p);
+	escape_html(b, bv);
+	buf_adds(b, "</td><td class=\"num\">");
+	escape_html(b, hv);
+	buf_adds(b, "</td><td>");
+	escape_html(b, v->message);
+	buf_adds(b, "</td></tr>\n");
+}
+
+static const char verdict_head[] =
+	"<tr><th>verdict</th><th>benchmark</th><th>kernel</th><th>NVTX</th><th>metric</th>"
+	"<th>change</th><th>interval</th><th>p</th><th>baseline</th><th>head</th><th>note</th></tr>\n";
+
+/* The newest check: its outcome, the rows that did not pass (fails,
+ * FAIL, MISSING, INCONCLUSIVE, NEW), the others one click away. */
 static void html_verdicts(struct ctx *c, struct kg_buf *b, struct report_summary *sum)
 {
-	buf_adds(b, "<h2 id=\"verdicts\">Newest verdicts</h2>\n");
+	buf_adds(b, "<h3 id=\"verdicts\">Newest check</h3>\n");
 	struct report_check chk;
 	struct kg_check_filter f = { .branch = c->o->branch, .since = c->o->since };
-	int rc = load_newest(c->st, &f, &chk);
-	if (rc != 0) {
+	if (load_newest(c->st, &f, &chk) != 0) {
 		buf_adds(b, "<p class=\"note\">No check is stored for these runs.</p>\n");
-		if (rc == 0 || rc == 1)
-			return;
 		return;
 	}
 	char sha[16], date[32];
 	short_sha(sha, chk.commit);
 	fmt_date(date, sizeof date, chk.time);
-	buf_adds(b, "<p>Commit <code>");
+	buf_adds(b, "<p>Commit <code title=\"");
+	escape_html(b, chk.commit);
+	buf_adds(b, "\">");
 	escape_html(b, sha);
 	buf_adds(b, "</code> against ");
 	escape_html(b, chk.baseline ? chk.baseline : "(none)");
@@ -1242,40 +1426,27 @@ static void html_verdicts(struct ctx *c, struct kg_buf *b, struct report_summary
 	for (size_t i = 0; i < chk.n; i++)
 		ord[i] = &chk.v[i];
 	qsort(ord, chk.n, sizeof *ord, cmp_verdict);
-	buf_adds(b, "<table class=\"verdicts\"><tr><th>verdict</th><th>benchmark</th><th>kernel</th>"
-		    "<th>NVTX</th><th>metric</th><th>change</th><th>interval</th><th>p</th>"
-		    "<th>baseline</th><th>head</th><th>note</th></tr>\n");
-	for (size_t i = 0; i < chk.n; i++) {
-		const struct report_verdict *v = ord[i];
-		char s1[32], s2[32], s3[32], p[32], bv[32], hv[32];
-		fmt_pct(s1, sizeof s1, v->shift);
-		fmt_pct(s2, sizeof s2, v->lo);
-		fmt_pct(s3, sizeof s3, v->hi);
-		fmt_num(p, sizeof p, v->p);
-		fmt_num(bv, sizeof bv, v->base_value);
-		fmt_num(hv, sizeof hv, v->head_value);
-		buf_adds(b, "<tr><td class=\"");
-		escape_html(b, v->verdict);
-		buf_adds(b, "\">");
-		escape_html(b, v->verdict);
-		buf_adds(b, "</td><td>");
-		escape_html(b, v->benchmark);
-		buf_adds(b, "</td><td>");
-		escape_html(b, v->demangled ? v->demangled : v->kernel);
-		buf_adds(b, "</td><td>");
-		escape_html(b, v->nvtx);
-		buf_adds(b, "</td><td>");
-		escape_html(b, v->metric);
-		buf_printf(b, "</td><td>%s</td><td>%s … %s</td><td>%s</td><td>%s</td><td>%s</td><td>",
-			   s1, s2, s3, p, bv, hv);
-		escape_html(b, v->message);
-		buf_adds(b, "</td></tr>\n");
+	size_t i = 0;
+	for (; i < chk.n && verdict_rank(ord[i]) < 5; i++) {
+		if (!i)
+			buf_printf(b, "<table class=\"verdicts failing\">%s", verdict_head);
+		verdict_row(c, b, ord[i]);
 	}
-	buf_adds(b, "</table>\n");
+	if (i)
+		buf_adds(b, "</table>\n");
+	else if (chk.n)
+		buf_adds(b, "<p id=\"no-failing\">Every comparison passed or was skipped.</p>\n");
+	if (i < chk.n) {
+		buf_printf(b, "<details class=\"passing\"><summary>%zu passing or skipped comparison%s</summary>"
+			   "<table class=\"verdicts\">%s", chk.n - i, chk.n - i == 1 ? "" : "s", verdict_head);
+		for (; i < chk.n; i++)
+			verdict_row(c, b, ord[i]);
+		buf_adds(b, "</table></details>\n");
+	}
 	free(ord);
-	for (size_t i = 0; i < chk.n_why; i++) {
-		const struct kg_explanation *x = &chk.why[i];
-		buf_adds(b, i ? "" : "<h3>Why</h3>\n");
+	for (size_t k = 0; k < chk.n_why; k++) {
+		const struct kg_explanation *x = &chk.why[k];
+		buf_adds(b, k ? "" : "<h3>Why</h3>\n");
 		buf_adds(b, "<p class=\"why\">");
 		escape_html(b, x->benchmark);
 		if (*x->nvtx) {
@@ -1292,19 +1463,329 @@ static void html_verdicts(struct ctx *c, struct kg_buf *b, struct report_summary
 	report_check_free(&chk);
 }
 
-struct cp_ref { const struct series *x; const struct cp_result *r; double worse; };
+/* ---------------------------------------------------------------- GPU state */
+
+/* The GPU states stored with each run: a run's concerns (throttling,
+ * other processes, application clocks changed) as one note, and the
+ * newest run's states as lines for the summary. */
+static int load_gpu(struct ctx *c)
+{
+	for (size_t r = 0; r < c->nruns; r++) {
+		char **names = NULL, **states = NULL;
+		size_t n = 0;
+		if (store_run_gpu_states(c->st, c->runs[r].id, &names, &states, &n) != KG_EXIT_PASS)
+			return -1;
+		struct kg_buf note = KG_BUF_INIT;
+		for (size_t i = 0; i < n; i++) {
+			struct kg_gpu_summary gs;
+			char err[200], line[400], worry[400];
+			json_t *j = json_loads(states[i], 0, NULL);
+			if (!j || gpustate_summary_from_json(j, &gs, err, sizeof err) < 0) {
+				json_decref(j);
+				continue;
+			}
+			json_decref(j);
+			c->runs[r].gpu_recorded = 1;
+			gpustate_summary_concerns(&gs, worry, sizeof worry);
+			if (*worry)
+				buf_printf(&note, "%s%s: %s", note.len ? "; " : "", names[i], worry);
+			if (r + 1 == c->nruns) {
+				gpustate_summary_line(&gs, line, sizeof line);
+				c->gpu_last = xrealloc(c->gpu_last, (c->ngpu_last + 1) * sizeof *c->gpu_last);
+				c->gpu_last[c->ngpu_last].bench = xstrdup(names[i]);
+				c->gpu_last[c->ngpu_last].line = xstrdup(line);
+				c->gpu_last[c->ngpu_last].worry = xstrdup(worry);
+				c->ngpu_last++;
+			}
+		}
+		c->runs[r].gpu_note = note.len ? buf_detach(&note) : NULL;
+		buf_free(&note);
+		store_names_free(names, n);
+		store_names_free(states, n);
+	}
+	return 0;
+}
+
+static void html_gpu(struct ctx *c, struct kg_buf *b)
+{
+	size_t rec = 0, worried = 0;
+	for (size_t r = 0; r < c->nruns; r++) {
+		rec += c->runs[r].gpu_recorded;
+		worried += c->runs[r].gpu_note != NULL;
+	}
+	buf_adds(b, "<h3 id=\"gpu-state\">GPU state</h3>\n");
+	if (!rec) {
+		buf_adds(b, "<p class=\"note\">Not recorded for these runs (runs stored before kgate recorded"
+			    " the GPU's state, ingested from files, or without NVML).</p>\n");
+		return;
+	}
+	buf_printf(b, "<p>Recorded for %zu of %zu runs; %zu with something that makes timings less"
+		   " comparable (throttling, another process on the GPU, application clocks changed), marked"
+		   " &#9650; on the charts.</p>\n", rec, c->nruns, worried);
+	if (c->ngpu_last) {
+		char sha[16];
+		short_sha(sha, c->runs[c->nruns - 1].commit);
+		buf_adds(b, "<table class=\"gpu-state\"><tr><th colspan=\"3\">newest run, commit <code>");
+		escape_html(b, sha);
+		buf_adds(b, "</code></th></tr><tr><th>benchmark</th><th>clocks, temperature, power</th>"
+			    "<th>seen</th></tr>\n");
+		for (size_t i = 0; i < c->ngpu_last; i++) {
+			buf_adds(b, "<tr><td>");
+			escape_html(b, c->gpu_last[i].bench);
+			buf_adds(b, "</td><td>");
+			escape_html(b, c->gpu_last[i].line);
+			buf_adds(b, *c->gpu_last[i].worry ? "</td><td class=\"fail\">" : "</td><td>");
+			escape_html(b, *c->gpu_last[i].worry ? c->gpu_last[i].worry : "nothing");
+			buf_adds(b, "</td></tr>\n");
+		}
+		buf_adds(b, "</table>\n");
+	}
+	if (worried) {
+		buf_printf(b, "<details><summary>%zu run%s with a concern</summary><table class=\"gpu-runs\">"
+			   "<tr><th>commit</th><th>date</th><th>seen</th></tr>\n", worried, worried == 1 ? "" : "s");
+		size_t shown = 0;
+		for (size_t r = c->nruns; r-- > 0 && shown < 200;) {
+			if (!c->runs[r].gpu_note)
+				continue;
+			char sha[16], date[32];
+			short_sha(sha, c->runs[r].commit);
+			fmt_date(date, sizeof date, c->runs[r].time);
+			buf_adds(b, "<tr><td><code>");
+			escape_html(b, sha);
+			buf_printf(b, "</code></td><td>%s</td><td>", date);
+			escape_html(b, c->runs[r].gpu_note);
+			buf_adds(b, "</td></tr>\n");
+			shown++;
+		}
+		buf_adds(b, "</table></details>\n");
+	}
+}
+/* ---------------------------------------------------------------- change points */
+
+struct cp_ref { const struct series *x; const struct cp_result *r; double worse; int regression, recent; };
 
 static int cmp_cpref(const void *a, const void *b)
 {
 	const struct cp_ref *x = a, *y = b;
+	if (x->regression != y->regression)
+		return y->regression - x->regression;
 	return (y->worse > x->worse) - (y->worse < x->worse);
 }
 
-static void page_head(struct kg_buf *b, const struct report_opts *o, const char *sub,
-		      size_t nruns, size_t ns)
+/* The link to series x's chart: on its page in the directory form. */
+static void chart_href(const struct ctx *c, const struct series *x, struct kg_buf *b)
 {
-	buf_adds(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-		    "<meta name=\"generator\" content=\"kgate " KGATE_VERSION "\"><title>kgate trend report");
+	buf_adds(b, "<a href=\"");
+	if (c->pages)
+		buf_printf(b, "p%zu.html", x->page);
+	buf_printf(b, "#s%zu\">", (size_t)(x - c->s));
+}
+
+static void cp_table(struct ctx *c, struct kg_buf *b, const struct cp_ref *cps, size_t n, const char *cls)
+{
+	buf_printf(b, "<table class=\"change-points %s\"><tr><th></th><th>benchmark</th><th>kernel</th>"
+		   "<th>NVTX</th><th>metric</th><th>commit</th><th>date</th><th>before</th><th>after</th>"
+		   "<th>change</th><th>p</th></tr>\n", cls);
+	for (size_t i = 0; i < n; i++) {
+		const struct series *x = cps[i].x;
+		const struct cp_result *r = cps[i].r;
+		const struct run *run = &c->runs[x->pt[r->at].pos];
+		const char *u = unit_of(c, x->metric);
+		char date[32], sh[32], bf[48], af[48], ssha[16];
+		fmt_date(date, sizeof date, run->time);
+		fmt_pct(sh, sizeof sh, r->shift);
+		fmt_human(bf, sizeof bf, r->before, u);
+		fmt_human(af, sizeof af, r->after, u);
+		int w = cp_worse(c, x, r);
+		buf_printf(b, "<tr><td class=\"%s\">%s</td><td>",
+			   cps[i].regression ? "regression" : w < 0 ? "improvement" : "change",
+			   cps[i].regression ? "regression" : w < 0 ? "improvement" : w > 0 ? "worse" : "change");
+		escape_html(b, name_of(&c->bench, x->bench));
+		buf_adds(b, "</td><td>");
+		chart_href(c, x, b);
+		escape_html(b, kernel_label(c, x->kernel));
+		buf_adds(b, "</a></td><td>");
+		escape_html(b, name_of(&c->nvtx, x->nvtx));
+		buf_adds(b, "</td><td>");
+		escape_html(b, name_of(&c->metric, x->metric));
+		short_sha(ssha, run->commit);
+		buf_adds(b, "</td><td>");
+		int linked = c->o->commit_url && run->commit &&
+			     strspn(run->commit, "0123456789abcdef") == strlen(run->commit);
+		if (linked) {
+			buf_adds(b, "<a href=\"");
+			escape_html(b, c->o->commit_url);
+			escape_html(b, run->commit);
+			buf_adds(b, "\">");
+		}
+		buf_adds(b, "<code title=\"");
+		escape_html(b, run->commit);
+		buf_adds(b, "\">");
+		escape_html(b, ssha);
+		buf_adds(b, linked ? "</code></a>" : "</code>");
+		buf_printf(b, "</td><td class=\"date\">%s</td><td class=\"num\">", date);
+		escape_html(b, bf);
+		buf_adds(b, "</td><td class=\"num\">");
+		escape_html(b, af);
+		buf_printf(b, "</td><td class=\"num\">%s</td><td class=\"num\">%.3g</td></tr>\n", sh, r->p);
+	}
+	buf_adds(b, "</table>\n");
+}
+
+/* What changed: the change points of the last new_within seconds
+ * (regressions first), every change point one click away, the newest
+ * check's verdicts, the GPU's state. */
+#define CP_ROWS 1000
+static void html_summary(struct ctx *c, struct kg_buf *b, struct cp_ref *cps, size_t ncps,
+			 struct report_summary *sum)
+{
+	size_t nrecent = 0, nreg = 0;
+	for (size_t i = 0; i < ncps; i++) {
+		nrecent += cps[i].recent;
+		nreg += cps[i].recent && cps[i].regression;
+	}
+	char since[32] = "";
+	if (c->nruns)
+		fmt_date(since, sizeof since, c->runs[c->nruns - 1].time - c->o->new_within);
+	buf_printf(b, "<section id=\"summary\"><h2>What changed</h2>\n<p class=\"lead\" id=\"changed\">"
+		   "Since %s (%lld days before the newest run): <b>%zu new change point%s</b>, "
+		   "<span class=\"%s\">%zu regression%s</span> (worse by the gate's limit or more); %zu change"
+		   " point%s in all.</p>\n", since, (long long)(c->o->new_within / 86400), nrecent,
+		   nrecent == 1 ? "" : "s", nreg ? "regression" : "pass", nreg, nreg == 1 ? "" : "s", ncps,
+		   ncps == 1 ? "" : "s");
+	struct cp_ref *recent = xmalloc((nrecent + 1) * sizeof *recent);
+	size_t k = 0;
+	for (size_t i = 0; i < ncps; i++)
+		if (cps[i].recent)
+			recent[k++] = cps[i];
+	if (k)
+		cp_table(c, b, recent, k < CP_ROWS ? k : CP_ROWS, "recent");
+	free(recent);
+	if (ncps > nrecent) {
+		buf_printf(b, "<details id=\"change-points\"><summary>All %zu change points%s</summary>\n", ncps,
+			   ncps > CP_ROWS ? ", the 1000 largest regressions first" : ", regressions first");
+		cp_table(c, b, cps, ncps < CP_ROWS ? ncps : CP_ROWS, "all");
+		buf_adds(b, "</details>\n");
+	}
+	html_verdicts(c, b, sum);
+	html_gpu(c, b);
+	buf_adds(b, "</section>\n");
+}
+
+/* ---------------------------------------------------------------- kernels */
+
+/* The end of the group of series from i: one kernel identity (GPU,
+ * benchmark, NVTX path, kernel). */
+static size_t group_end(const struct ctx *c, size_t i, size_t end)
+{
+	size_t j = i;
+	while (j < end && c->s[j].gpu == c->s[i].gpu && c->s[j].bench == c->s[i].bench &&
+	       c->s[j].nvtx == c->s[i].nvtx && c->s[j].kernel == c->s[i].kernel)
+		j++;
+	return j;
+}
+
+#define KERNEL_ROWS 5000
+#define UNCHANGED_ROWS 2000
+
+/* Benchmark [i0, j0)'s table: a row per kernel with its main metric (the
+ * duration where measured) as a sparkline, and its series that never
+ * changed collapsed into one line. */
+static void kernel_table(struct ctx *c, struct kg_buf *b, size_t i0, size_t j0)
+{
+	size_t nconst = 0, rows = 0;
+	for (size_t i = i0; i < j0; i++)
+		nconst += !c->s[i].varying;
+	buf_adds(b, "<table class=\"kernels\"><tr><th>kernel</th><th>NVTX</th><th>metric</th><th>now</th>"
+		    "<th>since first</th><th>change points</th><th>trend</th><th>charts</th></tr>\n");
+	for (size_t i = i0; i < j0;) {
+		size_t j = group_end(c, i, j0), pri = i, nvar = 0, ncp = 0, first_var = SIZE_MAX;
+		for (size_t k = i; k < j; k++) {
+			const char *m = name_of(&c->metric, c->s[k].metric);
+			if (!strcmp(m, "gpu__time_duration.sum"))
+				pri = k;
+			if (c->s[k].varying) {
+				nvar++;
+				if (first_var == SIZE_MAX)
+					first_var = k;
+			}
+			ncp += c->s[k].ncp;
+		}
+		if (strcmp(name_of(&c->metric, c->s[pri].metric), "gpu__time_duration.sum") && first_var != SIZE_MAX)
+			pri = first_var;
+		if (rows++ >= KERNEL_ROWS) {
+			i = j;
+			continue;
+		}
+		const struct series *x = &c->s[pri];
+		const char *u = unit_of(c, x->metric);
+		char now[48], ch[32];
+		fmt_human(now, sizeof now, x->npt ? x->pt[x->npt - 1].med : NAN, u);
+		fmt_pct(ch, sizeof ch, x->npt && x->pt[0].med != 0
+			? (double)x->pt[x->npt - 1].med / x->pt[0].med - 1 : NAN);
+		buf_printf(b, "<tr class=\"%s\"><td>", nvar ? "varies" : "flat");
+		escape_html(b, kernel_label(c, x->kernel));
+		buf_adds(b, "</td><td>");
+		escape_html(b, name_of(&c->nvtx, x->nvtx));
+		buf_adds(b, "</td><td>");
+		escape_html(b, name_of(&c->metric, x->metric));
+		buf_adds(b, "</td><td class=\"num\">");
+		escape_html(b, now);
+		buf_printf(b, "</td><td class=\"num\">%s</td><td class=\"num\">%zu</td><td>", ch, ncp);
+		spark(x, x->limit > 0 ? x->limit : c->o->cp.min_shift, b);
+		buf_adds(b, "</td><td>");
+		if (nvar) {
+			chart_href(c, &c->s[first_var], b);
+			buf_printf(b, "%zu chart%s</a>", nvar, nvar == 1 ? "" : "s");
+		}
+		if (j - i > nvar)
+			buf_printf(b, "%s%zu unchanged", nvar ? ", " : "", j - i - nvar);
+		buf_adds(b, "</td></tr>\n");
+		i = j;
+	}
+	buf_adds(b, "</table>\n");
+	if (rows > KERNEL_ROWS)
+		buf_printf(b, "<p class=\"note\">and %zu more kernels (their charts are on the pages).</p>\n",
+			   rows - KERNEL_ROWS);
+	if (!nconst)
+		return;
+	buf_printf(b, "<details class=\"unchanged\" data-series=\"%zu\"><summary>%zu series unchanged over"
+		   " every run (the same median each time), not charted</summary>\n<table><tr><th>kernel</th>"
+		   "<th>NVTX</th><th>metric</th><th>value</th><th>runs</th></tr>\n", nconst, nconst);
+	size_t shown = 0;
+	for (size_t i = i0; i < j0 && shown < UNCHANGED_ROWS; i++) {
+		const struct series *x = &c->s[i];
+		if (x->varying)
+			continue;
+		char v[48];
+		fmt_human(v, sizeof v, x->npt ? x->pt[0].med : NAN, unit_of(c, x->metric));
+		buf_adds(b, "<tr><td>");
+		escape_html(b, kernel_label(c, x->kernel));
+		buf_adds(b, "</td><td>");
+		escape_html(b, name_of(&c->nvtx, x->nvtx));
+		buf_adds(b, "</td><td>");
+		escape_html(b, name_of(&c->metric, x->metric));
+		buf_adds(b, "</td><td class=\"num\">");
+		escape_html(b, v);
+		buf_printf(b, "</td><td class=\"num\">%zu</td></tr>\n", x->npt);
+		shown++;
+	}
+	buf_adds(b, "</table>");
+	if (nconst > shown)
+		buf_printf(b, "<p class=\"note\">and %zu more.</p>", nconst - shown);
+	buf_adds(b, "</details>\n");
+}
+
+/* ---------------------------------------------------------------- pages */
+
+static void page_head(struct ctx *c, struct kg_buf *b, const char *sub, size_t ns)
+{
+	const struct report_opts *o = c->o;
+	buf_printf(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+		   "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+		   "style-src 'unsafe-inline'; script-src 'nonce-%s'\">"
+		   "<meta name=\"generator\" content=\"kgate " KGATE_VERSION "\"><title>kgate trend report",
+		   c->nonce);
 	if (o->branch) {
 		buf_adds(b, ": ");
 		escape_html(b, o->branch);
@@ -1314,7 +1795,9 @@ static void page_head(struct kg_buf *b, const struct report_opts *o, const char 
 		escape_html(b, sub);
 	}
 	buf_printf(b, "</title><style>%s</style></head>\n<body data-kgate-report=\"1\" data-runs=\"%zu\""
-		   " data-series=\"%zu\">\n<h1>kgate trend report", css, nruns, ns);
+		   " data-series=\"%zu\" data-commits=\"", css, c->nruns, ns);
+	buf_add(b, c->attrs.s ? c->attrs.s : "", c->attrs.len);
+	buf_adds(b, "\">\n<h1>kgate trend report");
 	if (o->branch) {
 		buf_adds(b, ": branch ");
 		escape_html(b, o->branch);
@@ -1322,7 +1805,61 @@ static void page_head(struct kg_buf *b, const struct report_opts *o, const char 
 	buf_adds(b, "</h1>\n");
 }
 
-static const char page_foot[] = "<p class=\"note\">Made by kgate " KGATE_VERSION ".</p>\n</body></html>\n";
+/* The runs as the script reads them (the body's data-commits, data-times
+ * and data-gpu, after data-commits=" in page_head): built once. */
+static void run_attrs(struct ctx *c)
+{
+	struct kg_buf j = KG_BUF_INIT;
+	buf_addc(&j, '[');
+	for (size_t i = 0; i < c->nruns; i++) {
+		if (i)
+			buf_addc(&j, ',');
+		escape_json(&j, c->runs[i].commit ? c->runs[i].commit : "?");
+	}
+	buf_addc(&j, ']');
+	buf_addc(&j, 0);
+	escape_html(&c->attrs, j.s);
+	buf_adds(&c->attrs, "\" data-times=\"");
+	for (size_t i = 0; i < c->nruns; i++) {
+		if (i)
+			buf_addc(&c->attrs, ',');
+		add_ll(&c->attrs, (long long)(c->runs[i].time - (i ? c->runs[i - 1].time : 0)));
+	}
+	j.len = 0;
+	buf_addc(&j, '{');
+	int any = 0;
+	for (size_t i = 0; i < c->nruns; i++) {
+		if (!c->runs[i].gpu_note)
+			continue;
+		buf_printf(&j, "%s\"%zu\":", any++ ? "," : "", i);
+		escape_json(&j, c->runs[i].gpu_note);
+	}
+	buf_adds(&j, "}");
+	buf_addc(&j, 0);
+	buf_adds(&c->attrs, "\" data-gpu=\"");
+	escape_html(&c->attrs, j.s);
+	buf_free(&j);
+}
+
+static void page_foot(struct ctx *c, struct kg_buf *b)
+{
+	buf_printf(b, "<p class=\"note\">Made by kgate " KGATE_VERSION ".</p>\n<script nonce=\"%s\">",
+		   c->nonce);
+	buf_adds(b, report_js);
+	buf_adds(b, "</script>\n</body></html>\n");
+}
+
+static void range_buttons(const struct ctx *c, struct kg_buf *b)
+{
+	static const size_t last[] = { 30, 100, 365 };
+	buf_adds(b, "<div class=\"range\">Runs shown in the charts: <button type=\"button\" data-last=\"0\">"
+		    "all</button>");
+	for (size_t i = 0; i < sizeof last / sizeof last[0]; i++)
+		if (last[i] < c->nruns)
+			buf_printf(b, "<button type=\"button\" data-last=\"%zu\">last %zu</button>", last[i],
+				   last[i]);
+	buf_adds(b, " (drag across a chart to zoom; double-click to return)</div>\n");
+}
 
 /* The file name of chart page k (directory form). */
 static void page_name(char *out, size_t n, size_t k)
@@ -1330,50 +1867,41 @@ static void page_name(char *out, size_t n, size_t k)
 	snprintf(out, n, "p%zu.html", k);
 }
 
-/* Directory form: the series go to pages of about max_charts charts, a
- * benchmark's kernels in order, a kernel's charts never split; returns the
- * number of pages. */
+/* Directory form: the charted (varying) series go to pages of about
+ * max_charts charts, a benchmark's kernels in order, a kernel's charts
+ * never split; returns the number of pages. */
 static size_t assign_pages(struct ctx *c, size_t max_charts)
 {
 	size_t page = 0, on_page = 0;
+	int64_t last_bench = -1;
+	int last_gpu = -1;
 	for (size_t i = 0; i < c->ns;) {
-		size_t j = i;
-		while (j < c->ns && c->s[j].gpu == c->s[i].gpu && c->s[j].bench == c->s[i].bench &&
-		       c->s[j].nvtx == c->s[i].nvtx && c->s[j].kernel == c->s[i].kernel)
-			j++;
-		int new_bench = i == 0 || c->s[i].bench != c->s[i - 1].bench;
-		if (i == 0 || new_bench || on_page + (j - i) > max_charts) {
-			page++;
-			on_page = 0;
+		size_t j = group_end(c, i, c->ns), nvar = 0;
+		for (size_t k = i; k < j; k++)
+			nvar += c->s[k].varying;
+		if (nvar) {
+			int new_bench = c->s[i].bench != last_bench || c->s[i].gpu != last_gpu;
+			if (!page || new_bench || on_page + nvar > max_charts) {
+				page++;
+				on_page = 0;
+			}
+			last_bench = c->s[i].bench;
+			last_gpu = c->s[i].gpu;
+			on_page += nvar;
 		}
 		for (size_t k = i; k < j; k++)
-			c->s[k].page = page;
-		on_page += j - i;
+			c->s[k].page = c->s[k].varying ? page : 0;
 		i = j;
 	}
 	return page;
 }
 
-/* The charts of series [i, j), one section per benchmark; a hover mark on
- * every commit while they hold at most max_hover points. */
+/* The charts of the varying series in [i0, j0). */
 static void html_charts(struct ctx *c, struct kg_buf *b, size_t i0, size_t j0)
 {
-	size_t points = 0;
-	for (size_t i = i0; i < j0; i++)
-		points += c->s[i].npt;
-	int hover_all = points <= c->o->max_hover;
-	for (size_t i = i0; i < j0;) {
-		size_t j = i;
-		while (j < j0 && c->s[j].bench == c->s[i].bench)
-			j++;
-		buf_printf(b, "<section class=\"benchmark\" data-charts=\"%zu\"><h2>Benchmark ", j - i);
-		escape_html(b, name_of(&c->bench, c->s[i].bench));
-		buf_adds(b, "</h2>\n");
-		for (size_t k = i; k < j; k++)
-			chart(c, &c->s[k], b, hover_all, k);
-		buf_adds(b, "</section>\n");
-		i = j;
-	}
+	for (size_t k = i0; k < j0; k++)
+		if (c->s[k].varying)
+			chart(c, &c->s[k], b, k);
 }
 
 static void page_add(struct report_page **pages, size_t *n, const char *name, struct kg_buf *b)
@@ -1396,6 +1924,18 @@ void report_pages_free(struct report_page *pages, size_t n)
 	free(pages);
 }
 
+static void make_nonce(char *out, size_t n)
+{
+	unsigned char r[12];
+	if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) {
+		uint64_t t = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)out;
+		for (size_t i = 0; i < sizeof r; i++, t = t * 6364136223846793005ULL + 1442695040888963407ULL)
+			r[i] = (unsigned char)(t >> 56);
+	}
+	for (size_t i = 0; i < sizeof r && 2 * i + 2 < n; i++)
+		snprintf(out + 2 * i, 3, "%02x", r[i]);
+}
+
 int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_charts,
 		 struct report_page **pages, size_t *npages, struct report_summary *sum)
 {
@@ -1407,17 +1947,22 @@ int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_ch
 	c.st = st;
 	c.o = o;
 	c.pages = max_charts > 0;
+	struct kg_thresholds *own_thr = o->thresholds ? NULL : config_default_thresholds();
+	c.thr = o->thresholds ? o->thresholds : own_thr;
+	make_nonce(c.nonce, sizeof c.nonce);
 	int ret = KG_EXIT_RUNTIME;
 	struct kg_buf b = KG_BUF_INIT;
 	struct cp_ref *cps = NULL;
-	size_t ncps = 0, nchart_pages = 0;
+	size_t ncps = 0, nchart_pages = 0, ncharts = 0;
 	if (load_runs(&c) || load_names(st, KG_NAMES_BENCHMARK, &c.bench) ||
 	    load_names(st, KG_NAMES_NVTX, &c.nvtx) || load_names(st, KG_NAMES_KERNEL, &c.kernel) ||
-	    load_names(st, KG_NAMES_METRIC, &c.metric) || load_samples(&c))
+	    load_names(st, KG_NAMES_METRIC, &c.metric) || load_samples(&c) || load_gpu(&c))
 		goto out;
 	for (size_t i = 0; i < c.ns; i++) {
 		build_points(&c, &c.s[i]);
+		series_classify(&c, &c.s[i]);
 		sum->points += c.s[i].npt;
+		ncharts += c.s[i].varying;
 	}
 	sort_ctx = &c;
 	if (c.ns)   /* c.s is NULL when there is no series; qsort's is nonnull */
@@ -1426,32 +1971,9 @@ int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_ch
 		nchart_pages = assign_pages(&c, max_charts);
 	sum->runs = c.nruns;
 	sum->series = c.ns;
+	run_attrs(&c);
 
-	char d0[32] = "", d1[32] = "";
-	if (c.nruns) {
-		fmt_date(d0, sizeof d0, c.runs[0].time);
-		fmt_date(d1, sizeof d1, c.runs[c.nruns - 1].time);
-	}
-	page_head(&b, o, NULL, c.nruns, c.ns);
-	if (!c.nruns) {
-		buf_adds(&b, "<p id=\"empty\">No runs match.</p>\n");
-	} else {
-		buf_printf(&b, "<p>%zu run%s from %s to %s; %zu series (benchmark, NVTX path, kernel,"
-			   " metric). Each chart: the median of each commit's values (line), their"
-			   " interquartile range (band), and change points (dashed red lines) found by"
-			   " binary segmentation with a rank statistic and a permutation test (p &le; %.3g,"
-			   " change of the median &ge; %.3g%%). A chart of more commits than it has"
-			   " pixels for draws a column per %d pixels, never across a change point: the"
-			   " median of its commits' medians, and from the lowest first to the highest"
-			   " third quartile among them. Hover over a point for its commit; in charts"
-			   " drawn in columns and on pages of more than %zu points, only the change"
-			   " points and each chart's newest commit have a hover mark.</p>\n",
-			   c.nruns, c.nruns == 1 ? "" : "s", d0, d1, c.ns, o->cp.alpha,
-			   100 * o->cp.min_shift, COLW, o->max_hover);
-	}
-	html_verdicts(&c, &b, sum);
-
-	/* change points, newest first */
+	/* change points: regressions first, the worst first */
 	for (size_t i = 0; i < c.ns; i++)
 		ncps += c.s[i].ncp;
 	cps = xmalloc((ncps + 1) * sizeof *cps);
@@ -1462,51 +1984,56 @@ int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_ch
 			const struct cp_result *r = &c.s[i].cp[k];
 			int dir = metric_worse_sign(metric_better(name_of(&c.metric, c.s[i].metric)));
 			double sh = isnan(r->shift) ? 0 : r->shift;
-			cps[ncps++] = (struct cp_ref){ &c.s[i], r, dir ? dir * sh : fabs(sh) };
-			if (c.runs[c.s[i].pt[r->at].pos].time >= newest - o->new_within)
-				sum->new_change_points++;
+			int recent = c.runs[c.s[i].pt[r->at].pos].time >= newest - o->new_within;
+			cps[ncps++] = (struct cp_ref){ &c.s[i], r, dir ? dir * sh : fabs(sh),
+						       cp_regression(&c, &c.s[i], r), recent };
+			sum->new_change_points += recent;
 		}
 	sum->change_points = ncps;
-	buf_printf(&b, "<h2 id=\"change-points\">Change points (%zu)</h2>\n", ncps);
-	if (ncps) {
-		buf_adds(&b, "<table class=\"change-points\"><tr><th>benchmark</th><th>kernel</th>"
-			     "<th>NVTX</th><th>metric</th><th>commit</th><th>date</th><th>before</th>"
-			     "<th>after</th><th>change</th><th>p</th></tr>\n");
-		for (size_t i = 0; i < ncps; i++) {
-			const struct series *x = cps[i].x;
-			const struct cp_result *r = cps[i].r;
-			const struct run *run = &c.runs[x->pt[r->at].pos];
-			char date[32], sh[32], pn[32] = "";
-			fmt_date(date, sizeof date, run->time);
-			fmt_pct(sh, sizeof sh, r->shift);
-			if (c.pages)
-				page_name(pn, sizeof pn, x->page);
-			buf_printf(&b, "<tr><td>");
-			escape_html(&b, name_of(&c.bench, x->bench));
-			buf_printf(&b, "</td><td><a href=\"%s#s%zu\">", pn, (size_t)(x - c.s));
-			escape_html(&b, kernel_label(&c, x->kernel));
-			buf_adds(&b, "</a></td><td>");
-			escape_html(&b, name_of(&c.nvtx, x->nvtx));
-			buf_adds(&b, "</td><td>");
-			escape_html(&b, name_of(&c.metric, x->metric));
-			char ssha[16];
-			short_sha(ssha, run->commit);
-			buf_adds(&b, "</td><td><code title=\"");
-			escape_html(&b, run->commit);
-			buf_adds(&b, "\">");
-			escape_html(&b, ssha);
-			buf_printf(&b, "</code></td><td>%s</td><td>%.6g</td><td>%.6g</td><td>%s</td>"
-				   "<td>%.3g</td></tr>\n", date, r->before, r->after, sh, r->p);
-		}
-		buf_adds(&b, "</table>\n");
-	} else {
-		buf_adds(&b, "<p class=\"note\">No change point found.</p>\n");
+	qsort(cps, ncps, sizeof *cps, cmp_cpref);
+
+	char d0[32] = "", d1[32] = "";
+	if (c.nruns) {
+		fmt_date(d0, sizeof d0, c.runs[0].time);
+		fmt_date(d1, sizeof d1, c.runs[c.nruns - 1].time);
 	}
+	page_head(&c, &b, NULL, c.ns);
+	if (!c.nruns)
+		buf_adds(&b, "<p id=\"empty\">No runs match.</p>\n");
+	else
+		buf_printf(&b, "<p>%zu run%s from %s to %s; %zu series (benchmark, NVTX path, kernel, metric),"
+			   " %zu of them charted, %zu unchanged over every run. A chart shows each commit's"
+			   " median (line) and interquartile range (band), the gate's limit around the level now"
+			   " (shaded), change points (dashed red; binary segmentation with a rank statistic and"
+			   " a permutation test, p &le; %.3g, change of the median &ge; %.3g%%) and runs where"
+			   " the GPU was throttled or shared (&#9650;). Beyond %d commits a chart draws columns"
+			   " of neighbouring commits, never across a change point. <a href=\"#benchmarks\">"
+			   "Benchmarks</a>.</p>\n", c.nruns, c.nruns == 1 ? "" : "s", d0, d1, c.ns, ncharts,
+			   c.ns - ncharts, o->cp.alpha, 100 * o->cp.min_shift, MAXD);
+	html_summary(&c, &b, cps, ncps, sum);
 	sum->roofline_points = roofline(&c, &b);
 
+	buf_adds(&b, "<h2 id=\"benchmarks\">Benchmarks</h2>\n");
+	if (!c.pages && ncharts)
+		range_buttons(&c, &b);
+	for (size_t i = 0; i < c.ns;) {
+		size_t j = i;
+		while (j < c.ns && c.s[j].bench == c.s[i].bench)
+			j++;
+		size_t nvar = 0;
+		for (size_t k = i; k < j; k++)
+			nvar += c.s[k].varying;
+		buf_printf(&b, "<section class=\"benchmark\" data-charts=\"%zu\"><h2>Benchmark ", nvar);
+		escape_html(&b, name_of(&c.bench, c.s[i].bench));
+		buf_adds(&b, "</h2>\n");
+		kernel_table(&c, &b, i, j);
+		if (!c.pages)
+			html_charts(&c, &b, i, j);
+		buf_adds(&b, "</section>\n");
+		i = j;
+	}
 	if (!c.pages) {
-		html_charts(&c, &b, 0, c.ns);
-		buf_adds(&b, page_foot);
+		page_foot(&c, &b);
 		page_add(pages, npages, "index.html", &b);
 	} else {
 		/* the index lists the chart pages; each page draws its charts */
@@ -1516,11 +2043,19 @@ int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_ch
 		struct report_page *cp_pages = NULL;
 		size_t ncp_pages = 0;
 		for (size_t i = 0; i < c.ns;) {
-			size_t j = i, nk = 0, ncp = 0;
-			for (; j < c.ns && c.s[j].page == c.s[i].page; j++) {
+			if (!c.s[i].page) {
+				i++;
+				continue;
+			}
+			size_t j = i, nk = 0, ncp = 0, nch = 0, last = i;
+			for (; j < c.ns && (c.s[j].page == c.s[i].page || !c.s[j].page); j++) {
+				if (!c.s[j].page)
+					continue;
 				ncp += c.s[j].ncp;
-				nk += j == i || c.s[j].kernel != c.s[j - 1].kernel ||
-				      c.s[j].nvtx != c.s[j - 1].nvtx || c.s[j].gpu != c.s[j - 1].gpu;
+				nch++;
+				nk += j == i || c.s[j].kernel != c.s[last].kernel || c.s[j].nvtx != c.s[last].nvtx ||
+				      c.s[j].gpu != c.s[last].gpu;
+				last = j;
 			}
 			char pn[32];
 			page_name(pn, sizeof pn, c.s[i].page);
@@ -1531,15 +2066,15 @@ int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_ch
 			escape_html(&b, kernel_label(&c, c.s[i].kernel));
 			if (nk > 1) {
 				buf_adds(&b, " … ");
-				escape_html(&b, kernel_label(&c, c.s[j - 1].kernel));
+				escape_html(&b, kernel_label(&c, c.s[last].kernel));
 			}
-			buf_printf(&b, " (%zu)</td><td>%zu</td><td>%zu</td></tr>\n", nk, j - i, ncp);
+			buf_printf(&b, " (%zu)</td><td>%zu</td><td>%zu</td></tr>\n", nk, nch, ncp);
 			char sub[64];
 			snprintf(sub, sizeof sub, "page %zu of %zu", c.s[i].page, nchart_pages);
-			page_head(&pg, o, sub, c.nruns, j - i);
-			buf_printf(&pg, "<p><a href=\"index.html\">The report's index</a> (verdicts, change"
-				   " points, roofline, every page). This is page %zu of %zu: %zu charts of",
-				   c.s[i].page, nchart_pages, j - i);
+			page_head(&c, &pg, sub, nch);
+			buf_printf(&pg, "<p><a href=\"index.html\">The report's index</a> (what changed, verdicts,"
+				   " roofline, every kernel, every page). This is page %zu of %zu: %zu charts of",
+				   c.s[i].page, nchart_pages, nch);
 			buf_adds(&pg, " benchmark ");
 			escape_html(&pg, bn);
 			buf_printf(&pg, ", %zu run%s from %s to %s.", c.nruns, c.nruns == 1 ? "" : "s", d0, d1);
@@ -1554,13 +2089,18 @@ int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_ch
 				buf_printf(&pg, " <a href=\"%s\">Next page</a>.", next);
 			}
 			buf_adds(&pg, "</p>\n");
+			range_buttons(&c, &pg);
+			buf_printf(&pg, "<section class=\"benchmark\" data-charts=\"%zu\"><h2>Benchmark ", nch);
+			escape_html(&pg, bn);
+			buf_adds(&pg, "</h2>\n");
 			html_charts(&c, &pg, i, j);
-			buf_adds(&pg, page_foot);
+			buf_adds(&pg, "</section>\n");
+			page_foot(&c, &pg);
 			page_add(&cp_pages, &ncp_pages, pn, &pg);
 			i = j;
 		}
 		buf_adds(&b, "</table>\n");
-		buf_adds(&b, page_foot);
+		page_foot(&c, &b);
 		page_add(pages, npages, "index.html", &b);
 		*pages = xrealloc(*pages, (1 + ncp_pages) * sizeof **pages);
 		if (ncp_pages)
@@ -1582,11 +2122,10 @@ int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_ch
 		buf_printf(&t, " (%s to %s)", d0, d1);
 	buf_printf(&t, ".\n%zu change point%s, %zu new in the last %lld days.\n", ncps,
 		   ncps == 1 ? "" : "s", sum->new_change_points, (long long)(o->new_within / 86400));
-	qsort(cps, ncps, sizeof *cps, cmp_cpref);
 	size_t shown = 0;
 	for (size_t i = 0; i < ncps && shown < 5; i++) {
 		if (cps[i].worse <= 0)
-			break;
+			continue;
 		if (!shown++)
 			buf_adds(&t, "Worst regressions:\n");
 		const struct series *x = cps[i].x;
@@ -1639,6 +2178,7 @@ int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_ch
 	ret = KG_EXIT_PASS;
 out:
 	buf_free(&b);
+	buf_free(&c.attrs);
 	free(cps);
 	for (size_t i = 0; i < c.ns; i++) {
 		free(c.s[i].cur);
@@ -1647,17 +2187,26 @@ out:
 	}
 	free(c.s);
 	free(c.slot);
-	for (size_t i = 0; i < c.nruns; i++)
+	for (size_t i = 0; i < c.nruns; i++) {
 		free(c.runs[i].commit);
+		free(c.runs[i].gpu_note);
+	}
 	free(c.runs);
 	free(c.by_id);
 	for (size_t i = 0; i < c.ngpus; i++)
 		free(c.gpus[i]);
 	free(c.gpus);
+	for (size_t i = 0; i < c.ngpu_last; i++) {
+		free(c.gpu_last[i].bench);
+		free(c.gpu_last[i].line);
+		free(c.gpu_last[i].worry);
+	}
+	free(c.gpu_last);
 	free_names(&c.bench);
 	free_names(&c.nvtx);
 	free_names(&c.kernel);
 	free_names(&c.metric);
+	config_free_thresholds(own_thr);
 	if (ret != KG_EXIT_PASS) {
 		report_pages_free(*pages, *npages);
 		*pages = NULL;

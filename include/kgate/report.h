@@ -6,9 +6,11 @@
  * (Slack-compatible JSON).
  *
  * report.c reads the database through the store's functions (stored
- * checks, the name tables, the samples streamed run by run).  Every name that reaches
- * the HTML is escaped; the page loads nothing from the network and holds no
- * script.
+ * checks, the name tables, the samples streamed run by run, the GPU states).
+ * Every name that reaches the HTML is escaped; a page loads nothing from the
+ * network (its Content-Security-Policy allows none) and holds one inline
+ * script, kgate's own (report_js.h, allowed by a nonce), which draws the
+ * charts from the numbers the page carries.
  */
 #ifndef KGATE_REPORT_H
 #define KGATE_REPORT_H
@@ -18,6 +20,7 @@
 #include <stdio.h>
 
 #include "kgate/changepoint.h"
+#include "kgate/config.h"
 #include "kgate/explain.h"
 #include "kgate/store.h"
 #include "kgate/util.h"
@@ -72,10 +75,12 @@ struct report_opts {
 	const char *branch;     /* NULL for every branch */
 	int64_t since;          /* unix seconds, 0 for all */
 	const char *link;       /* where the report will be seen, for the summary; may be NULL */
+	const char *commit_url; /* a commit's page is this followed by its SHA
+				   (https://github.com/o/r/commit/); NULL: commits are not linked */
 	double peak_gflops;     /* roofline roofs; 0 when unknown (no roof drawn) */
 	double peak_gbs;
 	int64_t new_within;     /* a change point is "new" within this many seconds of the newest run */
-	size_t max_hover;       /* per-point hover marks while the report has at most this many points */
+	const struct kg_thresholds *thresholds; /* the limits shown around each series; NULL: the built-in */
 	struct cp_opts cp;
 };
 void report_opts_defaults(struct report_opts *o);
