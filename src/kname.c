@@ -135,33 +135,47 @@ struct kern {
 	const char *to;         /* its new key, or NULL */
 };
 
-static int has_kernel(const struct kern *k, size_t n, const char *key)
+static int kern_cmp(const void *pa, const void *pb)
 {
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(k[i].key, key))
-			return 1;
-	return 0;
+	return strcmp(((const struct kern *)pa)->key, ((const struct kern *)pb)->key);
 }
 
-/* The distinct kernels of benchmark b in set. */
+/* Whether the sorted k[0..n) has key (binary search). */
+static int has_kernel(const struct kern *k, size_t n, const char *key)
+{
+	struct kern want = { (char *)key, NULL, NULL, 0, NULL };
+
+	return n && bsearch(&want, k, n, sizeof(*k), kern_cmp) != NULL;
+}
+
+/* The distinct kernels of benchmark b in set, sorted by key. */
 static struct kern *kernels_of(const struct kg_sampleset *set, const char *b, size_t *n)
 {
-	size_t cap = 16;
+	size_t cap = 16, m = 0;
 	struct kern *k = xmalloc(cap * sizeof(*k));
 
-	*n = 0;
 	for (size_t i = 0; i < set->n; i++) {
 		const struct kg_series *s = &set->s[i];
-		if (strcmp(s->benchmark, b) || has_kernel(k, *n, s->kernel))
+		if (strcmp(s->benchmark, b) || (m && !strcmp(k[m - 1].key, s->kernel)))
 			continue;
-		if (*n == cap) {
+		if (m == cap) {
 			cap *= 2;
 			k = xrealloc(k, cap * sizeof(*k));
 		}
-		k[(*n)++] = (struct kern){ xstrdup(s->kernel),
-					   xstrdup(s->demangled ? s->demangled : s->kernel),
-					   xstrdup(s->base ? s->base : s->kernel), 0, NULL };
+		/* borrowed names for now; the distinct ones are copied below */
+		k[m++] = (struct kern){ s->kernel, s->demangled ? s->demangled : s->kernel,
+					s->base ? s->base : s->kernel, 0, NULL };
 	}
+	qsort(k, m, sizeof(*k), kern_cmp);
+	*n = 0;
+	for (size_t i = 0; i < m; i++) {
+		if (*n && !strcmp(k[*n - 1].key, k[i].key))
+			continue;
+		k[(*n)++] = k[i];
+	}
+	for (size_t i = 0; i < *n; i++)
+		k[i] = (struct kern){ xstrdup(k[i].key), xstrdup(k[i].dem), xstrdup(k[i].base), 0,
+				      NULL };
 	return k;
 }
 
@@ -245,13 +259,17 @@ static const char *pair_key(const struct kern *x, const struct kern *y)
 	return kname_is_mangled(x->key) ? x->key : y->key;
 }
 
+static void kerns_free_one(struct kern *k)
+{
+	free(k->key);
+	free(k->dem);
+	free(k->base);
+}
+
 static void kerns_free(struct kern *k, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		free(k[i].key);
-		free(k[i].dem);
-		free(k[i].base);
-	}
+	for (size_t i = 0; i < n; i++)
+		kerns_free_one(&k[i]);
 	free(k);
 }
 
@@ -298,6 +316,27 @@ static void pair_benchmark(struct kg_sampleset *a, struct kg_sampleset *b, const
 		ka[i].matched = has_kernel(kb, nb, ka[i].key);
 	for (size_t j = 0; j < nb; j++)
 		kb[j].matched = has_kernel(ka, na, kb[j].key);
+
+	/* The rules pair only kernels the other side lacks: on those alone
+	 * (most checks have none, and the matrix below is theirs only). */
+	size_t ua = 0, ub = 0;
+	for (size_t i = 0; i < na; i++)
+		if (!ka[i].matched)
+			ka[ua++] = ka[i];
+		else
+			kerns_free_one(&ka[i]);
+	for (size_t j = 0; j < nb; j++)
+		if (!kb[j].matched)
+			kb[ub++] = kb[j];
+		else
+			kerns_free_one(&kb[j]);
+	na = ua;
+	nb = ub;
+	if (!na || !nb) {
+		kerns_free(ka, na);
+		kerns_free(kb, nb);
+		return;
+	}
 
 	/* 1. equal demangled names */
 	for (size_t i = 0; i < na; i++)
