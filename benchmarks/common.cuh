@@ -37,7 +37,7 @@ struct bench_args {
 	double extra;       /* --extra-work: 0.03 does 3% more work */
 };
 
-static void bench_usage(const char *prog, const char *variants, FILE *fp)
+static inline void bench_usage(const char *prog, const char *variants, FILE *fp)
 {
 	fprintf(fp,
 		"usage: %s [--n N] [--variant %s] [--block B] [--iters I]\n"
@@ -47,7 +47,7 @@ static void bench_usage(const char *prog, const char *variants, FILE *fp)
 		prog, variants);
 }
 
-static long bench_long(const char *prog, const char *opt, const char *s, long lo)
+static inline long bench_long(const char *prog, const char *opt, const char *s, long lo)
 {
 	char *end;
 	long v = strtol(s, &end, 0);
@@ -59,7 +59,7 @@ static long bench_long(const char *prog, const char *opt, const char *s, long lo
 }
 
 /* variants: "a|b|c"; the first is the default. */
-static void bench_parse(int argc, char **argv, const char *variants,
+static inline void bench_parse(int argc, char **argv, const char *variants,
 			struct bench_args *a)
 {
 	const char *prog = argv[0];
@@ -116,7 +116,7 @@ static void bench_parse(int argc, char **argv, const char *variants,
 }
 
 /* n scaled by 1 + extra, rounded up. */
-static long bench_scaled(long n, double extra)
+static inline long bench_scaled(long n, double extra)
 {
 	return (long)ceil((double)n * (1.0 + extra));
 }
@@ -127,7 +127,7 @@ struct bench_timer {
 	int n;
 };
 
-static void timer_init(struct bench_timer *t, int n)
+static inline void timer_init(struct bench_timer *t, int n)
 {
 	t->n = n;
 	t->ev = (cudaEvent_t *)calloc((size_t)(2 * n), sizeof(cudaEvent_t));
@@ -136,7 +136,7 @@ static void timer_init(struct bench_timer *t, int n)
 }
 
 /* Print min/median/mean of the launches and the CV (stddev/mean). */
-static void timer_report(struct bench_timer *t, const char *name, double work,
+static inline void timer_report(struct bench_timer *t, const char *name, double work,
 			 const char *unit)
 {
 	CK(cudaDeviceSynchronize());
@@ -169,12 +169,12 @@ static void timer_report(struct bench_timer *t, const char *name, double work,
 	free(ms);
 }
 
-static void bench_ok(const char *name)
+static inline void bench_ok(const char *name)
 {
 	printf("%s: result ok\n", name);
 }
 
-static void bench_wrong(const char *name, const char *what)
+static inline void bench_wrong(const char *name, const char *what)
 {
 	fprintf(stderr, "%s: WRONG RESULT: %s\n", name, what);
 	exit(1);
