@@ -30,6 +30,7 @@
 #include "launch.h"
 #include "metrics.h"
 #include "nvtx.h"
+#include "pmsample.h"
 #include "profiler.h"
 #include "trace.h"
 
@@ -475,6 +476,8 @@ static void coll_header_locked(void)
 	jw_kstr(&w, "replay", coll_cfg.app_replay ? "application"
 			      : coll_cfg.mode == COLL_METRICS && coll_cfg.replay_user ? "user"
 										 : "kernel");
+	if (coll_cfg.mode == COLL_METRICS && pmsample_engine())
+		jw_kstr(&w, "engine", "sampling");
 	coll_header_argv(&w);
 	jw_kint(&w, "time", (int64_t)coll_start_time);
 	coll_header_rank(&w);

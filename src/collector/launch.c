@@ -25,6 +25,7 @@
 
 #include "kgate/records_format.h"
 #include "nvtx.h"
+#include "pmsample.h"
 #include "profiler.h"
 
 /* ------------------------------------------------------------------ */
@@ -783,6 +784,8 @@ void launch_on_callback(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
 				launch_config(s->parked, dom, cbid, cb);
 			pthread_mutex_unlock(&sel_mu);
 		}
+		if (launch_dec != PROF_NO)
+			pmsample_on_enter(dom, cbid, cb);
 		corr_put(cb->correlationId, launch_ord, launch_path, launch_from_main, launch_graph,
 			 launch_in_session());
 	} else if (launch_depth > 0) {

@@ -48,6 +48,7 @@
  * replay of that one pass).
  */
 #include "profiler.h"
+#include "pmsample.h"
 
 #include <dlfcn.h>
 #include <math.h>
@@ -307,6 +308,8 @@ int profiler_init(void)
 	}
 	/* room for a duration the session adds to the set */
 	prof_values = calloc(coll_cfg.n_metrics + 1, sizeof(double));
+	if (pmsample_engine())
+		return prof_values ? pmsample_init() : -1;
 	return prof_values ? 0 : -1;
 }
 
@@ -790,6 +793,10 @@ static void prof_decode_locked(struct prof_ctx *pc, int push)
 
 void profiler_prepare(CUcontext ctx)
 {
+	if (pmsample_engine()) {
+		pmsample_prepare(ctx);
+		return;
+	}
 	if (coll_cfg.mode != COLL_METRICS || !ctx)
 		return;
 	prof_lock();
@@ -807,6 +814,10 @@ static void prof_decode_all_locked(void)
 
 void profiler_sync(void)
 {
+	if (pmsample_engine() && coll_cfg.mode == COLL_METRICS) {
+		pmsample_sync();
+		return;
+	}
 	if (coll_cfg.mode != COLL_METRICS)
 		return;
 	prof_lock();
@@ -816,6 +827,10 @@ void profiler_sync(void)
 
 void profiler_on_context_destroy(CUcontext ctx)
 {
+	if (pmsample_engine() && coll_cfg.mode == COLL_METRICS) {
+		pmsample_on_context_destroy(ctx);
+		return;
+	}
 	if (coll_cfg.mode != COLL_METRICS)
 		return;
 	prof_lock();
@@ -858,6 +873,8 @@ static int prof_session_start_locked(struct prof_ctx *pc, int64_t ordinal)
 
 int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, int graph)
 {
+	if (pmsample_engine())
+		return pmsample_launch_enter(ctx, symbol, ordinal, graph);
 	if (coll_cfg.mode != COLL_METRICS || !ctx)
 		return PROF_NO;
 	prof_lock();
@@ -966,6 +983,10 @@ no:
 
 void profiler_launch_exit(CUcontext ctx, int64_t ordinal, int decision, int failed)
 {
+	if (pmsample_engine()) {
+		pmsample_launch_exit(ctx, ordinal, decision, failed);
+		return;
+	}
 	struct prof_ctx *pc = prof_active;
 	CUptiResult r;
 
@@ -1024,6 +1045,8 @@ void profiler_launch_exit(CUcontext ctx, int64_t ordinal, int decision, int fail
 
 int profiler_usable(void)
 {
+	if (pmsample_engine())
+		return pmsample_usable();
 	int ok;
 
 	prof_lock();
@@ -1034,6 +1057,10 @@ int profiler_usable(void)
 
 void profiler_finish(void)
 {
+	if (pmsample_engine() && coll_cfg.mode == COLL_METRICS) {
+		pmsample_finish();
+		return;
+	}
 	if (coll_cfg.mode != COLL_METRICS)
 		return;
 	prof_lock();
@@ -1044,4 +1071,18 @@ void profiler_finish(void)
 	}
 	prof_off = 1;
 	prof_unlock();
+}
+
+/* The PM-sampling engine's selection: the launch filter, counted as for the
+ * Range Profiler; *over once no later launch can be selected. */
+int profiler_selects(const char *symbol, int *over)
+{
+	int sel = prof_matches(symbol);
+	if (sel) {
+		long m = prof_matched++;
+		sel = !(m < coll_cfg.launch_skip ||
+			(coll_cfg.launch_count >= 0 && m >= coll_cfg.launch_skip + coll_cfg.launch_count));
+	}
+	*over = prof_selection_over_locked();
+	return sel;
 }

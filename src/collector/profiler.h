@@ -45,6 +45,9 @@ int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, in
 /* failed: the launch call returned an error (it made no range). */
 void profiler_launch_exit(CUcontext ctx, int64_t ordinal, int decision, int failed);
 void profiler_finish(void);
+/* The launch filter for another engine (its own lock serialises the
+ * calls): 1 selected; *over once no later launch can be. */
+int profiler_selects(const char *symbol, int *over);
 /* 0 once profiling is off for the whole process (bad metric set, ...). */
 int profiler_usable(void);
 

@@ -4,7 +4,10 @@
  * threads, runtime and nested driver launches, a graph launch, then kernel
  * activity records delivered at exit (tests/e2e/collector.t).
  *
- *   fake_app COLLECTOR [nvtx-first | autograd | many | only-init]
+ *   fake_app COLLECTOR [nvtx-first | autograd | many | only-init | pm [N]]
+ *
+ * pm: N launches (default 40) of two kernels in turn inside "step", a
+ * graph launch half way (the stand-in's PM sampling counts the kernels).
  */
 #include <cupti.h>
 #include <dlfcn.h>
@@ -122,6 +125,19 @@ int main(int argc, char **argv)
 		pthread_join(t, NULL);
 		kernel("_Z8backwardv", 80, 1000, 2000, 1, 32);
 		kernel("_Z8backwardv", 90, 3000, 4000, 1, 32);
+		return 0;
+	}
+	if (argc > 2 && !strcmp(argv[2], "pm")) {
+		int n = argc > 3 ? atoi(argv[3]) : 40;
+		push("step");
+		for (int i = 0; i < n; i++) {
+			if (i == n / 2) {
+				api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, CUPTI_API_ENTER, 5, NULL);
+				api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, CUPTI_API_EXIT, 5, NULL);
+			}
+			launch(1000 + 4 * (uint32_t)i, i & 1 ? "_Z2kBv" : "_Z2kAv");
+		}
+		pop();
 		return 0;
 	}
 	if (argc > 2 && !strcmp(argv[2], "many")) {

@@ -6,7 +6,26 @@
  * fake_callback() and fake_kernel().  FAKE_* variables in the environment
  * select failures: FAKE_BUSY, FAKE_NOPRIV, FAKE_NOPROF, FAKE_NOHOST,
  * FAKE_HWBUSY, FAKE_EARLY, FAKE_DROPPED=N.
+ *
+ * PM sampling (synthetic, on the host's clock): while sampling is started,
+ * each driver launch runs a kernel from 1 us after the call for (corr % 3 +
+ * 1) half intervals, doing 1000 + 7 * corr instructions (metric j of the
+ * set counts (j + 1) times that), split over the samples it overlaps in
+ * whole numbers; sample 0 has no values (NaN), as CUPTI's priming sample.
+ * The samples live in the counter data image, laid out after the last
+ * cuptiPmSamplingGetCounterDataSize call (as CUPTI does), and DecodeData
+ * stops with COUNTER_DATA_FULL when the image is full.  cuEventRecord,
+ * cuEventSynchronize, cuEventElapsedTime and cuCtxSynchronize stand in for
+ * the driver's (a synchronize waits for the last kernel's end).
+ * FAKE_PM_OVERFLOW=N: the N-th decode finds the hardware buffer overflowed
+ * (the samples complete by then are gone, overflow = 1); FAKE_PM_HOLE=N: the
+ * N-th decode silently skips one sample; FAKE_PM_DECODE_US=N: decoding
+ * takes N us a sample; FAKE_PM_NOTSUP: PM sampling not supported.
  */
+#include <cupti_pmsampling.h>
+#include <math.h>
+#include <time.h>
+#include <unistd.h>
 #include <cupti.h>
 #include <cupti_profiler_host.h>
 #include <cupti_profiler_target.h>
@@ -31,6 +50,192 @@ static int act_off;
 static uint32_t silent[64], rt_corr;
 static size_t nsilent;
 
+/* ---- PM sampling ---- */
+static uint64_t fk_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+#define FK_KMAX 65536
+#define FK_MET 8
+static struct { uint64_t t0, t1; double inst; } fk_k[FK_KMAX];
+static size_t fk_nk, fk_k0;          /* kernels; the first that may still be sampled */
+static int pm_started, pm_obj;
+static uint64_t pm_t0, pm_stop_t, pm_interval = 10000, pm_next; /* next sample index */
+static uint32_t pm_layout_samples, pm_layout_metrics;
+static int pm_decodes;
+static uint64_t fk_last_end;
+struct fk_hdr { uint32_t magic, cap, nmet, completed; };
+struct fk_sample { uint64_t t0, t1; double v[FK_MET]; };
+#define FK_MAGIC 0x504d5331u
+
+static void fake_pm_launch(uint32_t corr)
+{
+	if (!pm_started || fk_nk == FK_KMAX)
+		return;
+	uint64_t t0 = fk_now() + 1000;
+	uint64_t t1 = t0 + (uint64_t)(corr % 3 + 1) * pm_interval / 2;
+	fk_k[fk_nk].t0 = t0;
+	fk_k[fk_nk].t1 = t1;
+	fk_k[fk_nk++].inst = 1000.0 + 7.0 * corr;
+	if (t1 > fk_last_end)
+		fk_last_end = t1;
+}
+/* Instructions kernel k does before time t (whole numbers). */
+static double fk_before(size_t k, uint64_t t)
+{
+	if (t <= fk_k[k].t0)
+		return 0;
+	if (t >= fk_k[k].t1)
+		return fk_k[k].inst;
+	return floor(fk_k[k].inst * (double)(t - fk_k[k].t0) / (double)(fk_k[k].t1 - fk_k[k].t0));
+}
+static double fk_in(uint64_t a, uint64_t b)
+{
+	double s = 0;
+	for (size_t k = fk_k0; k < fk_nk; k++)
+		s += fk_before(k, b) - fk_before(k, a);
+	while (fk_k0 < fk_nk && fk_k[fk_k0].t1 <= a)
+		fk_k0++;
+	return s;
+}
+static void fk_wait(void)
+{
+	while (fk_now() < fk_last_end)
+		;
+}
+CUptiResult CUPTIAPI cuptiGetTimestamp(uint64_t *t) { *t = fk_now(); return CUPTI_SUCCESS; }
+static uint64_t fk_ev[8];
+static int fk_nev;
+CUresult CUDAAPI cuEventCreate(CUevent *e, unsigned f) { (void)f; if (fk_nev == 8) return CUDA_ERROR_OUT_OF_MEMORY; *e = (CUevent)&fk_ev[fk_nev++]; return CUDA_SUCCESS; }
+CUresult CUDAAPI cuEventRecord(CUevent e, CUstream s) { (void)s; uint64_t n = fk_now(); *(uint64_t *)e = n > fk_last_end ? n : fk_last_end; return CUDA_SUCCESS; }
+CUresult CUDAAPI cuEventSynchronize(CUevent e) { (void)e; fk_wait(); return CUDA_SUCCESS; }
+CUresult CUDAAPI cuEventElapsedTime(float *ms, CUevent a, CUevent b) { *ms = (float)((double)(*(uint64_t *)b - *(uint64_t *)a) / 1e6); return CUDA_SUCCESS; }
+CUresult CUDAAPI cuCtxSynchronize(void) { fk_wait(); return CUDA_SUCCESS; }
+
+CUptiResult CUPTIAPI cuptiPmSamplingGetCounterAvailability(CUpti_PmSampling_GetCounterAvailability_Params *p)
+{
+	if (getenv("FAKE_NOPRIV"))
+		return CUPTI_ERROR_INSUFFICIENT_PRIVILEGES;
+	if (p->pCounterAvailabilityImage)
+		memset(p->pCounterAvailabilityImage, 1, 16);
+	p->counterAvailabilityImageSize = 16;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiPmSamplingEnable(CUpti_PmSampling_Enable_Params *p)
+{
+	if (getenv("FAKE_HWBUSY"))
+		return CUPTI_ERROR_HARDWARE_BUSY;
+	p->pPmSamplingObject = (CUpti_PmSampling_Object *)&pm_obj;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiPmSamplingDisable(CUpti_PmSampling_Disable_Params *p) { (void)p; printf("fake-cupti: PM sampling disabled\n"); return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiPmSamplingSetConfig(CUpti_PmSampling_SetConfig_Params *p)
+{
+	if (pm_started)
+		return CUPTI_ERROR_INVALID_OPERATION;
+	pm_interval = p->samplingInterval;
+	printf("fake-cupti: PM sampling every %llu ns, hardware buffer %zu MB\n",
+	       (unsigned long long)pm_interval, p->hardwareBufferSize >> 20);
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiPmSamplingStart(CUpti_PmSampling_Start_Params *p)
+{
+	(void)p;
+	if (pm_started)
+		return CUPTI_ERROR_INVALID_OPERATION;
+	pm_started = 1;
+	pm_t0 = fk_now();
+	pm_stop_t = 0;
+	pm_next = 0;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiPmSamplingStop(CUpti_PmSampling_Stop_Params *p)
+{
+	(void)p;
+	if (!pm_started)
+		return CUPTI_ERROR_INVALID_OPERATION;
+	pm_started = 0;
+	pm_stop_t = fk_now();
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiPmSamplingGetCounterDataSize(CUpti_PmSampling_GetCounterDataSize_Params *p)
+{
+	if (p->numMetrics > FK_MET)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	pm_layout_samples = p->maxSamples;
+	pm_layout_metrics = (uint32_t)p->numMetrics;
+	p->counterDataSize = sizeof(struct fk_hdr) + (size_t)p->maxSamples * sizeof(struct fk_sample);
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiPmSamplingCounterDataImageInitialize(CUpti_PmSampling_CounterDataImage_Initialize_Params *p)
+{
+	/* the layout of the last GetCounterDataSize call, whatever the size given */
+	size_t need = sizeof(struct fk_hdr) + (size_t)pm_layout_samples * sizeof(struct fk_sample);
+	if (!p->pCounterData || p->counterDataSize < need)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	struct fk_hdr h = { FK_MAGIC, pm_layout_samples, pm_layout_metrics, 0 };
+	memcpy(p->pCounterData, &h, sizeof(h));
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiPmSamplingDecodeData(CUpti_PmSampling_DecodeData_Params *p)
+{
+	struct fk_hdr *h = (struct fk_hdr *)p->pCounterDataImage;
+	struct fk_sample *s = (struct fk_sample *)(h + 1);
+	uint64_t end = pm_started ? fk_now() : pm_stop_t;
+	int n = ++pm_decodes;
+	const char *ov = getenv("FAKE_PM_OVERFLOW"), *hole = getenv("FAKE_PM_HOLE");
+	const char *slow = getenv("FAKE_PM_DECODE_US");
+	p->overflow = 0;
+	if (h->magic != FK_MAGIC)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	if (ov && atoi(ov) == n) { /* the buffer overflowed: these samples are gone */
+		while (pm_t0 + (pm_next + 1) * pm_interval <= end)
+			pm_next++;
+		p->overflow = 1;
+	}
+	if (hole && atoi(hole) == n && pm_t0 + (pm_next + 2) * pm_interval <= end)
+		pm_next++;
+	while (pm_t0 + (pm_next + 1) * pm_interval <= end) {
+		if (h->completed == h->cap) {
+			p->decodeStopReason = CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL;
+			return CUPTI_SUCCESS;
+		}
+		struct fk_sample *x = &s[h->completed++];
+		x->t0 = pm_t0 + pm_next * pm_interval;
+		x->t1 = x->t0 + pm_interval;
+		double in = fk_in(x->t0, x->t1);
+		for (uint32_t j = 0; j < FK_MET; j++)
+			x->v[j] = pm_next == 0 ? NAN : in * (j + 1);
+		pm_next++;
+		if (slow)
+			usleep((useconds_t)atoi(slow));
+	}
+	p->decodeStopReason = CUPTI_PM_SAMPLING_DECODE_STOP_REASON_END_OF_RECORDS;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiPmSamplingGetCounterDataInfo(CUpti_PmSampling_GetCounterDataInfo_Params *p)
+{
+	const struct fk_hdr *h = (const struct fk_hdr *)p->pCounterDataImage;
+	if (h->magic != FK_MAGIC)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	p->numTotalSamples = h->cap;
+	p->numPopulatedSamples = h->completed;
+	p->numCompletedSamples = h->completed;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiPmSamplingCounterDataGetSampleInfo(CUpti_PmSampling_CounterData_GetSampleInfo_Params *p)
+{
+	const struct fk_hdr *h = (const struct fk_hdr *)p->pCounterDataImage;
+	if (h->magic != FK_MAGIC || p->sampleIndex >= h->completed)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	const struct fk_sample *s = (const struct fk_sample *)(h + 1) + p->sampleIndex;
+	p->startTimestamp = s->t0;
+	p->endTimestamp = s->t1;
+	return CUPTI_SUCCESS;
+}
+
 int fake_callback(CUpti_CallbackDomain d, CUpti_CallbackId id, const void *data);
 int fake_callback(CUpti_CallbackDomain d, CUpti_CallbackId id, const void *data)
 {
@@ -46,6 +251,7 @@ int fake_callback(CUpti_CallbackDomain d, CUpti_CallbackId id, const void *data)
 	    c->callbackSite == CUPTI_API_ENTER) {
 		if (started && user_replay)
 			ranges++;
+		fake_pm_launch(c->correlationId);
 		if (act_off && nsilent + 2 <= 64) {
 			silent[nsilent++] = c->correlationId;
 			silent[nsilent++] = rt_corr;
@@ -140,7 +346,12 @@ CUptiResult CUPTIAPI cuptiGetVersion(uint32_t *v) { *v = 130001; return CUPTI_SU
 CUptiResult CUPTIAPI cuptiGetDeviceId(CUcontext c, uint32_t *d) { (void)c; *d = 0; return CUPTI_SUCCESS; }
 CUptiResult CUPTIAPI cuptiProfilerInitialize(CUpti_Profiler_Initialize_Params *p) { (void)p; return getenv("FAKE_NOPROF") ? CUPTI_ERROR_NOT_SUPPORTED : CUPTI_SUCCESS; }
 CUptiResult CUPTIAPI cuptiDeviceGetChipName(CUpti_Device_GetChipName_Params *p) { p->pChipName = "FAKE1"; return CUPTI_SUCCESS; }
-CUptiResult CUPTIAPI cuptiProfilerDeviceSupported(CUpti_Profiler_DeviceSupported_Params *p) { p->isSupported = CUPTI_PROFILER_CONFIGURATION_SUPPORTED; return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiProfilerDeviceSupported(CUpti_Profiler_DeviceSupported_Params *p)
+{
+	p->isSupported = p->api == CUPTI_PROFILER_PM_SAMPLING && getenv("FAKE_PM_NOTSUP")
+		? CUPTI_PROFILER_CONFIGURATION_UNSUPPORTED : CUPTI_PROFILER_CONFIGURATION_SUPPORTED;
+	return CUPTI_SUCCESS;
+}
 CUptiResult CUPTIAPI cuptiProfilerGetCounterAvailability(CUpti_Profiler_GetCounterAvailability_Params *p)
 {
 	if (getenv("FAKE_NOPRIV"))
@@ -177,6 +388,15 @@ CUptiResult CUPTIAPI cuptiProfilerHostGetNumOfPasses(CUpti_Profiler_Host_GetNumO
  * the ranges since its initialization */
 CUptiResult CUPTIAPI cuptiProfilerHostEvaluateToGpuValues(CUpti_Profiler_Host_EvaluateToGpuValues_Params *p)
 {
+	const struct fk_hdr *h = (const struct fk_hdr *)p->pCounterDataImage;
+	if (p->counterDataImageSize >= sizeof(*h) && h->magic == FK_MAGIC) { /* a PM sample */
+		if (p->rangeIndex >= h->completed || p->numMetrics > h->nmet)
+			return CUPTI_ERROR_INVALID_PARAMETER;
+		const struct fk_sample *x = (const struct fk_sample *)(h + 1) + p->rangeIndex;
+		for (size_t i = 0; i < p->numMetrics; i++)
+			p->pMetricValues[i] = x->v[i];
+		return CUPTI_SUCCESS;
+	}
 	for (size_t i = 0; i < p->numMetrics; i++)
 		p->pMetricValues[i] = 100.0 * (double)(img_base + (int)p->rangeIndex + 1) + (double)i;
 	return CUPTI_SUCCESS;

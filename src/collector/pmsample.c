@@ -1,0 +1,1241 @@
+/*
+ * pmsample.c: metrics mode's PM-sampling engine (KGATE_ENGINE=sampling).
+ *
+ * Owns CUPTI 13's PM sampling (cuptiPmSampling*) for every device the
+ * process launches on: the host API's config image of the set (additive
+ * counters only: a ".sum" summed over samples is the kernel's total), the
+ * sampling object with its hardware buffer and counter data image, a decode
+ * thread, and the attribution of samples to launches.
+ *
+ * Sampling is device-wide and blind to launches, so the launches are made
+ * separable: every launch of the process is serialised (a ticket lock from
+ * its API entry to its exit) and, at its exit, its stream is synchronised
+ * and the collector waits two sampling intervals with the GPU idle.  The
+ * midpoint of that idle gap is the launch's end boundary; a launch owns the
+ * samples whose midpoint lies between the boundary before it and its own
+ * (the probe: 400 of 400 launches exact).  Durations come from two CUDA
+ * events around the launch on its stream (kernel activity records are off
+ * while sampling: they add instructions to every kernel).
+ *
+ * Decoding is the cost: one sample takes 12-22 us to decode on an H200 at
+ * a 10 us interval, so one thread falls behind a busy GPU.  The decode
+ * thread runs all the time; a launch waits at its entry while the decoded
+ * samples lag the clock by more than KGATE_PM_BACKLOG_MS (or too many
+ * launches wait for their samples), so the hardware buffer never fills.
+ * When samples are lost anyway (the buffer overflowed, a hole in the
+ * sample times), an error record says so and the launches whose windows
+ * lost samples get no counters (null), never a partial sum.  The counter
+ * data image is re-initialised whenever it is full (the layout is the one
+ * of the last cuptiPmSamplingGetCounterDataSize call on the object, so that
+ * call is made once, with the real set).
+ *
+ * Counts include everything the GPU runs, so the engine refuses (an error
+ * record, the process goes on as a trace) when NVML lists another process
+ * computing on the device at set-up, and launches get no counters from the
+ * moment one appears while sampling.
+ */
+#include "pmsample.h"
+
+#include <cupti_pmsampling.h>
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_target.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "coll.h"
+#include "kgate/records_format.h"
+#include "launch.h"
+#include "metrics.h"
+#include "profiler.h"
+
+#define PM_DEV_MAX 16
+#define PM_QUEUE 1024     /* launches waiting for their samples, per device */
+#define PM_MET_MAX 32
+#define PM_ERR_MAX 20
+#define PM_NVML_EVERY_NS 1000000000ull
+
+/* The set sampled when KGATE_METRICS is not given (each is one pass for PM
+ * sampling on GH100; the duration comes from events). */
+static const char *const pm_default[] = { KG_M_DURATION, "smsp__inst_executed.sum",
+					  "dram__bytes_read.sum", "dram__bytes_write.sum", NULL };
+
+/* One launch's window: from the previous boundary to b1 (0: still open). */
+struct pm_launch {
+	int64_t ordinal;
+	uint64_t b1;
+	int kind; /* 1 selected, 0 not selected (duration only), -1 a graph: its samples dropped */
+	int lost, failed;
+	double dur_ns;
+	double v[PM_MET_MAX];
+};
+
+struct pm_dev {
+	int used, failed, started;
+	CUcontext ctx;
+	uint32_t dev;
+	char chip[64];
+	CUpti_Profiler_Host_Object *host;
+	uint8_t *avail, *config, *img;
+	size_t config_size, img_size;
+	CUpti_PmSampling_Object *obj;
+	size_t harvested; /* completed samples of the image already taken */
+	pthread_mutex_t dec_mu; /* DecodeData, Stop, Disable */
+	/* under pm_mu */
+	struct pm_launch *q;
+	size_t qh, qn;
+	double pre[PM_MET_MAX]; /* samples after the last closed window */
+	int pre_lost;
+	uint64_t b_first, seen_t1;
+	unsigned long long samples, nan_samples, holes, overflows, rollovers, lost_launches, waits;
+	uint64_t wait_ns;
+	void *ev0, *ev1;
+	uint64_t next_nvml;
+};
+
+/* driver entry points, looked up in the process */
+typedef int (*pm_ev_create_fn)(void **, unsigned);
+typedef int (*pm_ev_record_fn)(void *, CUstream);
+typedef int (*pm_ev_sync_fn)(void *);
+typedef int (*pm_ev_elapsed_fn)(float *, void *, void *);
+typedef int (*pm_sync_fn)(void);
+typedef int (*pm_uuid_fn)(CUuuid *, CUdevice);
+static pm_ev_create_fn pm_ev_create;
+static pm_ev_record_fn pm_ev_record;
+static pm_ev_sync_fn pm_ev_sync;
+static pm_ev_elapsed_fn pm_ev_elapsed;
+static pm_sync_fn pm_ctx_sync;
+static pm_uuid_fn pm_uuid;
+
+static struct pm_dev pm_devs[PM_DEV_MAX];
+static const char *pm_names[PM_MET_MAX]; /* the sampled metrics */
+static size_t pm_n;
+static int pm_map[PM_MET_MAX * 2]; /* coll_cfg.metrics[i] -> pm index, -1 the duration */
+static int pm_off = 1;             /* until pmsample_init succeeds */
+static int pm_shared;              /* another process computes: no counters */
+static int pm_any_started;
+static int pm_errs;
+static uint64_t pm_interval_ns = 10000, pm_backlog_ns = 50000000ull;
+static size_t pm_hwbuf = (size_t)256 << 20, pm_img_samples = 20000;
+
+static pthread_mutex_t pm_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pm_cv = PTHREAD_COND_INITIALIZER;
+static pthread_t pm_thread;
+static int pm_thread_on, pm_thread_stop;
+
+/* the launch being made (under the ticket lock) */
+static __thread struct pm_dev *pm_cur;
+static __thread CUstream pm_cur_stream;
+static __thread int pm_cur_ev; /* the start event is recorded */
+static __thread int pm_cur_over; /* the filter can select no more launches */
+
+/* ------------------------------------------------------------------ */
+/* The ticket lock: launches one at a time, in turn                    */
+
+static pthread_mutex_t pm_tk_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pm_tk_cv = PTHREAD_COND_INITIALIZER;
+static unsigned long pm_tk_next, pm_tk_serving;
+
+static void pm_lock(void)
+{
+	pthread_mutex_lock(&pm_tk_mu);
+	unsigned long me = pm_tk_next++;
+	while (me != pm_tk_serving)
+		pthread_cond_wait(&pm_tk_cv, &pm_tk_mu);
+	pthread_mutex_unlock(&pm_tk_mu);
+}
+
+static void pm_unlock(void)
+{
+	pthread_mutex_lock(&pm_tk_mu);
+	pm_tk_serving++;
+	pthread_cond_broadcast(&pm_tk_cv);
+	pthread_mutex_unlock(&pm_tk_mu);
+}
+
+/* ------------------------------------------------------------------ */
+/* Settings                                                            */
+
+int pmsample_engine(void)
+{
+	static int done, on;
+	if (!done) {
+		const char *e = getenv("KGATE_ENGINE");
+		done = 1;
+		if (e && *e && strcmp(e, "range") != 0) {
+			if (strcmp(e, "sampling") == 0)
+				on = 1;
+			else
+				coll_error("bad_config", -1,
+					   "KGATE_ENGINE='%s' is not range or sampling; using the Range "
+					   "Profiler", e);
+		}
+	}
+	return on;
+}
+
+static long pm_env(const char *name, long dflt, long min, long max)
+{
+	const char *s = getenv(name);
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return dflt;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < min || v > max) {
+		coll_error("bad_config", -1, "%s='%s' is not an integer %ld..%ld; using %ld", name, s,
+			   min, max, dflt);
+		return dflt;
+	}
+	return v;
+}
+
+static int pm_additive(const char *m)
+{
+	size_t n = strlen(m);
+	return n > 4 && strcmp(m + n - 4, ".sum") == 0;
+}
+
+static int pm_set_metrics(void)
+{
+	const char *given = getenv(KG_ENV_METRICS);
+	char **keep = calloc(coll_cfg.n_metrics + 2 + 4, sizeof(char *));
+	size_t k = 0;
+	int dur = 0;
+
+	if (!keep)
+		return -1;
+	if (!given || !*given) {
+		for (size_t i = 0; i < coll_cfg.n_metrics; i++)
+			free(coll_cfg.metrics[i]);
+		coll_cfg.n_metrics = 0;
+		for (size_t i = 0; pm_default[i]; i++)
+			keep[k++] = strdup(pm_default[i]);
+	} else {
+		char left[512] = "";
+		for (size_t i = 0; i < coll_cfg.n_metrics; i++) {
+			char *m = coll_cfg.metrics[i];
+			if (strcmp(m, KG_M_DURATION) == 0 || pm_additive(m)) {
+				keep[k++] = m;
+				continue;
+			}
+			size_t l = strlen(left);
+			snprintf(left + l, sizeof(left) - l, "%s%s", l ? ", " : "", m);
+			free(m);
+		}
+		if (*left)
+			coll_error("bad_config", -1,
+				   "PM sampling sums counters over samples: %s %s not a sum and left "
+				   "out (the Range Profiler collects it: KGATE_ENGINE=range)",
+				   left, strchr(left, ',') ? "are" : "is");
+	}
+	free(coll_cfg.metrics);
+	coll_cfg.metrics = keep;
+	coll_cfg.n_metrics = k;
+	pm_n = 0;
+	for (size_t i = 0; i < k; i++) {
+		if (!keep[i])
+			return -1;
+		if (strcmp(keep[i], KG_M_DURATION) == 0) {
+			dur = 1;
+			pm_map[i] = -1;
+		} else if (pm_n < PM_MET_MAX && i < PM_MET_MAX * 2 - 1) {
+			pm_map[i] = (int)pm_n;
+			pm_names[pm_n++] = keep[i];
+		} else {
+			coll_error("bad_config", -1, "more than %d metrics for PM sampling", PM_MET_MAX);
+			return -1;
+		}
+	}
+	if (!dur) {
+		keep[k] = strdup(KG_M_DURATION);
+		if (!keep[k])
+			return -1;
+		pm_map[k] = -1;
+		coll_cfg.n_metrics = ++k;
+	}
+	coll_cfg.duration_asked = 1;
+	if (!pm_n) {
+		coll_error("bad_config", -1, "no counter to sample (only %s); metrics mode is off",
+			   KG_M_DURATION);
+		return -1;
+	}
+	return 0;
+}
+
+/* A driver function of the process, without linking libcuda. */
+static void *pm_sym(const char *name)
+{
+	void *f = dlsym(RTLD_DEFAULT, name);
+	if (!f) {
+		void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+		if (h)
+			f = dlsym(h, name);
+	}
+	return f;
+}
+
+int pmsample_init(void)
+{
+	if (coll_cfg.app_replay) {
+		coll_error("bad_config", -1,
+			   "PM sampling takes one-pass sets, not application replay; metrics mode is "
+			   "off");
+		return -1;
+	}
+	pm_interval_ns = (uint64_t)pm_env("KGATE_PM_INTERVAL", 10, 1, 1000000) * 1000u;
+	pm_backlog_ns = (uint64_t)pm_env("KGATE_PM_BACKLOG_MS", 50, 1, 60000) * 1000000u;
+	pm_hwbuf = (size_t)pm_env("KGATE_PM_HWBUF_MB", 256, 16, 4096) << 20;
+	pm_img_samples = (size_t)pm_env("KGATE_PM_SAMPLES", 20000, 16, 1000000);
+	if (pm_set_metrics() != 0)
+		return -1;
+	*(void **)&pm_ev_create = pm_sym("cuEventCreate");
+	*(void **)&pm_ev_record = pm_sym("cuEventRecord");
+	*(void **)&pm_ev_sync = pm_sym("cuEventSynchronize");
+	*(void **)&pm_ev_elapsed = pm_sym("cuEventElapsedTime_v2");
+	if (!pm_ev_elapsed)
+		*(void **)&pm_ev_elapsed = pm_sym("cuEventElapsedTime");
+	*(void **)&pm_ctx_sync = pm_sym("cuCtxSynchronize");
+	*(void **)&pm_uuid = pm_sym("cuDeviceGetUuid_v2");
+	pm_off = 0;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Time                                                                */
+
+static uint64_t pm_ts(void)
+{
+	uint64_t t = 0;
+	if (cuptiGetTimestamp(&t) != CUPTI_SUCCESS) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	}
+	return t;
+}
+
+/* Wait two sampling intervals (the GPU idle); the midpoint of the gap. */
+static uint64_t pm_gap(void)
+{
+	uint64_t a = pm_ts(), b;
+	while ((b = pm_ts()) < a + 2 * pm_interval_ns)
+		;
+	return a + (b - a) / 2;
+}
+
+/* ------------------------------------------------------------------ */
+/* Other processes on the device (NVML, loaded on demand)              */
+
+struct pm_nvml_proc {
+	unsigned pid;
+	unsigned long long used;
+	unsigned gi, ci;
+};
+typedef int (*pm_nvml_init_fn)(void);
+typedef int (*pm_nvml_idx_fn)(unsigned, void **);
+typedef int (*pm_nvml_uuid_fn)(const char *, void **);
+typedef int (*pm_nvml_procs_fn)(void *, unsigned *, struct pm_nvml_proc *);
+static void *pm_nvml;
+static int pm_nvml_tried;
+static pm_nvml_idx_fn pm_nvml_idx;
+static pm_nvml_uuid_fn pm_nvml_uuid;
+static pm_nvml_procs_fn pm_nvml_procs;
+
+/* Processes other than this one computing on dev: their count (the first
+ * pid in *pid), or -1 when NVML cannot say (why in why). */
+static int pm_others(uint32_t dev, unsigned *pid, char *why, size_t len)
+{
+	if (!pm_nvml_tried) {
+		const char *path = getenv("KGATE_NVML_LIBRARY");
+		pm_nvml_tried = 1;
+		pm_nvml = dlopen(path && *path ? path : "libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+		if (pm_nvml) {
+			pm_nvml_init_fn init = (pm_nvml_init_fn)dlsym(pm_nvml, "nvmlInit_v2");
+			*(void **)&pm_nvml_idx = dlsym(pm_nvml, "nvmlDeviceGetHandleByIndex_v2");
+			*(void **)&pm_nvml_uuid = dlsym(pm_nvml, "nvmlDeviceGetHandleByUUID");
+			*(void **)&pm_nvml_procs = dlsym(pm_nvml, "nvmlDeviceGetComputeRunningProcesses_v3");
+			if (!pm_nvml_procs)
+				*(void **)&pm_nvml_procs =
+					dlsym(pm_nvml, "nvmlDeviceGetComputeRunningProcesses_v2");
+			if (!init || init() != 0 || !pm_nvml_procs || !pm_nvml_idx)
+				pm_nvml_procs = NULL;
+		}
+	}
+	if (!pm_nvml || !pm_nvml_procs) {
+		snprintf(why, len, "NVML is not available");
+		return -1;
+	}
+	void *h = NULL;
+	CUuuid u;
+	if (pm_uuid && pm_nvml_uuid && pm_uuid(&u, (CUdevice)dev) == 0) {
+		const unsigned char *b = (const unsigned char *)u.bytes;
+		char s[64];
+		snprintf(s, sizeof(s),
+			 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+			 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
+			 b[12], b[13], b[14], b[15]);
+		if (pm_nvml_uuid(s, &h) != 0)
+			h = NULL;
+	}
+	if (!h && pm_nvml_idx(dev, &h) != 0) {
+		snprintf(why, len, "NVML does not know device %u", dev);
+		return -1;
+	}
+	struct pm_nvml_proc p[64];
+	unsigned n = 64;
+	int r = pm_nvml_procs(h, &n, p);
+	if (r != 0 && r != 7 /* NVML_ERROR_INSUFFICIENT_SIZE: more than 64 */) {
+		snprintf(why, len, "NVML cannot list the device's processes (error %d)", r);
+		return -1;
+	}
+	if (r == 7)
+		n = 64;
+	int others = 0;
+	unsigned me = (unsigned)getpid();
+	for (unsigned i = 0; i < n && i < 64; i++) {
+		if (p[i].pid == me)
+			continue;
+		if (!others++)
+			*pid = p[i].pid;
+	}
+	return others;
+}
+
+/* ------------------------------------------------------------------ */
+/* Attribution (under pm_mu)                                           */
+
+static struct pm_launch *pm_at(struct pm_dev *d, size_t i)
+{
+	return &d->q[(d->qh + i) % PM_QUEUE];
+}
+
+/* A window is complete: its values to launch.c. */
+static void pm_emit_locked(struct pm_dev *d, struct pm_launch *L)
+{
+	double vals[PM_MET_MAX * 2];
+
+	if (L->kind < 0)
+		return;
+	int none = L->lost || pm_shared;
+	if (L->lost && !L->failed)
+		d->lost_launches++;
+	if (L->failed) {
+		launch_set_values(L->ordinal, NULL);
+		return;
+	}
+	for (size_t i = 0; i < coll_cfg.n_metrics && i < PM_MET_MAX * 2; i++)
+		vals[i] = pm_map[i] < 0 ? L->dur_ns : none ? NAN : L->v[pm_map[i]];
+	launch_set_values(L->ordinal, vals);
+}
+
+static void pm_pop_locked(struct pm_dev *d)
+{
+	pm_emit_locked(d, pm_at(d, 0));
+	d->qh = (d->qh + 1) % PM_QUEUE;
+	d->qn--;
+}
+
+static void pm_lost_locked(struct pm_dev *d, uint64_t from, uint64_t to, const char *why)
+{
+	int any = 0;
+	for (size_t i = 0; i < d->qn; i++) {
+		struct pm_launch *L = pm_at(d, i);
+		if (L->b1 == 0 || L->b1 > from) {
+			any |= !L->lost && L->kind > 0;
+			L->lost = 1;
+		}
+	}
+	struct pm_launch *t = d->qn ? pm_at(d, d->qn - 1) : NULL;
+	if (!t || (t->b1 && t->b1 < to))
+		d->pre_lost = 1;
+	if (pm_errs++ < PM_ERR_MAX)
+		coll_error("samples_lost", -1,
+			   "PM sampling lost samples on device %u (%s, %.1f us of samples); the "
+			   "launches whose windows held them have no counters", d->dev, why,
+			   (double)(to - from) / 1e3);
+	(void)any;
+}
+
+/* One decoded sample, in time order. */
+static void pm_feed_locked(struct pm_dev *d, uint64_t t0, uint64_t t1, const double *v)
+{
+	for (size_t j = 0; j < pm_n; j++) {
+		if (!isfinite(v[j])) { /* the priming sample at the start */
+			d->nan_samples++;
+			return;
+		}
+	}
+	d->samples++;
+	if (d->seen_t1 && t0 > d->seen_t1 + pm_interval_ns / 2) {
+		d->holes++;
+		pm_lost_locked(d, d->seen_t1, t0, "a hole in the sample times");
+	}
+	if (t1 > d->seen_t1)
+		d->seen_t1 = t1;
+	uint64_t mid = t0 + (t1 - t0) / 2;
+	if (mid < d->b_first)
+		return;
+	while (d->qn) {
+		struct pm_launch *L = pm_at(d, 0);
+		if (L->b1 && mid >= L->b1) {
+			pm_pop_locked(d);
+			continue;
+		}
+		for (size_t j = 0; j < pm_n; j++)
+			L->v[j] += v[j];
+		return;
+	}
+	for (size_t j = 0; j < pm_n; j++)
+		d->pre[j] += v[j];
+}
+
+/* Every closed window whose samples are all decoded gets its values; with
+ * force, every closed window (the sampling has stopped). */
+static void pm_complete_locked(struct pm_dev *d, int force)
+{
+	while (d->qn) {
+		struct pm_launch *L = pm_at(d, 0);
+		if (!L->b1 || (!force && d->seen_t1 < L->b1 + pm_interval_ns))
+			break;
+		pm_pop_locked(d);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Decoding                                                            */
+
+static int pm_image_init(struct pm_dev *d)
+{
+	CUpti_PmSampling_CounterDataImage_Initialize_Params ci = { .structSize = CUpti_PmSampling_CounterDataImage_Initialize_Params_STRUCT_SIZE };
+	ci.pPmSamplingObject = d->obj;
+	ci.counterDataSize = d->img_size;
+	ci.pCounterData = d->img;
+	d->harvested = 0;
+	return coll_check(cuptiPmSamplingCounterDataImageInitialize(&ci),
+			  "cuptiPmSamplingCounterDataImageInitialize", "no counters from here on");
+}
+
+static void pm_fail_dev(struct pm_dev *d);
+
+/* Take the completed samples of the image that are new. */
+static int pm_harvest(struct pm_dev *d, size_t *populated)
+{
+	CUpti_PmSampling_GetCounterDataInfo_Params gi = { .structSize = CUpti_PmSampling_GetCounterDataInfo_Params_STRUCT_SIZE };
+	gi.pCounterDataImage = d->img;
+	gi.counterDataImageSize = d->img_size;
+	if (coll_check(cuptiPmSamplingGetCounterDataInfo(&gi), "cuptiPmSamplingGetCounterDataInfo",
+		       "no counters from here on"))
+		return -1;
+	if (populated)
+		*populated = gi.numPopulatedSamples;
+	double v[PM_MET_MAX];
+	for (size_t k = d->harvested; k < gi.numCompletedSamples; k++) {
+		CUpti_PmSampling_CounterData_GetSampleInfo_Params si = { .structSize = CUpti_PmSampling_CounterData_GetSampleInfo_Params_STRUCT_SIZE };
+		si.pPmSamplingObject = d->obj;
+		si.pCounterDataImage = d->img;
+		si.counterDataImageSize = d->img_size;
+		si.sampleIndex = k;
+		if (coll_check(cuptiPmSamplingCounterDataGetSampleInfo(&si),
+			       "cuptiPmSamplingCounterDataGetSampleInfo", "no counters from here on"))
+			return -1;
+		CUpti_Profiler_Host_EvaluateToGpuValues_Params ev = { .structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE };
+		ev.pHostObject = d->host;
+		ev.pCounterDataImage = d->img;
+		ev.counterDataImageSize = d->img_size;
+		ev.rangeIndex = k;
+		ev.ppMetricNames = pm_names;
+		ev.numMetrics = pm_n;
+		ev.pMetricValues = v;
+		if (coll_check(cuptiProfilerHostEvaluateToGpuValues(&ev),
+			       "cuptiProfilerHostEvaluateToGpuValues", "no counters from here on"))
+			return -1;
+		pthread_mutex_lock(&pm_mu);
+		pm_feed_locked(d, si.startTimestamp, si.endTimestamp, v);
+		pthread_mutex_unlock(&pm_mu);
+	}
+	if (gi.numCompletedSamples > d->harvested)
+		d->harvested = gi.numCompletedSamples;
+	return 0;
+}
+
+/* One DecodeData and its samples; the stop reason, or -1 on failure.
+ * Under d->dec_mu. */
+static int pm_decode_once(struct pm_dev *d)
+{
+	CUpti_PmSampling_DecodeData_Params dd = { .structSize = CUpti_PmSampling_DecodeData_Params_STRUCT_SIZE };
+	dd.pPmSamplingObject = d->obj;
+	dd.pCounterDataImage = d->img;
+	dd.counterDataImageSize = d->img_size;
+	CUptiResult r = cuptiPmSamplingDecodeData(&dd);
+	if (r == CUPTI_ERROR_OUT_OF_MEMORY) {
+		/* the hardware buffer overflowed: what it held is gone */
+		pthread_mutex_lock(&pm_mu);
+		d->overflows++;
+		pm_lost_locked(d, d->seen_t1, pm_ts(), "the hardware buffer overflowed");
+		pthread_mutex_unlock(&pm_mu);
+		return -1;
+	}
+	if (coll_check(r, "cuptiPmSamplingDecodeData", "no counters from here on"))
+		return -1;
+	if (dd.overflow) {
+		pthread_mutex_lock(&pm_mu);
+		d->overflows++;
+		pm_lost_locked(d, d->seen_t1, pm_ts(), "the hardware buffer overflowed");
+		pthread_mutex_unlock(&pm_mu);
+	}
+	size_t populated = 0;
+	if (pm_harvest(d, &populated) != 0)
+		return -1;
+	if (dd.decodeStopReason == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL) {
+		/* the image is full: a fresh one (a sample populated but not
+		 * completed is lost with it; the hole in the times says so) */
+		d->rollovers++;
+		COLL_DEBUG("PM sampling, device %u: counter data image full (%zu samples), "
+			   "re-initialised", d->dev, populated);
+		if (pm_image_init(d) != 0)
+			return -1;
+	}
+	return (int)dd.decodeStopReason;
+}
+
+static int pm_decode_dev(struct pm_dev *d)
+{
+	int r = 0;
+	pthread_mutex_lock(&d->dec_mu);
+	if (d->started && !d->failed)
+		r = pm_decode_once(d);
+	pthread_mutex_unlock(&d->dec_mu);
+	if (r < 0)
+		pm_fail_dev(d);
+	pthread_mutex_lock(&pm_mu);
+	pm_complete_locked(d, 0);
+	pthread_cond_broadcast(&pm_cv);
+	pthread_mutex_unlock(&pm_mu);
+	return r;
+}
+
+/* Another process appeared on the device while sampling. */
+static void pm_check_others(struct pm_dev *d, uint64_t now)
+{
+	char why[128];
+	unsigned pid = 0;
+
+	if (now < d->next_nvml)
+		return;
+	d->next_nvml = now + PM_NVML_EVERY_NS;
+	if (pm_shared || pm_others(d->dev, &pid, why, sizeof(why)) <= 0)
+		return;
+	pthread_mutex_lock(&pm_mu);
+	pm_shared = 1;
+	for (size_t i = 0; i < d->qn; i++)
+		pm_at(d, i)->lost = 1;
+	d->pre_lost = 1;
+	pthread_mutex_unlock(&pm_mu);
+	coll_error("gpu_shared", -1,
+		   "another process (pid %u) computes on device %u: PM sampling counts the whole "
+		   "device, so launches from here on have no counters", pid, d->dev);
+}
+
+static void *pm_decoder(void *u)
+{
+	(void)u;
+	for (;;) {
+		pthread_mutex_lock(&pm_mu);
+		int stop = pm_thread_stop;
+		pthread_mutex_unlock(&pm_mu);
+		if (stop)
+			break;
+		uint64_t now = pm_ts();
+		for (size_t i = 0; i < PM_DEV_MAX; i++) {
+			struct pm_dev *d = &pm_devs[i];
+			if (!d->used || !d->started || d->failed)
+				continue;
+			pm_decode_dev(d);
+			pm_check_others(d, now);
+		}
+		usleep(200);
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Set-up and tear-down                                                */
+
+static void pm_activity(int on)
+{
+	if (on)
+		coll_check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
+			   "cuptiActivityEnable(CONCURRENT_KERNEL)",
+			   "kernels after PM sampling have no trace records");
+	else
+		coll_check(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
+			   "cuptiActivityDisable(CONCURRENT_KERNEL)", NULL);
+}
+
+/* Stop sampling on d: let the decoder catch up with the last window
+ * (bounded), stop, drain what is left, give every launch its values or
+ * none, disable.  Under the ticket lock. */
+static void pm_stop_dev(struct pm_dev *d)
+{
+	if (!d->used || !d->started)
+		return;
+	pthread_mutex_lock(&pm_mu);
+	uint64_t want = 0;
+	for (size_t i = 0; i < d->qn; i++)
+		if (pm_at(d, i)->b1 > want)
+			want = pm_at(d, i)->b1;
+	pthread_mutex_unlock(&pm_mu);
+	/* samples past the last boundary, decoded: at most 30 s */
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!d->failed) {
+		pthread_mutex_lock(&pm_mu);
+		int done = d->seen_t1 >= want + pm_interval_ns;
+		pthread_mutex_unlock(&pm_mu);
+		struct timespec t1;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (done || t1.tv_sec - t0.tv_sec > 30)
+			break;
+		pm_decode_dev(d);
+		usleep(200);
+	}
+	pthread_mutex_lock(&d->dec_mu);
+	if (!d->failed) {
+		CUpti_PmSampling_Stop_Params sp = { .structSize = CUpti_PmSampling_Stop_Params_STRUCT_SIZE };
+		sp.pPmSamplingObject = d->obj;
+		coll_check(cuptiPmSamplingStop(&sp), "cuptiPmSamplingStop", NULL);
+		/* drain: until two decodes in a row find nothing new */
+		for (int k = 0, quiet = 0; k < 1000 && quiet < 2; k++) {
+			unsigned long long before = d->samples + d->nan_samples;
+			int r = pm_decode_once(d);
+			if (r < 0)
+				break;
+			quiet = r == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_END_OF_RECORDS &&
+					d->samples + d->nan_samples == before
+				? quiet + 1
+				: 0;
+		}
+	}
+	d->started = 0;
+	pthread_mutex_unlock(&d->dec_mu);
+	pthread_mutex_lock(&pm_mu);
+	for (size_t i = 0; i < d->qn; i++) {
+		struct pm_launch *L = pm_at(d, i);
+		if (!L->b1 || d->seen_t1 < L->b1)
+			L->lost = 1;
+	}
+	pm_complete_locked(d, 1);
+	pthread_mutex_unlock(&pm_mu);
+	COLL_DEBUG("PM sampling, device %u stopped: %llu samples (%llu without values), %llu "
+		   "holes, %llu overflows, %llu image roll-overs, %llu launches without counters, "
+		   "%llu waits for the decoder (%.3f ms)",
+		   d->dev, d->samples, d->nan_samples, d->holes, d->overflows, d->rollovers,
+		   d->lost_launches, d->waits, (double)d->wait_ns / 1e6);
+	if (d->lost_launches)
+		coll_error("samples_lost", -1,
+			   "PM sampling on device %u: %llu launches have no counters because samples "
+			   "were lost", d->dev, d->lost_launches);
+	CUpti_PmSampling_Disable_Params dp = { .structSize = CUpti_PmSampling_Disable_Params_STRUCT_SIZE };
+	dp.pPmSamplingObject = d->obj;
+	if (d->obj)
+		coll_check(cuptiPmSamplingDisable(&dp), "cuptiPmSamplingDisable", NULL);
+	d->obj = NULL;
+	d->failed = 1;
+	if (--pm_any_started == 0)
+		pm_activity(1);
+}
+
+static void pm_fail_dev(struct pm_dev *d)
+{
+	pthread_mutex_lock(&pm_mu);
+	if (d->failed) {
+		pthread_mutex_unlock(&pm_mu);
+		return;
+	}
+	d->failed = 1;
+	for (size_t i = 0; i < d->qn; i++)
+		pm_at(d, i)->lost = 1;
+	pm_complete_locked(d, 1);
+	pthread_cond_broadcast(&pm_cv);
+	pthread_mutex_unlock(&pm_mu);
+}
+
+static CUpti_Profiler_Host_Object *pm_host(const char *chip, const uint8_t *avail)
+{
+	CUpti_Profiler_Host_Initialize_Params hi = { .structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE };
+	hi.profilerType = CUPTI_PROFILER_TYPE_PM_SAMPLING;
+	hi.pChipName = chip;
+	hi.pCounterAvailabilityImage = avail;
+	if (coll_check(cuptiProfilerHostInitialize(&hi), "cuptiProfilerHostInitialize(PM sampling)",
+		       "no metrics, trace only"))
+		return NULL;
+	return hi.pHostObject;
+}
+
+/* Host and target set-up of d; 0 ok (then sampling has started). */
+static int pm_setup(struct pm_dev *d)
+{
+	char err[512], why[128];
+	unsigned pid = 0;
+	int others = pm_others(d->dev, &pid, why, sizeof(why));
+
+	if (others > 0) {
+		coll_error("gpu_shared", -1,
+			   "another process (pid %u%s) computes on device %u: PM sampling counts the "
+			   "whole device, so it is refused; this process is traced without "
+			   "counters", pid, others > 1 ? " and others" : "", d->dev);
+		pm_off = 1;
+		return -1;
+	}
+	if (others < 0)
+		coll_error("gpu_unchecked", -1,
+			   "%s: whether another process computes on device %u cannot be checked; "
+			   "PM sampling counts the whole device", why, d->dev);
+	CUpti_Profiler_DeviceSupported_Params ds = { .structSize = CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE };
+	ds.cuDevice = (CUdevice)d->dev;
+	ds.api = CUPTI_PROFILER_PM_SAMPLING;
+	if (cuptiProfilerDeviceSupported(&ds) == CUPTI_SUCCESS &&
+	    ds.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) {
+		coll_error("not_supported", -1,
+			   "device %u does not support PM sampling; no metrics, trace only", d->dev);
+		pm_off = 1;
+		return -1;
+	}
+	CUpti_Device_GetChipName_Params cp = { .structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE };
+	cp.deviceIndex = d->dev;
+	if (coll_check(cuptiDeviceGetChipName(&cp), "cuptiDeviceGetChipName", "no metrics") ||
+	    !cp.pChipName)
+		return -1;
+	snprintf(d->chip, sizeof(d->chip), "%s", cp.pChipName);
+	CUpti_PmSampling_GetCounterAvailability_Params ca = { .structSize = CUpti_PmSampling_GetCounterAvailability_Params_STRUCT_SIZE };
+	ca.deviceIndex = d->dev;
+	CUptiResult r = cuptiPmSamplingGetCounterAvailability(&ca);
+	if (r == CUPTI_SUCCESS && ca.counterAvailabilityImageSize) {
+		d->avail = malloc(ca.counterAvailabilityImageSize);
+		ca.pCounterAvailabilityImage = d->avail;
+		if (d->avail)
+			r = cuptiPmSamplingGetCounterAvailability(&ca);
+	}
+	if (r != CUPTI_SUCCESS) {
+		if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
+			coll_error("insufficient_privileges", (int)r,
+				   "GPU performance counters are not permitted for this user "
+				   "(NVreg_RestrictProfilingToAdminUsers); no metrics, trace only");
+			pm_off = 1;
+		} else {
+			coll_check(r, "cuptiPmSamplingGetCounterAvailability", "no metrics, trace only");
+		}
+		return -1;
+	}
+	d->host = pm_host(d->chip, d->avail);
+	int passes = 0;
+	if (!d->host || metrics_config(d->host, d->chip, pm_names, pm_n, &d->config,
+				       &d->config_size, &passes, err, sizeof(err)) != 0) {
+		if (d->host)
+			coll_error("invalid_metric", -1, "%s; no metrics, trace only", err);
+		pm_off = 1;
+		return -1;
+	}
+	if (passes != 1) {
+		coll_error("bad_config", -1,
+			   "the set is %d passes for PM sampling, which takes one-pass sets; no "
+			   "metrics, trace only (the Range Profiler replays: KGATE_ENGINE=range)",
+			   passes);
+		pm_off = 1;
+		return -1;
+	}
+	CUpti_PmSampling_Enable_Params en = { .structSize = CUpti_PmSampling_Enable_Params_STRUCT_SIZE };
+	en.deviceIndex = d->dev;
+	r = cuptiPmSamplingEnable(&en);
+	if (r != CUPTI_SUCCESS) {
+		coll_check(r, "cuptiPmSamplingEnable", "no metrics, trace only");
+		pm_off = r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES || r == CUPTI_ERROR_HARDWARE_BUSY;
+		return -1;
+	}
+	d->obj = en.pPmSamplingObject;
+	CUpti_PmSampling_SetConfig_Params sc = { .structSize = CUpti_PmSampling_SetConfig_Params_STRUCT_SIZE };
+	sc.pPmSamplingObject = d->obj;
+	sc.configSize = d->config_size;
+	sc.pConfig = d->config;
+	sc.hardwareBufferSize = pm_hwbuf;
+	sc.samplingInterval = pm_interval_ns;
+	sc.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
+	sc.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST;
+	if (coll_check(cuptiPmSamplingSetConfig(&sc), "cuptiPmSamplingSetConfig",
+		       "no metrics, trace only"))
+		return -1;
+	/* the one GetCounterDataSize call: every (re-)initialisation of the
+	 * image takes its layout from the last one made on the object */
+	CUpti_PmSampling_GetCounterDataSize_Params gs = { .structSize = CUpti_PmSampling_GetCounterDataSize_Params_STRUCT_SIZE };
+	gs.pPmSamplingObject = d->obj;
+	gs.pMetricNames = pm_names;
+	gs.numMetrics = pm_n;
+	gs.maxSamples = (uint32_t)pm_img_samples;
+	if (coll_check(cuptiPmSamplingGetCounterDataSize(&gs), "cuptiPmSamplingGetCounterDataSize",
+		       "no metrics, trace only"))
+		return -1;
+	d->img_size = gs.counterDataSize;
+	d->img = calloc(1, d->img_size);
+	d->q = calloc(PM_QUEUE, sizeof(*d->q));
+	if (!d->img || !d->q || pm_image_init(d) != 0)
+		return -1;
+	if (pm_ev_create && (pm_ev_create(&d->ev0, 0) != 0 || pm_ev_create(&d->ev1, 0) != 0))
+		d->ev0 = d->ev1 = NULL;
+	pthread_mutex_init(&d->dec_mu, NULL);
+	/* kernel activity off first (it adds instructions to every kernel) */
+	if (pm_any_started++ == 0)
+		pm_activity(0);
+	CUpti_PmSampling_Start_Params st = { .structSize = CUpti_PmSampling_Start_Params_STRUCT_SIZE };
+	st.pPmSamplingObject = d->obj;
+	if (coll_check(cuptiPmSamplingStart(&st), "cuptiPmSamplingStart", "no metrics, trace only")) {
+		if (--pm_any_started == 0)
+			pm_activity(1);
+		return -1;
+	}
+	d->b_first = pm_gap();
+	d->seen_t1 = d->b_first;
+	d->next_nvml = d->b_first + PM_NVML_EVERY_NS;
+	d->started = 1;
+	if (!pm_thread_on && pthread_create(&pm_thread, NULL, pm_decoder, NULL) == 0)
+		pm_thread_on = 1;
+	return 0;
+}
+
+static struct pm_dev *pm_find(CUcontext ctx, int create)
+{
+	uint32_t dev = 0;
+	if (cuptiGetDeviceId(ctx, &dev) != CUPTI_SUCCESS)
+		return NULL;
+	for (size_t i = 0; i < PM_DEV_MAX; i++)
+		if (pm_devs[i].used && pm_devs[i].dev == dev)
+			return &pm_devs[i];
+	if (!create || pm_off)
+		return NULL;
+	for (size_t i = 0; i < PM_DEV_MAX; i++) {
+		struct pm_dev *d = &pm_devs[i];
+		if (d->used)
+			continue;
+		memset(d, 0, sizeof(*d));
+		d->used = 1;
+		d->dev = dev;
+		d->ctx = ctx;
+		struct timespec a, b;
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		if (pm_setup(d) != 0) {
+			d->failed = 1;
+			if (d->obj) {
+				CUpti_PmSampling_Disable_Params dp = { .structSize = CUpti_PmSampling_Disable_Params_STRUCT_SIZE };
+				dp.pPmSamplingObject = d->obj;
+				(void)cuptiPmSamplingDisable(&dp);
+				d->obj = NULL;
+			}
+		}
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		COLL_DEBUG("PM sampling, device %u (%s): set-up %s, %.3f ms (interval %llu ns, "
+			   "hardware buffer %zu MB, image %zu samples, %zu B)", dev, d->chip,
+			   d->failed ? "failed" : "done",
+			   (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6,
+			   (unsigned long long)pm_interval_ns, pm_hwbuf >> 20, pm_img_samples,
+			   d->img_size);
+		return d;
+	}
+	return NULL;
+}
+
+void pmsample_prepare(CUcontext ctx)
+{
+	if (!ctx)
+		return;
+	pm_lock();
+	if (!pm_off)
+		pm_find(ctx, 1);
+	pm_unlock();
+}
+
+int pmsample_usable(void)
+{
+	int ok;
+	pm_lock();
+	ok = !pm_off;
+	pm_unlock();
+	return ok;
+}
+
+/* ------------------------------------------------------------------ */
+/* Per launch                                                          */
+
+/* Under pm_mu: the decoder lags the clock by more than bound, or more
+ * than qmax launches wait for their samples. */
+static int pm_behind(const struct pm_dev *d, uint64_t now, uint64_t bound, size_t qmax)
+{
+	return d->seen_t1 + bound < now || d->qn >= qmax;
+}
+
+int pmsample_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, int graph)
+{
+	if (coll_cfg.mode != COLL_METRICS || !ctx)
+		return PROF_NO;
+	int sel = 0;
+	pm_lock();
+	if (pm_off || launch_capture_active())
+		goto no;
+	pm_cur_over = 0;
+	if (graph) {
+		/* a graph's kernels are not sampled: their samples go to a
+		 * window of their own, and their trace records are kept */
+		if (!pm_any_started)
+			goto no;
+		pm_cur = NULL;
+		for (size_t i = 0; i < PM_DEV_MAX; i++)
+			if (pm_devs[i].used && pm_devs[i].ctx == ctx && pm_devs[i].started)
+				pm_cur = &pm_devs[i];
+		if (!pm_cur)
+			goto no;
+		pm_activity(1);
+	} else {
+		int over = 0;
+		sel = profiler_selects(symbol, &over);
+		pm_cur = pm_find(ctx, 1);
+		if (pm_cur && pm_cur->started && pm_cur->failed)
+			pm_stop_dev(pm_cur); /* sampling failed: the trace goes on */
+		if (!pm_cur || !pm_cur->started || pm_cur->failed) {
+			COLL_DEBUG("launch %lld: not sampled (%s)", (long long)ordinal,
+				   pm_off ? "sampling off" : "no sampling on its device");
+			goto no;
+		}
+		pm_cur_over = sel && over;
+		struct pm_dev *d = pm_cur;
+		/* bounded backlog: once the decoder lags the clock by the bound
+		 * (or too many launches wait for their samples), wait until it
+		 * is back to half of it */
+		pthread_mutex_lock(&pm_mu);
+		uint64_t now = pm_ts(), t_wait = now;
+		if (pm_behind(d, now, pm_backlog_ns, PM_QUEUE - 1)) {
+			while (!d->failed && d->started && pm_behind(d, now, pm_backlog_ns / 2, PM_QUEUE / 2)) {
+				struct timespec ts;
+				clock_gettime(CLOCK_REALTIME, &ts);
+				ts.tv_nsec += 2000000;
+				if (ts.tv_nsec >= 1000000000) {
+					ts.tv_sec++;
+					ts.tv_nsec -= 1000000000;
+				}
+				pthread_cond_timedwait(&pm_cv, &pm_mu, &ts);
+				now = pm_ts();
+			}
+			d->waits++;
+			d->wait_ns += now - t_wait;
+			COLL_DEBUG("launch %lld: waited %.3f ms for the decoder", (long long)ordinal,
+				   (double)(now - t_wait) / 1e6);
+		}
+		struct pm_launch *L = pm_at(d, d->qn++);
+		memset(L, 0, sizeof(*L));
+		L->ordinal = ordinal;
+		L->kind = sel ? 1 : 0;
+		L->dur_ns = NAN;
+		if (d->qn == 1) {
+			memcpy(L->v, d->pre, sizeof(L->v));
+			L->lost = d->pre_lost;
+		}
+		memset(d->pre, 0, sizeof(d->pre));
+		d->pre_lost = 0;
+		pthread_mutex_unlock(&pm_mu);
+		COLL_DEBUG("launch %lld %s: %s", (long long)ordinal, symbol ? symbol : "?",
+			   sel ? "sampled" : "filtered out (serialised, duration only)");
+	}
+	pm_cur_stream = NULL;
+	pm_cur_ev = 0;
+	if (graph) {
+		struct pm_dev *d = pm_cur;
+		pthread_mutex_lock(&pm_mu);
+		struct pm_launch *L = pm_at(d, d->qn++);
+		memset(L, 0, sizeof(*L));
+		L->ordinal = -1;
+		L->kind = -1;
+		memset(d->pre, 0, sizeof(d->pre));
+		d->pre_lost = 0;
+		pthread_mutex_unlock(&pm_mu);
+		return PROF_HELD;
+	}
+	return sel ? PROF_SESSION : PROF_SESSION_OTHER;
+no:
+	pm_cur = NULL;
+	pm_unlock();
+	return PROF_NO;
+}
+
+/* The stream a launch call's parameters name (NULL: the legacy default
+ * stream, or parameters not known). */
+static int pm_stream_of(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const void *p,
+			CUstream *out)
+{
+	int pt = 0;
+	CUstream s = NULL;
+	if (!p)
+		return 0;
+	if (dom == CUPTI_CB_DOMAIN_DRIVER_API) {
+		switch (cbid) {
+		case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+		case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+			pt = 1;
+			/* fall through */
+		case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+		case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+			s = ((const cuLaunchKernel_params *)p)->hStream;
+			break;
+		case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+			pt = 1;
+			/* fall through */
+		case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx: {
+			const cuLaunchKernelEx_params *q = p;
+			if (!q->config)
+				return 0;
+			s = q->config->hStream;
+			break;
+		}
+		default:
+			return 0;
+		}
+	} else {
+		switch (cbid) {
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000:
+			pt = 1;
+			/* fall through */
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000:
+			s = (CUstream)((const cudaLaunchKernel_v7000_params *)p)->stream;
+			break;
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060:
+			pt = 1;
+			/* fall through */
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060: {
+			const cudaLaunchKernelExC_v11060_params *q = p;
+			if (!q->config)
+				return 0;
+			s = (CUstream)q->config->stream;
+			break;
+		}
+		default:
+			return 0;
+		}
+	}
+	*out = !s && pt ? CU_STREAM_PER_THREAD : s;
+	return 1;
+}
+
+void pmsample_on_enter(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
+		       const CUpti_CallbackData *cb)
+{
+	struct pm_dev *d = pm_cur;
+	CUstream s;
+	if (!d || pm_cur_ev || !cb || !pm_stream_of(dom, cbid, cb->functionParams, &s))
+		return;
+	pm_cur_stream = s;
+	pm_cur_ev = 1;
+	if (d->ev0 && pm_ev_record && pm_ev_record(d->ev0, s) != 0)
+		pm_cur_ev = 2; /* known stream, no event */
+}
+
+void pmsample_launch_exit(CUcontext ctx, int64_t ordinal, int decision, int failed)
+{
+	struct pm_dev *d = pm_cur;
+	double dur = NAN;
+
+	(void)ctx;
+	pm_cur = NULL;
+	if (!d) {
+		pm_unlock();
+		if (decision == PROF_SESSION || decision == PROF_SESSION_OTHER)
+			launch_set_values(ordinal, NULL);
+		return;
+	}
+	/* the kernel done, then an idle gap of two intervals */
+	int synced = 0;
+	if (pm_cur_ev == 1 && d->ev1 && pm_ev_record && pm_ev_sync &&
+	    pm_ev_record(d->ev1, pm_cur_stream) == 0 && pm_ev_sync(d->ev1) == 0) {
+		float ms = 0;
+		synced = 1;
+		if (pm_ev_elapsed && pm_ev_elapsed(&ms, d->ev0, d->ev1) == 0)
+			dur = (double)ms * 1e6;
+	}
+	if (!synced && pm_ctx_sync)
+		pm_ctx_sync();
+	uint64_t b1 = pm_gap();
+	if (decision == PROF_HELD)
+		pm_activity(0);
+	pthread_mutex_lock(&pm_mu);
+	if (d->qn) {
+		struct pm_launch *L = pm_at(d, d->qn - 1);
+		L->b1 = b1;
+		L->dur_ns = dur;
+		L->failed = failed;
+	}
+	pthread_mutex_unlock(&pm_mu);
+	if (pm_cur_over) {
+		/* no launch can be selected any more: sampling ends, and later
+		 * launches cost nothing */
+		COLL_DEBUG("launch %lld: the launch count is reached; sampling stops", (long long)ordinal);
+		for (size_t i = 0; i < PM_DEV_MAX; i++)
+			pm_stop_dev(&pm_devs[i]);
+		pm_off = 1;
+	}
+	pm_unlock();
+}
+
+void pmsample_sync(void)
+{
+	/* the decoder runs on its own; a capture's begin or a teardown needs
+	 * nothing stopped, but what is complete is handed over now */
+	pm_lock();
+	for (size_t i = 0; i < PM_DEV_MAX; i++) {
+		if (pm_devs[i].used && pm_devs[i].started && !pm_devs[i].failed)
+			pm_decode_dev(&pm_devs[i]);
+	}
+	pm_unlock();
+}
+
+void pmsample_on_context_destroy(CUcontext ctx)
+{
+	pm_lock();
+	for (size_t i = 0; i < PM_DEV_MAX; i++)
+		if (pm_devs[i].used && pm_devs[i].ctx == ctx)
+			pm_stop_dev(&pm_devs[i]);
+	pm_unlock();
+}
+
+void pmsample_finish(void)
+{
+	pm_lock();
+	for (size_t i = 0; i < PM_DEV_MAX; i++)
+		pm_stop_dev(&pm_devs[i]);
+	pthread_mutex_lock(&pm_mu);
+	pm_thread_stop = 1;
+	pthread_mutex_unlock(&pm_mu);
+	if (pm_thread_on)
+		pthread_join(pm_thread, NULL);
+	pm_thread_on = 0;
+	for (size_t i = 0; i < PM_DEV_MAX; i++) {
+		struct pm_dev *d = &pm_devs[i];
+		if (!d->used)
+			continue;
+		metrics_host_close(d->host);
+		free(d->avail);
+		free(d->config);
+		free(d->img);
+		free(d->q);
+		memset(d, 0, sizeof(*d));
+	}
+	pm_off = 1;
+	pm_unlock();
+}
