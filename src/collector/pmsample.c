@@ -80,6 +80,7 @@ struct pm_launch {
 
 struct pm_dev {
 	int used, failed, started;
+	atomic_int stopping; /* a window is ending: the decode thread keeps off */
 	CUcontext ctx;
 	uint32_t dev;
 	char chip[64];
@@ -95,7 +96,8 @@ struct pm_dev {
 	double pre[PM_MET_MAX]; /* samples after the last closed window */
 	int pre_lost;
 	uint64_t b_first, seen_t1;
-	unsigned long long samples, nan_samples, holes, overflows, rollovers, lost_launches, waits;
+	unsigned long long samples, nan_samples, holes, overflows, rollovers, lost_launches, waits,
+		windows;
 	uint64_t wait_ns;
 	void *ev0, *ev1;
 	uint64_t next_nvml;
@@ -124,7 +126,7 @@ static int pm_shared;              /* another process computes: no counters */
 static int pm_any_started;
 static int pm_errs;
 static uint64_t pm_interval_ns = 10000, pm_backlog_ns = 50000000ull;
-static size_t pm_hwbuf = (size_t)256 << 20, pm_img_samples = 20000;
+static size_t pm_hwbuf = (size_t)256 << 20, pm_img_samples = 2000;
 
 static pthread_mutex_t pm_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pm_cv = PTHREAD_COND_INITIALIZER;
@@ -296,7 +298,7 @@ int pmsample_init(void)
 	pm_interval_ns = (uint64_t)pm_env("KGATE_PM_INTERVAL", 10, 1, 1000000) * 1000u;
 	pm_backlog_ns = (uint64_t)pm_env("KGATE_PM_BACKLOG_MS", 50, 1, 60000) * 1000000u;
 	pm_hwbuf = (size_t)pm_env("KGATE_PM_HWBUF_MB", 256, 16, 4096) << 20;
-	pm_img_samples = (size_t)pm_env("KGATE_PM_SAMPLES", 20000, 16, 1000000);
+	pm_img_samples = (size_t)pm_env("KGATE_PM_SAMPLES", 2000, 16, 1000000);
 	if (pm_set_metrics() != 0)
 		return -1;
 	*(void **)&pm_ev_create = pm_sym("cuEventCreate");
@@ -527,6 +529,7 @@ static int pm_image_init(struct pm_dev *d)
 }
 
 static void pm_fail_dev(struct pm_dev *d);
+static void pm_drain_locked_dec(struct pm_dev *d);
 
 /* Take the completed samples of the image that are new. */
 static int pm_harvest(struct pm_dev *d, size_t *populated)
@@ -609,12 +612,17 @@ static int pm_decode_once(struct pm_dev *d)
 	return (int)dd.decodeStopReason;
 }
 
-static int pm_decode_dev(struct pm_dev *d)
+static int pm_decode_dev(struct pm_dev *d, int calls)
 {
 	int r = 0;
 	pthread_mutex_lock(&d->dec_mu);
-	if (d->started && !d->failed)
+	/* a full image: a fresh one and on at once, the hardware buffer
+	 * holds more */
+	for (int k = 0; k < calls && d->started && !d->failed; k++) {
 		r = pm_decode_once(d);
+		if (r != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL)
+			break;
+	}
 	pthread_mutex_unlock(&d->dec_mu);
 	if (r < 0)
 		pm_fail_dev(d);
@@ -657,14 +665,18 @@ static void *pm_decoder(void *u)
 		if (stop)
 			break;
 		uint64_t now = pm_ts();
+		int more = 0;
 		for (size_t i = 0; i < PM_DEV_MAX; i++) {
 			struct pm_dev *d = &pm_devs[i];
-			if (!d->used || !d->started || d->failed)
+			/* a window ending: the launch thread decodes (one image at
+			 * a time, so that it stops once it has its samples) */
+			if (!d->used || !d->started || d->failed || atomic_load(&d->stopping))
 				continue;
-			pm_decode_dev(d);
+			more |= pm_decode_dev(d, 1) == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL;
 			pm_check_others(d, now);
 		}
-		usleep(200);
+		if (!more)
+			usleep(200);
 	}
 	return NULL;
 }
@@ -683,23 +695,20 @@ static void pm_activity(int on)
 			   "cuptiActivityDisable(CONCURRENT_KERNEL)", NULL);
 }
 
-/* Stop sampling on d: let the decoder catch up with the last window
- * (bounded), stop, drain what is left, give every launch its values or
- * none, disable.  Under the ticket lock. */
-static void pm_stop_dev(struct pm_dev *d)
+/* Decode until every closed window's samples are in (bounded: 30 s):
+ * samples still in the hardware buffer at a stop are lost. */
+static void pm_catch_up(struct pm_dev *d)
 {
-	if (!d->used || !d->started)
-		return;
+	atomic_store(&d->stopping, 1);
 	pthread_mutex_lock(&pm_mu);
 	uint64_t want = 0;
 	for (size_t i = 0; i < d->qn; i++)
 		if (pm_at(d, i)->b1 > want)
 			want = pm_at(d, i)->b1;
 	pthread_mutex_unlock(&pm_mu);
-	/* samples past the last boundary, decoded: at most 30 s */
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (!d->failed) {
+	while (!d->failed && d->started) {
 		pthread_mutex_lock(&pm_mu);
 		int done = d->seen_t1 >= want + pm_interval_ns;
 		pthread_mutex_unlock(&pm_mu);
@@ -707,25 +716,25 @@ static void pm_stop_dev(struct pm_dev *d)
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		if (done || t1.tv_sec - t0.tv_sec > 30)
 			break;
-		pm_decode_dev(d);
-		usleep(200);
+		if (pm_decode_dev(d, 1) == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_END_OF_RECORDS)
+			usleep(100);
 	}
+}
+
+/* Stop sampling on d: let the decoder catch up with the last window
+ * (bounded), stop, drain what is left, give every launch its values or
+ * none, disable.  Under the ticket lock. */
+static void pm_stop_dev(struct pm_dev *d)
+{
+	if (!d->used || !d->started)
+		return;
+	pm_catch_up(d);
 	pthread_mutex_lock(&d->dec_mu);
 	if (!d->failed) {
 		CUpti_PmSampling_Stop_Params sp = { .structSize = CUpti_PmSampling_Stop_Params_STRUCT_SIZE };
 		sp.pPmSamplingObject = d->obj;
 		coll_check(cuptiPmSamplingStop(&sp), "cuptiPmSamplingStop", NULL);
-		/* drain: until two decodes in a row find nothing new */
-		for (int k = 0, quiet = 0; k < 1000 && quiet < 2; k++) {
-			unsigned long long before = d->samples + d->nan_samples;
-			int r = pm_decode_once(d);
-			if (r < 0)
-				break;
-			quiet = r == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_END_OF_RECORDS &&
-					d->samples + d->nan_samples == before
-				? quiet + 1
-				: 0;
-		}
+		pm_drain_locked_dec(d);
 	}
 	d->started = 0;
 	pthread_mutex_unlock(&d->dec_mu);
@@ -739,7 +748,7 @@ static void pm_stop_dev(struct pm_dev *d)
 	pthread_mutex_unlock(&pm_mu);
 	COLL_DEBUG("PM sampling, device %u stopped: %llu samples (%llu without values), %llu "
 		   "holes, %llu overflows, %llu image roll-overs, %llu launches without counters, "
-		   "%llu waits for the decoder (%.3f ms)",
+		   "%llu windows ended to let the decoder catch up (%.3f ms)",
 		   d->dev, d->samples, d->nan_samples, d->holes, d->overflows, d->rollovers,
 		   d->lost_launches, d->waits, (double)d->wait_ns / 1e6);
 	if (d->lost_launches)
@@ -769,6 +778,67 @@ static void pm_fail_dev(struct pm_dev *d)
 	pm_complete_locked(d, 1);
 	pthread_cond_broadcast(&pm_cv);
 	pthread_mutex_unlock(&pm_mu);
+}
+
+/* Stop sampling, decode everything (drain), give every closed window its
+ * values, start again after an idle gap.  Under the ticket lock, with no
+ * launch in flight. */
+static void pm_drain_locked_dec(struct pm_dev *d)
+{
+	for (int k = 0, quiet = 0; k < 100000 && quiet < 2; k++) {
+		unsigned long long before = d->samples + d->nan_samples;
+		int r = pm_decode_once(d);
+		if (r < 0)
+			break;
+		quiet = r == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_END_OF_RECORDS &&
+				d->samples + d->nan_samples == before
+			? quiet + 1
+			: 0;
+	}
+}
+
+static void pm_window_restart(struct pm_dev *d)
+{
+	int bad = 0;
+	pm_catch_up(d);
+	pthread_mutex_lock(&d->dec_mu);
+	if (d->failed || !d->started) {
+		pthread_mutex_unlock(&d->dec_mu);
+		return;
+	}
+	/* what the buffer holds past the last window is idle time: dropped */
+	CUpti_PmSampling_Stop_Params sp = { .structSize = CUpti_PmSampling_Stop_Params_STRUCT_SIZE };
+	sp.pPmSamplingObject = d->obj;
+	bad = coll_check(cuptiPmSamplingStop(&sp), "cuptiPmSamplingStop", "no counters from here on");
+	pthread_mutex_lock(&pm_mu);
+	for (size_t i = 0; i < d->qn; i++) {
+		struct pm_launch *L = pm_at(d, i);
+		if (!L->b1 || d->seen_t1 < L->b1)
+			L->lost = 1;
+	}
+	pm_complete_locked(d, 1);
+	memset(d->pre, 0, sizeof(d->pre));
+	d->pre_lost = 0;
+	pthread_mutex_unlock(&pm_mu);
+	d->windows++;
+	if (!bad)
+		bad = pm_image_init(d) != 0;
+	CUpti_PmSampling_Start_Params st = { .structSize = CUpti_PmSampling_Start_Params_STRUCT_SIZE };
+	st.pPmSamplingObject = d->obj;
+	if (!bad)
+		bad = coll_check(cuptiPmSamplingStart(&st), "cuptiPmSamplingStart",
+				 "no counters from here on");
+	if (!bad) {
+		uint64_t b = pm_gap();
+		pthread_mutex_lock(&pm_mu);
+		d->b_first = b;
+		d->seen_t1 = b;
+		pthread_mutex_unlock(&pm_mu);
+	}
+	atomic_store(&d->stopping, 0);
+	pthread_mutex_unlock(&d->dec_mu);
+	if (bad)
+		pm_fail_dev(d);
 }
 
 static CUpti_Profiler_Host_Object *pm_host(const char *chip, const uint8_t *avail)
@@ -1016,28 +1086,27 @@ int pmsample_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, in
 		}
 		pm_cur_over = sel && over;
 		struct pm_dev *d = pm_cur;
-		/* bounded backlog: once the decoder lags the clock by the bound
-		 * (or too many launches wait for their samples), wait until it
-		 * is back to half of it */
+		/* bounded backlog: samples come every interval, busy or idle,
+		 * and one sample takes longer to decode than an interval on an
+		 * H200, so waiting with sampling on never catches up.  Once the
+		 * decoder lags the clock by the bound (or too many launches wait
+		 * for their samples), the window ends: sampling stops, every
+		 * sample is decoded, and it starts again (the GPU is idle here) */
 		pthread_mutex_lock(&pm_mu);
-		uint64_t now = pm_ts(), t_wait = now;
-		if (pm_behind(d, now, pm_backlog_ns, PM_QUEUE - 1)) {
-			while (!d->failed && d->started && pm_behind(d, now, pm_backlog_ns / 2, PM_QUEUE / 2)) {
-				struct timespec ts;
-				clock_gettime(CLOCK_REALTIME, &ts);
-				ts.tv_nsec += 2000000;
-				if (ts.tv_nsec >= 1000000000) {
-					ts.tv_sec++;
-					ts.tv_nsec -= 1000000000;
-				}
-				pthread_cond_timedwait(&pm_cv, &pm_mu, &ts);
-				now = pm_ts();
-			}
+		int behind = pm_behind(d, pm_ts(), pm_backlog_ns, PM_QUEUE - 1);
+		pthread_mutex_unlock(&pm_mu);
+		if (behind) {
+			uint64_t t_wait = pm_ts();
+			pm_window_restart(d);
+			uint64_t now = pm_ts();
 			d->waits++;
 			d->wait_ns += now - t_wait;
-			COLL_DEBUG("launch %lld: waited %.3f ms for the decoder", (long long)ordinal,
-				   (double)(now - t_wait) / 1e6);
+			COLL_DEBUG("launch %lld: waited %.3f ms for the decoder (window ended)",
+				   (long long)ordinal, (double)(now - t_wait) / 1e6);
+			if (d->failed || !d->started)
+				goto no;
 		}
+		pthread_mutex_lock(&pm_mu);
 		struct pm_launch *L = pm_at(d, d->qn++);
 		memset(L, 0, sizeof(*L));
 		L->ordinal = ordinal;
@@ -1200,7 +1269,7 @@ void pmsample_sync(void)
 	pm_lock();
 	for (size_t i = 0; i < PM_DEV_MAX; i++) {
 		if (pm_devs[i].used && pm_devs[i].started && !pm_devs[i].failed)
-			pm_decode_dev(&pm_devs[i]);
+			pm_decode_dev(&pm_devs[i], 64);
 	}
 	pm_unlock();
 }

@@ -209,8 +209,11 @@ CUptiResult CUPTIAPI cuptiPmSamplingDecodeData(CUpti_PmSampling_DecodeData_Param
 		for (uint32_t j = 0; j < FK_MET; j++)
 			x->v[j] = pm_next == 0 ? NAN : in * (j + 1);
 		pm_next++;
-		if (slow)
-			usleep((useconds_t)atoi(slow));
+		if (slow) { /* busy: usleep's granularity is coarser */
+			uint64_t until = fk_now() + 1000ull * (uint64_t)atoi(slow);
+			while (fk_now() < until)
+				;
+		}
 	}
 	p->decodeStopReason = CUPTI_PM_SAMPLING_DECODE_STOP_REASON_END_OF_RECORDS;
 	return CUPTI_SUCCESS;

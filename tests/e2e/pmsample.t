@@ -1,0 +1,157 @@
+#!/bin/sh
+# pmsample.t: metrics mode's PM-sampling engine (KGATE_ENGINE=sampling)
+# without a GPU, through the stand-in libcupti (tests/collector/fake_cupti.c):
+# its synthetic PM sampling runs each launch's kernel for half an interval to
+# one and a half, doing 1000 + 7 * corr instructions (metric j counts j + 1
+# times that) spread over the samples it overlaps, so a launch's total is
+# exact only when every sample of its window, and none of another's, is
+# summed into it.  Checked: the attribution between the idle gaps, the
+# counter data image rolled over many times, a decoder slower than the
+# samples (the launches wait), lost samples (an overflowed hardware buffer,
+# a hole in the sample times) giving no counters rather than wrong ones, the
+# refusal when NVML (tests/nvml/nvml_double.c) lists another process, bad
+# settings, the filter, and kgate ingest of the records.
+. "$(dirname "$0")/lib.sh"
+
+COLL=${KGATE_COLLECTOR:?KGATE_COLLECTOR must name libkgate-collector.so}
+CT=${KGATE_BUILD:?KGATE_BUILD must name the build directory}/tests/collector
+NVML=$KGATE_BUILD/tests/libnvml-double.so
+ok "the stand-in libcupti is built" test -f "$CT/libcupti.so.13"
+ok "the NVML stand-in is built" test -f "$NVML"
+mkdir -p "$T/pm"
+pm() {
+	rm -f "$T"/pm/r.*.jsonl
+	run env LD_LIBRARY_PATH="$CT" KGATE_RECORDS="$T/pm/r.%p.jsonl" KGATE_MODE=metrics \
+		KGATE_ENGINE=sampling KGATE_NVML_LIBRARY="$NVML" "$@"
+	f=$(ls "$T"/pm/r.*.jsonl 2>/dev/null | head -1)
+}
+# per kernel record: "ordinal corr exact|wrong|null duration"; exact when
+# m__a.sum is 1000 + 7 * (corr + 1) (the driver call's id is the runtime
+# call's + 1) and m__b.sum twice that
+check() {
+	python3 - "$1" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r["type"] != "kernel":
+        continue
+    m = r["metrics"]
+    a, b = m.get("m__a.sum", "absent"), m.get("m__b.sum", "absent")
+    want = 1000 + 7 * (r["corr"] + 1)
+    if a is None and b is None:
+        v = "null"
+    elif a == "absent":
+        v = "absent"
+    else:
+        v = "exact" if a == want and b == 2 * want else "wrong"
+    d = m.get("gpu__time_duration.sum")
+    print(r["ordinal"], r["corr"], v, "dur" if isinstance(d, float) and d > 0 else "nodur")
+PY
+}
+count() { printf '%s\n' "$1" | grep -c " $2 " ; }
+M="KGATE_METRICS=m__a.sum,m__b.sum"
+
+# --- attribution between the gaps -----------------------------------------
+pm "$M" KGATE_DEBUG=1 "$CT/fake_app" "$COLL" pm 200
+is "$rc" 0 "sampling: the program exits 0"
+like "$(head -1 "$f")" '"mode":"metrics",.*"engine":"sampling",.*"metrics":\["m__a.sum","m__b.sum","gpu__time_duration.sum"\]' \
+	"the header says engine sampling and lists the set with the duration added"
+c=$(check "$f")
+is "$(printf '%s\n' "$c" | wc -l | tr -d ' ')" 200 "200 launches, 200 records"
+is "$(count "$c" exact)" 200 "every launch's counters are exactly its kernel's (samples summed between the gaps' midpoints)"
+is "$(printf '%s\n' "$c" | grep -c ' dur$')" 200 "every launch has a duration (CUDA events around it)"
+like "$(tail -1 "$f")" '"kernels":200,"dropped":0,"errors":0' "footer: no error"
+like "$out" "fake-cupti: PM sampling every 10000 ns, hardware buffer 256 MB" "the default interval (10 us) and hardware buffer (256 MB)"
+like "$out" "fake-cupti: PM sampling disabled" "sampling is disabled at exit"
+like "$err" "device 0 stopped: [0-9]+ samples \(1 without values\), 0 holes, 0 overflows" \
+	"the priming sample without values is skipped, nothing lost"
+
+run "$KGATE" ingest --db "$T/pm.db" --commit pm1 --records "$f"
+is "$rc" 0 "kgate ingest stores the sampling records"
+is "$(sqlite3 "$T/pm.db" "SELECT count(*) FROM samples_named WHERE metric = 'm__a.sum'")" 200 "with every launch's counters"
+
+# the interval and a filter: the launches it leaves out are serialised too
+# (their samples stay out of the others' windows), with their duration only
+pm "$M" KGATE_PM_INTERVAL=4 KGATE_KERNELS=kA "$CT/fake_app" "$COLL" pm 60
+like "$out" "PM sampling every 4000 ns" "KGATE_PM_INTERVAL sets the interval in microseconds"
+c=$(check "$f")
+is "$(count "$c" exact)" 30 "filter: the 30 launches of kA are exact"
+is "$(count "$c" absent)" 30 "filter: the 30 of kB have no counters"
+is "$(printf '%s\n' "$c" | grep -c ' dur$')" 60 "filter: and every launch its duration"
+
+pm "$M" KGATE_LAUNCH_SKIP=5 KGATE_LAUNCH_COUNT=10 KGATE_DEBUG=1 "$CT/fake_app" "$COLL" pm 40
+c=$(check "$f")
+is "$(count "$c" exact)" 10 "launch count: 10 launches sampled"
+like "$err" "the launch count is reached; sampling stops" "launch count: sampling stops after the last one"
+is "$(printf '%s\n' "$c" | awk '$3 == "exact" { print $1 }' | tr '\n' ' ')" "5 6 7 8 9 10 11 12 13 14 " \
+	"launch count: the selected ones are launches 5..14"
+
+# --- the counter data image rolled over -------------------------------------
+pm "$M" KGATE_PM_SAMPLES=16 KGATE_DEBUG=1 "$CT/fake_app" "$COLL" pm 300
+c=$(check "$f")
+is "$(count "$c" exact)" 300 "an image of 16 samples: every launch still exact"
+n=$(printf '%s\n' "$err" | grep -c "counter data image full")
+ok "the image was re-initialised many times ($n)" test "$n" -ge 20
+like "$(tail -1 "$f")" '"errors":0' "roll-overs lose nothing"
+
+# --- a decoder slower than the samples: launches wait, nothing is lost -----
+pm "$M" FAKE_PM_DECODE_US=40 KGATE_PM_BACKLOG_MS=2 KGATE_DEBUG=1 "$CT/fake_app" "$COLL" pm 200
+c=$(check "$f")
+is "$(count "$c" exact)" 200 "a decoder 4 times slower than the samples: every launch exact"
+like "$err" "launch [0-9]+: waited [0-9.]+ ms for the decoder" "launches waited for the decoder (KGATE_PM_BACKLOG_MS)"
+like "$err" "[1-9][0-9]* windows ended to let the decoder catch up" "the stop line counts the windows ended"
+
+# --- lost samples: no counters, never wrong ones ----------------------------
+pm "$M" FAKE_PM_OVERFLOW=4 FAKE_PM_DECODE_US=20 "$CT/fake_app" "$COLL" pm 200
+c=$(check "$f")
+is "$rc" 0 "an overflowed hardware buffer: the program exits 0"
+like "$(cat "$f")" '"code":"samples_lost","message":"PM sampling lost samples on device 0 \(the hardware buffer overflowed' \
+	"an error record says the hardware buffer overflowed"
+ok "some launches have no counters ($(count "$c" null))" test "$(count "$c" null)" -ge 1
+is "$(count "$c" wrong)" 0 "no launch has wrong counters"
+is "$(( $(count "$c" null) + $(count "$c" exact) ))" 200 "the others are exact"
+like "$(cat "$f")" '"code":"samples_lost","message":"PM sampling on device 0: [0-9]+ launches have no counters' \
+	"a closing error record counts the launches without counters"
+
+pm "$M" FAKE_PM_HOLE=3 FAKE_PM_DECODE_US=20 "$CT/fake_app" "$COLL" pm 200
+c=$(check "$f")
+like "$(cat "$f")" '"code":"samples_lost","message":"PM sampling lost samples on device 0 \(a hole in the sample times' \
+	"a sample missing from the times: an error record"
+is "$(count "$c" wrong)" 0 "a hole: no launch has wrong counters"
+is "$(( $(count "$c" null) + $(count "$c" exact) ))" 200 "a hole: the others are exact"
+
+# --- refusal: another process computes on the GPU ---------------------------
+pm "$M" NVML_DOUBLE_PROCS=4242:1000000 "$CT/fake_app" "$COLL" pm 20
+is "$rc" 0 "another process on the GPU: the program exits 0"
+like "$(head -1 "$f")" '"mode":"trace"' "the header says trace"
+like "$(cat "$f")" '"code":"gpu_shared","message":"another process \(pid 4242\) computes on device 0: PM sampling counts the whole device, so it is refused' \
+	"an error record names the other process"
+like "$err" "kgate-collector: another process \(pid 4242\)" "and says so on stderr"
+unlike "$out" "PM sampling every" "sampling is never set up"
+pm "$M" NVML_DOUBLE_PROCS=$$:10 "$CT/fake_app" "$COLL" only-init
+like "$(cat "$f")" '"errors":0' "a process that is not this one is another; this one is not (the check excludes it)"
+pm "$M" KGATE_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 "$CT/fake_app" "$COLL" pm 10
+like "$(cat "$f")" '"code":"gpu_unchecked","message":"NVML is not available: whether another process computes on device 0 cannot be checked' \
+	"without NVML: a warning record, sampling goes on"
+is "$(count "$(check "$f")" exact)" 10 "without NVML: the launches are sampled"
+
+# --- settings -------------------------------------------------------------
+pm KGATE_ENGINE=fast "$M" "$CT/fake_app" "$COLL" pm 4
+like "$(cat "$f")" '"code":"bad_config","message":"KGATE_ENGINE=.fast. is not range or sampling' "a bad KGATE_ENGINE is reported"
+unlike "$(head -1 "$f")" '"engine"' "and the Range Profiler collects"
+pm "KGATE_METRICS=m__a.sum,m__r.avg.pct_of_peak_sustained_elapsed,m__b.sum" "$CT/fake_app" "$COLL" pm 4
+like "$(cat "$f")" '"code":"bad_config","message":"PM sampling sums counters over samples: m__r.avg.pct_of_peak_sustained_elapsed is not a sum and left out' \
+	"a metric that is not a sum is left out, with an error record"
+is "$(count "$(check "$f")" exact)" 4 "and the sums are sampled"
+pm "$CT/fake_app" "$COLL" pm 4
+like "$(head -1 "$f")" '"metrics":\["gpu__time_duration.sum","smsp__inst_executed.sum","dram__bytes_read.sum","dram__bytes_write.sum"\]' \
+	"without KGATE_METRICS: the sampling default set"
+pm "$M" KGATE_PM_INTERVAL=0 "$CT/fake_app" "$COLL" pm 4
+like "$(cat "$f")" '"code":"bad_config","message":"KGATE_PM_INTERVAL=.0. is not an integer 1..1000000; using 10' "a bad interval is reported"
+pm "$M" FAKE_PM_NOTSUP=1 "$CT/fake_app" "$COLL" pm 4
+like "$(cat "$f")" '"code":"not_supported","message":"device 0 does not support PM sampling' "a device without PM sampling: an error record"
+like "$(head -1 "$f")" '"mode":"trace"' "and a trace"
+pm "KGATE_METRICS=m__a.sum,multi__x.sum" "$CT/fake_app" "$COLL" pm 4
+like "$(cat "$f")" '"code":"bad_config","message":"the set is 2 passes for PM sampling' "a multi-pass set is refused"
+
+done_testing
