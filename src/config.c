@@ -1598,6 +1598,16 @@ static void su_thresholds(struct ctx *c, const struct ynode *k, const struct yno
 
 static const char *const mode_names[] = { "trace", "metrics" };
 static const char *const replay_names[] = { "kernel", "application" };
+static const char *const engine_names[] = { "range", "sampling" };
+
+static void co_engine(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
+{
+	struct kg_collector_cfg *cc = o;
+	int m;
+
+	if (get_enum(c, k, v, engine_names, NFIELDS(engine_names), &m) == 0)
+		cc->engine = (enum kg_engine)m;
+}
 
 static void co_mode(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
 {
@@ -1709,12 +1719,13 @@ static const struct field collector_fields[] = {
 	{ "launch_skip", Y_SCALAR, 0, co_launch_skip },
 	{ "launch_count", Y_SCALAR, 0, co_launch_count },
 	{ "replay", Y_SCALAR, 0, co_replay },
+	{ "engine", Y_SCALAR, 0, co_engine },
 };
 
 static void su_collector(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
 {
 	struct kg_suite *s = o;
-	const struct ynode *mode = NULL, *metrics = NULL;
+	const struct ynode *mode = NULL, *metrics = NULL, *engine = NULL;
 	size_t i;
 
 	walk_map(c, v, collector_fields, NFIELDS(collector_fields), &s->collector);
@@ -1724,7 +1735,17 @@ static void su_collector(struct ctx *c, const struct ynode *k, const struct ynod
 			mode = v->items[i + 1];
 		if (key->kind == Y_SCALAR && !strcmp(key->str, "metrics") && !metrics)
 			metrics = key;
+		if (key->kind == Y_SCALAR && !strcmp(key->str, "engine") && !engine)
+			engine = key;
 	}
+	if (engine && s->collector.engine == KG_ENGINE_SAMPLING &&
+	    (!mode || (mode->kind == Y_SCALAR && !strcmp(mode->str, "trace"))))
+		problem(c, engine->line, engine->col, "'engine: sampling' needs mode: metrics");
+	if (engine && s->collector.engine == KG_ENGINE_SAMPLING &&
+	    s->collector.replay == KG_REPLAY_APPLICATION)
+		problem(c, engine->line, engine->col,
+			"'engine: sampling' takes one-pass sets and no replay; 'replay: "
+			"application' is for the Range Profiler");
 	/* Only when trace mode was asked for (or left out), not when it was misspelt. */
 	if (metrics && (!mode || (mode->kind == Y_SCALAR && !strcmp(mode->str, "trace"))))
 		problem(c, metrics->line, metrics->col,

@@ -137,6 +137,7 @@ void runner_collector_env(char ***env, size_t *n, const char *collector, const c
 	env_addf(env, n, KG_ENV_LAUNCH_COUNT, num);
 	env_addf(env, n, KG_ENV_REPLAY, cc->replay == KG_REPLAY_APPLICATION ? "application"
 									    : "kernel");
+	env_addf(env, n, KG_ENV_ENGINE, cc->engine == KG_ENGINE_SAMPLING ? "sampling" : "range");
 	if (pass >= 0) {
 		snprintf(num, sizeof(num), "%d", pass);
 		env_addf(env, n, KG_ENV_PASS, num);

@@ -94,6 +94,8 @@ struct kg_thresholds {
 
 enum kg_collect_mode { KG_MODE_TRACE = 0, KG_MODE_METRICS };
 enum kg_replay { KG_REPLAY_KERNEL = 0, KG_REPLAY_APPLICATION };
+/* metrics mode: the Range Profiler, or PM sampling (one-pass sets) */
+enum kg_engine { KG_ENGINE_RANGE = 0, KG_ENGINE_SAMPLING };
 
 struct kg_collector_cfg {
 	enum kg_collect_mode mode;
@@ -104,6 +106,7 @@ struct kg_collector_cfg {
 	long launch_skip;       /* default 0 */
 	long launch_count;      /* default 0: no limit */
 	enum kg_replay replay;
+	enum kg_engine engine;
 };
 
 struct kg_benchmark {

@@ -55,6 +55,7 @@
 #define KG_ENV_LAUNCH_SKIP  "KGATE_LAUNCH_SKIP"
 #define KG_ENV_LAUNCH_COUNT "KGATE_LAUNCH_COUNT"
 #define KG_ENV_REPLAY       "KGATE_REPLAY"        /* kernel | application */
+#define KG_ENV_ENGINE       "KGATE_ENGINE"        /* metrics mode: range | sampling */
 #define KG_ENV_PASS         "KGATE_PASS"          /* application replay: pass index */
 #define KG_ENV_FLUSH_MS     "KGATE_FLUSH_MS"      /* periodic flush, default 500 */
 #define KG_ENV_DEBUG        "KGATE_DEBUG"         /* 1: the profiler's decisions on stderr */

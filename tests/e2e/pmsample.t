@@ -154,4 +154,28 @@ like "$(head -1 "$f")" '"mode":"trace"' "and a trace"
 pm "KGATE_METRICS=m__a.sum,multi__x.sum" "$CT/fake_app" "$COLL" pm 4
 like "$(cat "$f")" '"code":"bad_config","message":"the set is 2 passes for PM sampling' "a multi-pass set is refused"
 
+# --- the suite file: collector: { mode: metrics, engine: sampling } --------
+cat >"$T/pm.yaml" <<YAML
+version: 1
+collector: { mode: metrics, engine: sampling, metrics: [smsp__inst_executed.sum, dram__bytes_read.sum] }
+benchmarks:
+  - name: pm
+    cmd: ["$CT/fake_app", "$COLL", "pm", "30"]
+    repeat: 2
+    warmup: 0
+    env: { LD_LIBRARY_PATH: "$CT", KGATE_NVML_LIBRARY: "$NVML" }
+YAML
+run env KGATE_COLLECTOR="$COLL" KGATE_CUPTI="$CT/libcupti.so.13" "$KGATE" run -c "$T/pm.yaml" \
+	--db "$T/suite.db" --commit s1
+is "$rc" 0 "kgate run of a suite with engine: sampling: exit 0"
+is "$(sqlite3 "$T/suite.db" "SELECT count(*) FROM samples_named WHERE metric = 'smsp__inst_executed.sum'")" 60 \
+	"the sampled counters of both repeats are stored"
+sed 's/mode: metrics, //' "$T/pm.yaml" >"$T/pm-trace.yaml"
+run "$KGATE" run -c "$T/pm-trace.yaml" --db "$T/suite.db" --commit s2
+ok "engine: sampling without mode: metrics is a suite error" test "$rc" -ne 0
+like "$err" "'engine: sampling' needs mode: metrics" "and says why"
+sed 's/engine: sampling/engine: fast/' "$T/pm.yaml" >"$T/pm-bad.yaml"
+run "$KGATE" run -c "$T/pm-bad.yaml" --db "$T/suite.db" --commit s3
+like "$err" "engine" "a bad engine name is a suite error"
+
 done_testing
