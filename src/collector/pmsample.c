@@ -97,7 +97,7 @@ struct pm_dev {
 	int pre_lost;
 	uint64_t b_first, seen_t1;
 	unsigned long long samples, nan_samples, holes, overflows, rollovers, lost_launches, waits,
-		windows;
+		windows, idle_windows;
 	uint64_t wait_ns;
 	void *ev0, *ev1;
 	uint64_t next_nvml;
@@ -153,6 +153,19 @@ static void pm_lock(void)
 	while (me != pm_tk_serving)
 		pthread_cond_wait(&pm_tk_cv, &pm_tk_mu);
 	pthread_mutex_unlock(&pm_tk_mu);
+}
+
+/* The lock if no launch holds it or waits for it; 0 otherwise. */
+static int pm_trylock(void)
+{
+	int got = 0;
+	pthread_mutex_lock(&pm_tk_mu);
+	if (pm_tk_next == pm_tk_serving) {
+		pm_tk_next++;
+		got = 1;
+	}
+	pthread_mutex_unlock(&pm_tk_mu);
+	return got;
 }
 
 static void pm_unlock(void)
@@ -655,6 +668,9 @@ static void pm_check_others(struct pm_dev *d, uint64_t now)
 		   "device, so launches from here on have no counters", pid, d->dev);
 }
 
+static void pm_window_restart(struct pm_dev *d);
+static int pm_behind(const struct pm_dev *d, uint64_t now, uint64_t bound, size_t qmax);
+
 static void *pm_decoder(void *u)
 {
 	(void)u;
@@ -674,6 +690,19 @@ static void *pm_decoder(void *u)
 				continue;
 			more |= pm_decode_dev(d, 1) == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL;
 			pm_check_others(d, now);
+			/* the program launches nothing for a while: the samples of
+			 * the idle time would fill the hardware buffer, so the window
+			 * ends here too when no launch is being made */
+			pthread_mutex_lock(&pm_mu);
+			int behind = pm_behind(d, pm_ts(), pm_backlog_ns, PM_QUEUE - 1);
+			pthread_mutex_unlock(&pm_mu);
+			if (behind && pm_trylock()) {
+				if (d->started && !d->failed) {
+					pm_window_restart(d);
+					d->idle_windows++;
+				}
+				pm_unlock();
+			}
 		}
 		if (!more)
 			usleep(200);
@@ -748,9 +777,9 @@ static void pm_stop_dev(struct pm_dev *d)
 	pthread_mutex_unlock(&pm_mu);
 	COLL_DEBUG("PM sampling, device %u stopped: %llu samples (%llu without values), %llu "
 		   "holes, %llu overflows, %llu image roll-overs, %llu launches without counters, "
-		   "%llu windows ended to let the decoder catch up (%.3f ms)",
+		   "%llu windows ended to let the decoder catch up (%.3f ms waited by launches), %llu more while idle",
 		   d->dev, d->samples, d->nan_samples, d->holes, d->overflows, d->rollovers,
-		   d->lost_launches, d->waits, (double)d->wait_ns / 1e6);
+		   d->lost_launches, d->waits, (double)d->wait_ns / 1e6, d->idle_windows);
 	if (d->lost_launches)
 		coll_error("samples_lost", -1,
 			   "PM sampling on device %u: %llu launches have no counters because samples "

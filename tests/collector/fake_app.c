@@ -7,7 +7,8 @@
  *   fake_app COLLECTOR [nvtx-first | autograd | many | only-init | pm [N]]
  *
  * pm: N launches (default 40) of two kernels in turn inside "step", a
- * graph launch half way (the stand-in's PM sampling counts the kernels).
+ * graph launch half way (the stand-in's PM sampling counts the kernels);
+ * FAKE_APP_IDLE_MS: a pause a quarter of the way.
  */
 #include <cupti.h>
 #include <dlfcn.h>
@@ -135,6 +136,8 @@ int main(int argc, char **argv)
 				api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, CUPTI_API_ENTER, 5, NULL);
 				api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, CUPTI_API_EXIT, 5, NULL);
 			}
+			if (i == n / 4 && getenv("FAKE_APP_IDLE_MS")) /* the program pauses */
+				usleep(1000 * (useconds_t)atoi(getenv("FAKE_APP_IDLE_MS")));
 			launch(1000 + 4 * (uint32_t)i, i & 1 ? "_Z2kBv" : "_Z2kAv");
 		}
 		pop();

@@ -17,13 +17,15 @@
  * stops with COUNTER_DATA_FULL when the image is full.  cuEventRecord,
  * cuEventSynchronize, cuEventElapsedTime and cuCtxSynchronize stand in for
  * the driver's (a synchronize waits for the last kernel's end).
- * FAKE_PM_OVERFLOW=N: the N-th decode finds the hardware buffer overflowed
- * (the samples complete by then are gone, overflow = 1); FAKE_PM_HOLE=N: the
- * N-th decode silently skips one sample; FAKE_PM_DECODE_US=N: decoding
+ * FAKE_PM_OVERFLOW=K: the first decode after the K-th kernel (since the
+ * start) ended finds the hardware buffer overflowed (the samples complete by
+ * then are gone, overflow = 1); FAKE_PM_HOLE=K: the sample in which the K-th
+ * kernel starts is never delivered; FAKE_PM_DECODE_US=N: decoding
  * takes N us a sample; FAKE_PM_NOTSUP: PM sampling not supported.
  */
 #include <cupti_pmsampling.h>
 #include <math.h>
+#include <pthread.h>
 #include <time.h>
 #include <unistd.h>
 #include <cupti.h>
@@ -64,16 +66,22 @@ static size_t fk_nk, fk_k0;          /* kernels; the first that may still be sam
 static int pm_started, pm_obj;
 static uint64_t pm_t0, pm_stop_t, pm_interval = 10000, pm_next; /* next sample index */
 static uint32_t pm_layout_samples, pm_layout_metrics;
-static int pm_decodes;
+static int pm_decodes, pm_ov_done;
 static uint64_t fk_last_end;
 struct fk_hdr { uint32_t magic, cap, nmet, completed; };
 struct fk_sample { uint64_t t0, t1; double v[FK_MET]; };
 #define FK_MAGIC 0x504d5331u
 
+/* the kernels: appended by the launching thread, read by the decoder's */
+static pthread_mutex_t fk_mu = PTHREAD_MUTEX_INITIALIZER;
+
 static void fake_pm_launch(uint32_t corr)
 {
-	if (!pm_started || fk_nk == FK_KMAX)
+	pthread_mutex_lock(&fk_mu);
+	if (!pm_started || fk_nk == FK_KMAX) {
+		pthread_mutex_unlock(&fk_mu);
 		return;
+	}
 	uint64_t t0 = fk_now() + 1000;
 	uint64_t t1 = t0 + (uint64_t)(corr % 3 + 1) * pm_interval / 2;
 	fk_k[fk_nk].t0 = t0;
@@ -81,6 +89,7 @@ static void fake_pm_launch(uint32_t corr)
 	fk_k[fk_nk++].inst = 1000.0 + 7.0 * corr;
 	if (t1 > fk_last_end)
 		fk_last_end = t1;
+	pthread_mutex_unlock(&fk_mu);
 }
 /* Instructions kernel k does before time t (whole numbers). */
 static double fk_before(size_t k, uint64_t t)
@@ -94,15 +103,33 @@ static double fk_before(size_t k, uint64_t t)
 static double fk_in(uint64_t a, uint64_t b)
 {
 	double s = 0;
+	pthread_mutex_lock(&fk_mu);
 	for (size_t k = fk_k0; k < fk_nk; k++)
 		s += fk_before(k, b) - fk_before(k, a);
 	while (fk_k0 < fk_nk && fk_k[fk_k0].t1 <= a)
 		fk_k0++;
+	pthread_mutex_unlock(&fk_mu);
 	return s;
+}
+/* kernel k (from 1): 1 and its times, or 0 when not launched yet */
+static int fk_kernel(size_t k, uint64_t *t0, uint64_t *t1)
+{
+	int got = 0;
+	pthread_mutex_lock(&fk_mu);
+	if (k && fk_nk >= k) {
+		*t0 = fk_k[k - 1].t0;
+		*t1 = fk_k[k - 1].t1;
+		got = 1;
+	}
+	pthread_mutex_unlock(&fk_mu);
+	return got;
 }
 static void fk_wait(void)
 {
-	while (fk_now() < fk_last_end)
+	pthread_mutex_lock(&fk_mu);
+	uint64_t end = fk_last_end;
+	pthread_mutex_unlock(&fk_mu);
+	while (fk_now() < end)
 		;
 }
 CUptiResult CUPTIAPI cuptiGetTimestamp(uint64_t *t) { *t = fk_now(); return CUPTI_SUCCESS; }
@@ -190,17 +217,29 @@ CUptiResult CUPTIAPI cuptiPmSamplingDecodeData(CUpti_PmSampling_DecodeData_Param
 	p->overflow = 0;
 	if (h->magic != FK_MAGIC)
 		return CUPTI_ERROR_INVALID_PARAMETER;
-	if (ov && atoi(ov) == n) { /* the buffer overflowed: these samples are gone */
+	/* FAKE_PM_OVERFLOW=K: the first decode after the K-th kernel ended
+	 * finds the buffer overflowed: the samples complete by then are gone */
+	size_t k_ov = ov ? (size_t)atoi(ov) : 0;
+	uint64_t kt0, kt1;
+	if (k_ov && !pm_ov_done && fk_kernel(k_ov, &kt0, &kt1) && kt1 <= end) {
+		pm_ov_done = 1;
 		while (pm_t0 + (pm_next + 1) * pm_interval <= end)
 			pm_next++;
 		p->overflow = 1;
 	}
-	if (hole && atoi(hole) == n && pm_t0 + (pm_next + 2) * pm_interval <= end)
-		pm_next++;
+	(void)n;
 	while (pm_t0 + (pm_next + 1) * pm_interval <= end) {
 		if (h->completed == h->cap) {
 			p->decodeStopReason = CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL;
 			return CUPTI_SUCCESS;
+		}
+		/* FAKE_PM_HOLE=K: the sample where the K-th kernel starts is
+		 * never delivered */
+		size_t k_h = hole ? (size_t)atoi(hole) : 0;
+		uint64_t st = pm_t0 + pm_next * pm_interval;
+		if (k_h && fk_kernel(k_h, &kt0, &kt1) && kt0 >= st && kt0 < st + pm_interval) {
+			pm_next++;
+			continue;
 		}
 		struct fk_sample *x = &s[h->completed++];
 		x->t0 = pm_t0 + pm_next * pm_interval;

@@ -101,8 +101,14 @@ is "$(count "$c" exact)" 200 "a decoder 4 times slower than the samples: every l
 like "$err" "launch [0-9]+: waited [0-9.]+ ms for the decoder" "launches waited for the decoder (KGATE_PM_BACKLOG_MS)"
 like "$err" "[1-9][0-9]* windows ended to let the decoder catch up" "the stop line counts the windows ended"
 
+# the program pauses (launches nothing for 300 ms): the decoder ends the
+# window itself, so the idle samples never pile up
+pm "$M" FAKE_PM_DECODE_US=30 KGATE_PM_BACKLOG_MS=5 FAKE_APP_IDLE_MS=300 KGATE_DEBUG=1 "$CT/fake_app" "$COLL" pm 100
+is "$(count "$(check "$f")" exact)" 100 "a pause with a slow decoder: every launch exact"
+like "$err" "windows ended to let the decoder catch up \([0-9.]+ ms waited by launches\), [1-9][0-9]* more while idle" "the decoder ended windows while the program paused"
+
 # --- lost samples: no counters, never wrong ones ----------------------------
-pm "$M" FAKE_PM_OVERFLOW=4 FAKE_PM_DECODE_US=20 "$CT/fake_app" "$COLL" pm 200
+pm "$M" FAKE_PM_OVERFLOW=50 FAKE_PM_DECODE_US=20 "$CT/fake_app" "$COLL" pm 200
 c=$(check "$f")
 is "$rc" 0 "an overflowed hardware buffer: the program exits 0"
 like "$(cat "$f")" '"code":"samples_lost","message":"PM sampling lost samples on device 0 \(the hardware buffer overflowed' \
@@ -113,10 +119,11 @@ is "$(( $(count "$c" null) + $(count "$c" exact) ))" 200 "the others are exact"
 like "$(cat "$f")" '"code":"samples_lost","message":"PM sampling on device 0: [0-9]+ launches have no counters' \
 	"a closing error record counts the launches without counters"
 
-pm "$M" FAKE_PM_HOLE=3 FAKE_PM_DECODE_US=20 "$CT/fake_app" "$COLL" pm 200
+pm "$M" FAKE_PM_HOLE=80 FAKE_PM_DECODE_US=20 "$CT/fake_app" "$COLL" pm 200
 c=$(check "$f")
 like "$(cat "$f")" '"code":"samples_lost","message":"PM sampling lost samples on device 0 \(a hole in the sample times' \
 	"a sample missing from the times: an error record"
+is "$(printf '%s\n' "$c" | awk '$1 == 79 { print $3 }')" null "a hole: the launch whose kernel lost a sample has no counters"
 is "$(count "$c" wrong)" 0 "a hole: no launch has wrong counters"
 is "$(( $(count "$c" null) + $(count "$c" exact) ))" 200 "a hole: the others are exact"
 
