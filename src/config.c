@@ -1265,10 +1265,10 @@ static void th_ignore(struct ctx *c, const struct ynode *k, const struct ynode *
 		g->column = it->col;
 		walk_map(c, it, match_fields, NFIELDS(match_fields), &g->match);
 		t->n_ignore++;
-		if (!g->match.benchmark && !g->match.kernel && !g->match.nvtx)
+		if (!g->match.benchmark && !g->match.kernel && !g->match.nvtx && !g->match.has_rank)
 			problem(c, it->line, it->col,
-				"an ignore entry must give benchmark, kernel or nvtx (an empty one"
-				" would ignore everything)");
+				"an ignore entry must give benchmark, kernel, nvtx or rank (an empty"
+				" one would ignore everything)");
 	}
 }
 
@@ -1527,11 +1527,11 @@ static void overlay(struct kg_metric_rule *out, const struct kg_metric_rule *r)
 }
 
 int config_ignored(const struct kg_thresholds *t, const char *benchmark, const char *nvtx,
-		   const char *kernel, const char *demangled)
+		   const char *kernel, const char *demangled, int rank)
 {
 	for (size_t i = 0; i < t->n_ignore; i++)
 		if (match_fits(&t->ignore[i].match, t->name_base, benchmark, nvtx, kernel, demangled,
-			       -1))
+			       rank))
 			return 1;
 	return 0;
 }
@@ -1551,7 +1551,7 @@ int config_rule_for_rank(const struct kg_thresholds *t, const char *benchmark,
 
 	memset(out, 0, sizeof(*out));
 	out->deterministic = -1;
-	if (config_ignored(t, benchmark, nvtx, kernel, demangled))
+	if (config_ignored(t, benchmark, nvtx, kernel, demangled, rank))
 		return 0;
 	for (i = 0; i < t->n_defaults; i++)
 		if (!strcmp(t->defaults[i].metric, metric))

@@ -335,7 +335,7 @@ static void presence(const struct kg_thresholds *t, struct kg_gate *g, size_t *c
 		     const struct kg_series *s, enum kg_verdict v)
 {
 	if (config_ignored(t, s->benchmark, s->nvtx ? s->nvtx : "", s->kernel,
-			   s->demangled ? s->demangled : s->kernel))
+			   s->demangled ? s->demangled : s->kernel, s->ranked ? s->rank : -1))
 		return;
 	struct kg_result *r = result_add(g, cap, s);
 	r->metric = "";

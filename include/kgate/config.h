@@ -163,10 +163,11 @@ void config_free_thresholds(struct kg_thresholds *t);
 int config_rule_for(const struct kg_thresholds *t, const char *benchmark,
 		    const char *nvtx, const char *kernel, const char *demangled,
 		    const char *metric, struct kg_metric_rule *out);
-/* 1 when an `ignore:` entry of t matches the kernel (config_rule_for then
- * gives no limit, and the gate says nothing of it), else 0. */
+/* 1 when an `ignore:` entry of t matches the kernel of that rank (-1: of
+ * none; an entry with a rank: never matches it) (config_rule_for then gives
+ * no limit, and the gate says nothing of it), else 0. */
 int config_ignored(const struct kg_thresholds *t, const char *benchmark, const char *nvtx,
-		   const char *kernel, const char *demangled);
+		   const char *kernel, const char *demangled, int rank);
 /* The same for the series of one rank of a distributed job (rank >= 0), or
  * of none (-1: rules with a rank: match do not apply). */
 int config_rule_for_rank(const struct kg_thresholds *t, const char *benchmark,
