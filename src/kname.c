@@ -69,22 +69,6 @@ static void set_name(struct kg_sampleset *set, char **field, const char *value)
 	*field = copy;
 }
 
-static int series_cmp(const void *pa, const void *pb)
-{
-	const struct kg_series *a = pa, *b = pb;
-	int c = strcmp(a->benchmark, b->benchmark);
-	if (!c)
-		c = strcmp(a->nvtx ? a->nvtx : "", b->nvtx ? b->nvtx : "");
-	if (!c)
-		c = strcmp(a->kernel, b->kernel);
-	if (!c)      /* the rank is part of the identity (store.h): none first */
-		c = a->ranked != b->ranked ? a->ranked - b->ranked
-					   : (a->rank > b->rank) - (a->rank < b->rank);
-	if (!c)
-		c = strcmp(a->metric, b->metric);
-	return c;
-}
-
 /* Sort the set and merge series of one identity and metric. */
 static void pool_series(struct kg_sampleset *set)
 {
@@ -92,10 +76,10 @@ static void pool_series(struct kg_sampleset *set)
 
 	if (!set->n)
 		return;
-	qsort(set->s, set->n, sizeof(*set->s), series_cmp);
+	qsort(set->s, set->n, sizeof(*set->s), store_series_cmp);
 	for (size_t i = 1; i < set->n; i++) {
 		struct kg_series *d = &set->s[k], *x = &set->s[i];
-		if (series_cmp(d, x)) {
+		if (store_series_cmp(d, x)) {
 			set->s[++k] = *x;
 			continue;
 		}

@@ -1364,7 +1364,7 @@ static int pg_load_samples(struct kg_store *kst, const int64_t *run_ids, size_t 
 		store_sampleset_free(out);
 		return rc;
 	}
-	qsort(out->s, out->n, sizeof *out->s, store_cmp_series);
+	qsort(out->s, out->n, sizeof *out->s, store_series_cmp);
 	return KG_EXIT_PASS;
 }
 

@@ -121,22 +121,6 @@ int store_cmp_id(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-int store_cmp_series(const void *pa, const void *pb)
-{
-	const struct kg_series *a = pa, *b = pb;
-	int c = strcmp(a->benchmark, b->benchmark);
-	if (!c)
-		c = strcmp(a->nvtx, b->nvtx);
-	if (!c)
-		c = strcmp(a->kernel, b->kernel);
-	if (!c)      /* the rank is part of the identity: none first */
-		c = a->ranked != b->ranked ? a->ranked - b->ranked
-					   : (a->rank > b->rank) - (a->rank < b->rank);
-	if (!c)
-		c = strcmp(a->metric, b->metric);
-	return c;
-}
-
 int store_is_mangled(const char *name)
 {
 	return name && name[0] == '_' && name[1] == 'Z';

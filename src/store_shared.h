@@ -51,10 +51,8 @@ void runbench_free(struct runbench *rb);
 
 /* ---- orderings ---- */
 
-/* qsort comparators: int64_t ascending; struct kg_series by benchmark,
- * NVTX path, kernel (strcmp), rank (none first), metric (strcmp). */
+/* qsort comparator: int64_t ascending (series: store_series_cmp, store.h). */
 int store_cmp_id(const void *a, const void *b);
-int store_cmp_series(const void *a, const void *b);
 
 /* Whether a kernel name is an Itanium-mangled one ("_Z..."). */
 int store_is_mangled(const char *name);

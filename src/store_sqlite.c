@@ -1432,7 +1432,7 @@ static int sq_load_samples(struct kg_store *kst, const int64_t *run_ids, size_t 
 		rc = load_names(st, out, sorted);
 		free(sorted);
 		if (rc == KG_EXIT_PASS)
-			qsort(out->s, out->n, sizeof(*out->s), store_cmp_series);
+			qsort(out->s, out->n, sizeof(*out->s), store_series_cmp);
 	}
 	free(ls);
 	if (rc != KG_EXIT_PASS)

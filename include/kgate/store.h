@@ -210,6 +210,12 @@ struct kg_series {
 	size_t n;
 	int64_t *run_of;        /* run id of each value; NULL when the set is of one run */
 };
+/* The one order of series: by identity (benchmark, NVTX path, kernel
+ * mangled (strcmp; a NULL NVTX path is ""), rank (none first)), then metric.
+ * store_series_identity_cmp compares the identity alone; store_series_cmp,
+ * a qsort comparator of struct kg_series, the whole order. */
+int store_series_identity_cmp(const struct kg_series *a, const struct kg_series *b);
+int store_series_cmp(const void *a, const void *b);
 struct kg_sampleset {
 	struct kg_series *s;
 	size_t n;
