@@ -548,6 +548,39 @@ static int pool_cmp(const void *pa, const void *pb)
 	return c ? c : rank_cmp(a, b);
 }
 
+/* Append x's values to d's and free x. */
+static void series_absorb(const struct kg_sampleset *set, struct kg_series *d,
+			  struct kg_series *x)
+{
+	d->v = xrealloc(d->v, (d->n + x->n + 1) * sizeof(*d->v));
+	memcpy(d->v + d->n, x->v, x->n * sizeof(*d->v));
+	if (d->run_of && x->run_of) {
+		d->run_of = xrealloc(d->run_of, (d->n + x->n + 1) * sizeof(*d->run_of));
+		memcpy(d->run_of + d->n, x->run_of, x->n * sizeof(*d->run_of));
+	} else {
+		free(d->run_of);
+		d->run_of = NULL;
+	}
+	d->n += x->n;
+	series_free(set, x);
+}
+
+void store_sampleset_merge(struct kg_sampleset *set)
+{
+	size_t k = 0;
+
+	if (!set->n)
+		return;
+	qsort(set->s, set->n, sizeof(*set->s), store_series_cmp);
+	for (size_t i = 1; i < set->n; i++) {
+		if (store_series_cmp(&set->s[k], &set->s[i]))
+			set->s[++k] = set->s[i];
+		else
+			series_absorb(set, &set->s[k], &set->s[i]);
+	}
+	set->n = k + 1;
+}
+
 void store_sampleset_pool_ranks(struct kg_sampleset *set)
 {
 	size_t k = 0, any = 0;
@@ -561,17 +594,7 @@ void store_sampleset_pool_ranks(struct kg_sampleset *set)
 		struct kg_series *x = &set->s[i];
 		struct kg_series *y = k ? &set->s[k - 1] : NULL;
 		if (y && x->ranked && !names_cmp(y, x) && !strcmp(y->metric, x->metric)) {
-			y->v = xrealloc(y->v, (y->n + x->n) * sizeof(*y->v));
-			memcpy(y->v + y->n, x->v, x->n * sizeof(*x->v));
-			if (y->run_of && x->run_of) {
-				y->run_of = xrealloc(y->run_of, (y->n + x->n) * sizeof(*y->run_of));
-				memcpy(y->run_of + y->n, x->run_of, x->n * sizeof(*x->run_of));
-			} else {
-				free(y->run_of);
-				y->run_of = NULL;
-			}
-			y->n += x->n;
-			series_free(set, x);
+			series_absorb(set, y, x);
 			continue;
 		}
 		set->s[k++] = *x;

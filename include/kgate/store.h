@@ -225,6 +225,9 @@ struct kg_sampleset {
 int store_load_samples(struct kg_store *st, const int64_t *run_ids, size_t n_runs,
 		       struct kg_sampleset *out);
 void store_sampleset_free(struct kg_sampleset *set);
+/* Sort the set (store_series_cmp) and merge the series of one identity and
+ * metric into one (their values in the order sorted). */
+void store_sampleset_merge(struct kg_sampleset *set);
 /* Keep only the series of the n benchmarks named (freeing the others). */
 void store_sampleset_keep(struct kg_sampleset *set, char *const *benchmarks, size_t n);
 /* Pool the ranks: the series of one (benchmark, nvtx, kernel, metric) that
