@@ -912,25 +912,7 @@ static int sq_find_runs(struct kg_store *kst, const struct kg_run_filter *f,
 			return KG_EXIT_PASS;
 	}
 	buf_adds(&sql, "SELECT " RUN_COLS " FROM runs WHERE 1");
-	if (full)
-		buf_adds(&sql, " AND commit_sha = ?1");
-	if (f && f->branch)
-		buf_adds(&sql, " AND branch = ?2");
-	if (f && f->gpu_name)
-		buf_adds(&sql, " AND gpu_name = ?3");
-	if (f && f->driver)
-		buf_adds(&sql, " AND driver = ?4");
-	if (f && f->label)
-		buf_adds(&sql, " AND label = ?5");
-	if (f && f->no_quick)
-		buf_adds(&sql, " AND status = 'ok'");
-	if (f && f->no_label)
-		buf_adds(&sql, " AND label IS NULL");
-	if (f && f->since)
-		buf_adds(&sql, " AND time >= ?6");
-	buf_adds(&sql, f && f->oldest_first ? " ORDER BY time, id" : " ORDER BY time DESC, id DESC");
-	if (f && f->limit)
-		buf_adds(&sql, " LIMIT ?7");
+	store_run_filter_sql(&sql, f, full != NULL, '?');
 	if (sqlite3_prepare_v2(st->db, sql.s, -1, &s, NULL) != SQLITE_OK) {
 		buf_free(&sql);
 		free(full);
