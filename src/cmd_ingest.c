@@ -459,13 +459,9 @@ int cmd_ingest(int argc, char **argv)
 	}
 
 	char *gitsha = NULL, *gitbranch = NULL;
-	if (!commit) {
-		commit = gitsha = ghevent_head_commit();
-		if (!commit) {
-			kg_error("no --commit given and 'git rev-parse HEAD' has no answer here");
-			store_run_info_free(&run);
-			goto out;
-		}
+	if (!commit && !(commit = gitsha = ghevent_default_commit())) {
+		store_run_info_free(&run);
+		goto out;
 	}
 	if (!branch)
 		branch = gitbranch = git_branch();

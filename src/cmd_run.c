@@ -141,13 +141,8 @@ int cmd_run(int argc, char **argv)
 	if ((rc = config_load_suite(cfg, &s)) != KG_EXIT_PASS)
 		goto out;
 	rc = KG_EXIT_USAGE;
-	if (!commit) {
-		commit = gitsha = ghevent_head_commit();
-		if (!commit) {
-			kg_error("no --commit given and 'git rev-parse HEAD' has no answer here");
-			goto out;
-		}
-	}
+	if (!commit && !(commit = gitsha = ghevent_default_commit()))
+		goto out;
 	if (!branch)
 		branch = gitbranch = git_branch();
 
