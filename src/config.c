@@ -509,7 +509,8 @@ struct field {
  * type (distinct pointer types compared). */
 #define MEMBER(T, m, type) (offsetof(T, m) + 0 * sizeof(&((T *)0)->m == (type *)0))
 /* offsetof(T, m), and a compile error when T's member m is not an int's size. */
-#define INT_SIZED(T, m) (offsetof(T, m) + 0 * sizeof(char[sizeof(((T *)0)->m) == sizeof(int) ? 1 : -1]))
+#define INT_SIZED(T, m) \
+	(offsetof(T, m) + 0 * sizeof(char[sizeof(((T *)0)->m) == sizeof(int) ? 1 : -1]))
 
 /* The table's rows: key name, required, where in T it goes (and where the
  * flag that says it was given is), and the kind's limits. */
@@ -1288,7 +1289,8 @@ static const int policy_values[] = { KG_POLICY_IGNORE, KG_POLICY_WARN, KG_POLICY
 static const struct choices policy_choices = CHOICES(policy_names, policy_values);
 static const char *const on_no_baseline_names[] = { "fail", "warn" };
 static const int on_no_baseline_values[] = { KG_POLICY_FAIL, KG_POLICY_WARN };
-static const struct choices on_no_baseline_choices = CHOICES(on_no_baseline_names, on_no_baseline_values);
+static const struct choices on_no_baseline_choices =
+	CHOICES(on_no_baseline_names, on_no_baseline_values);
 static const char *const name_base_names[] = { "function", "demangled", "mangled" };
 static const int name_base_values[] = { KG_NAME_FUNCTION, KG_NAME_DEMANGLED, KG_NAME_MANGLED };
 static const struct choices name_base_choices = CHOICES(name_base_names, name_base_values);
