@@ -56,6 +56,9 @@
 #define KG_ENV_LAUNCH_COUNT "KGATE_LAUNCH_COUNT"
 #define KG_ENV_REPLAY       "KGATE_REPLAY"        /* kernel | application */
 #define KG_ENV_PASS         "KGATE_PASS"          /* application replay: pass index */
+#define KG_ENV_CACHE_CONTROL "KGATE_CACHE_CONTROL" /* metrics mode: all | none */
+#define KG_ENV_RANGE        "KGATE_RANGE"         /* session ranges: auto | user */
+#define KG_ENV_DURATION     "KGATE_DURATION"      /* session duration: range | events */
 #define KG_ENV_FLUSH_MS     "KGATE_FLUSH_MS"      /* periodic flush, default 500 */
 #define KG_ENV_DEBUG        "KGATE_DEBUG"         /* 1: the profiler's decisions on stderr */
 

@@ -31,6 +31,9 @@ struct coll_cfg {
 	int passes;          /* number of passes of the metric set (1 if unknown) */
 	int duration_asked;  /* metrics mode: gpu__time_duration.sum was requested */
 	int replay_user;     /* metrics mode: one-pass set in a user-replay session */
+	int cache_all;       /* KGATE_CACHE_CONTROL=all: caches flushed before each profiled launch */
+	int user_range;      /* KGATE_RANGE=user: a session's ranges pushed around profiled launches */
+	int events;          /* KGATE_DURATION=events: a session's durations from CUDA events */
 	unsigned flush_ms;
 	int debug;           /* KGATE_DEBUG=1: the profiler's decisions on stderr */
 };

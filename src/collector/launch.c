@@ -25,6 +25,7 @@
 
 #include "kgate/records_format.h"
 #include "nvtx.h"
+#include "flush.h"
 #include "profiler.h"
 
 /* ------------------------------------------------------------------ */
@@ -282,6 +283,8 @@ void launch_on_kernel(const struct coll_kernel *k)
 	const char *path = "";
 	int profiled = 0, found = 0, from_main = 0;
 
+	if (flush_is_kernel(k->name))
+		return; /* the collector's own cache flush (kernel replay) */
 	if (!k->start && !k->end)
 		atomic_fetch_add(&launch_no_ts, 1);
 	pthread_once(&corr_once, corr_init);
@@ -566,19 +569,21 @@ typedef CUresult (*launch_attr_fn)(int *, CUfunction_attribute, CUfunction);
  * nested in a runtime launch overwrites what the runtime call gave, and
  * knows the function, so registers and static and local memory too).
  */
-static void launch_config(struct coll_kernel *k, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
-			  const CUpti_CallbackData *cb)
+/* The launch call's function, stream, grid, block and dynamic shared
+ * memory from its parameters; 0 when the call is one of the launches
+ * known here. */
+static int launch_params(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
+			 const CUpti_CallbackData *cb, CUfunction *fp, CUstream *stp, unsigned g[3],
+			 unsigned b[3], unsigned *smemp, int *per_threadp)
 {
-	static launch_attr_fn attr;
-	static int attr_looked;
 	const void *p = cb->functionParams;
 	CUfunction f = NULL;
 	CUstream st = NULL;
-	unsigned g[3], b[3], smem = 0;
+	unsigned smem = 0;
 	int per_thread = 0;
 
 	if (!p)
-		return;
+		return -1;
 	if (dom == CUPTI_CB_DOMAIN_DRIVER_API) {
 		switch (cbid) {
 		case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
@@ -602,7 +607,7 @@ static void launch_config(struct coll_kernel *k, CUpti_CallbackDomain dom, CUpti
 		case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx: {
 			const cuLaunchKernelEx_params *q = p;
 			if (!q->config)
-				return;
+				return -1;
 			f = q->f;
 			g[0] = q->config->gridDimX, g[1] = q->config->gridDimY, g[2] = q->config->gridDimZ;
 			b[0] = q->config->blockDimX, b[1] = q->config->blockDimY, b[2] = q->config->blockDimZ;
@@ -611,7 +616,7 @@ static void launch_config(struct coll_kernel *k, CUpti_CallbackDomain dom, CUpti
 			break;
 		}
 		default:
-			return;
+			return -1;
 		}
 	} else {
 		switch (cbid) {
@@ -634,7 +639,7 @@ static void launch_config(struct coll_kernel *k, CUpti_CallbackDomain dom, CUpti
 		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060: {
 			const cudaLaunchKernelExC_v11060_params *q = p;
 			if (!q->config)
-				return;
+				return -1;
 			g[0] = q->config->gridDim.x, g[1] = q->config->gridDim.y, g[2] = q->config->gridDim.z;
 			b[0] = q->config->blockDim.x, b[1] = q->config->blockDim.y, b[2] = q->config->blockDim.z;
 			smem = (unsigned)q->config->dynamicSmemBytes;
@@ -642,9 +647,40 @@ static void launch_config(struct coll_kernel *k, CUpti_CallbackDomain dom, CUpti
 			break;
 		}
 		default:
-			return;
+			return -1;
 		}
 	}
+	*fp = f;
+	*stp = st;
+	*smemp = smem;
+	*per_threadp = per_thread;
+	return 0;
+}
+
+static CUstream launch_stream(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	CUfunction f;
+	CUstream st = NULL;
+	unsigned g[3], b[3], smem;
+	int per_thread = 0;
+
+	if (launch_params(dom, cbid, cb, &f, &st, g, b, &smem, &per_thread) != 0)
+		return NULL;
+	return !st && per_thread ? CU_STREAM_PER_THREAD : st;
+}
+
+static void launch_config(struct coll_kernel *k, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
+			  const CUpti_CallbackData *cb)
+{
+	static launch_attr_fn attr;
+	static int attr_looked;
+	CUfunction f = NULL;
+	CUstream st = NULL;
+	unsigned g[3], b[3], smem = 0;
+	int per_thread = 0;
+
+	if (launch_params(dom, cbid, cb, &f, &st, g, b, &smem, &per_thread) != 0)
+		return;
 	for (int i = 0; i < 3; i++) {
 		k->grid[i] = (int32_t)g[i];
 		k->block[i] = (int32_t)b[i];
@@ -701,7 +737,7 @@ static void launch_try_profile(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
 
 	launch_pending = 0;
 	if (launch_graph) {
-		launch_dec = profiler_launch_enter(cb->context, NULL, -1, 1);
+		launch_dec = profiler_launch_enter(cb->context, NULL, -1, 1, NULL);
 		if (launch_dec != PROF_NO)
 			launch_prof_depth = launch_depth;
 		return;
@@ -713,7 +749,8 @@ static void launch_try_profile(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
 	s->from_main = launch_from_main;
 	s->name = cb->symbolName ? strdup(cb->symbolName) : NULL;
 	pthread_mutex_unlock(&sel_mu);
-	launch_dec = profiler_launch_enter(cb->context, cb->symbolName, launch_ord, 0);
+	launch_dec = profiler_launch_enter(cb->context, cb->symbolName, launch_ord, 0,
+					   launch_stream(dom, cbid, cb));
 	if (launch_dec != PROF_NO)
 		launch_prof_depth = launch_depth;
 	pthread_mutex_lock(&sel_mu);
@@ -743,8 +780,8 @@ void launch_on_callback(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
 {
 	int kind = launch_kind(dom, cbid);
 
-	if (!cb)
-		return;
+	if (!cb || flush_busy())
+		return; /* the collector's own cache flush is no launch of the program */
 	if (!kind) {
 		if (coll_cfg.mode == COLL_METRICS && cb->callbackSite == CUPTI_API_ENTER &&
 		    launch_is_teardown(dom, cbid)) {

@@ -40,8 +40,10 @@ enum {
 			       makes a range: duration only; no activity record */
 	PROF_HELD,          /* not profiled; no session starts until its exit */
 };
-/* Launch enter (graph: a graph launch, never profiled). */
-int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, int graph);
+/* Launch enter (graph: a graph launch, never profiled; stream: the launch's,
+ * for the cache flush and the duration's events). */
+int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, int graph,
+			  CUstream stream);
 /* failed: the launch call returned an error (it made no range). */
 void profiler_launch_exit(CUcontext ctx, int64_t ordinal, int decision, int failed);
 void profiler_finish(void);

@@ -140,7 +140,8 @@ like "$err" "^kgate-collector: cannot open '$T/no/such/dir/r.jsonl': No such fil
 mkdir -p "$T/fake"
 ok "the stand-in libcupti is built" test -f "$CT/libcupti.so.13"
 ok "the scenario driver is built" test -x "$CT/fake_app"
-fake() { run env LD_LIBRARY_PATH="$CT" KGATE_RECORDS="$T/fake/r.%p.jsonl" "$@"; }
+# (the cache flush is tested on its own below)
+fake() { run env LD_LIBRARY_PATH="$CT" KGATE_RECORDS="$T/fake/r.%p.jsonl" KGATE_CACHE_CONTROL=none "$@"; }
 
 rm -f "$T"/fake/r.*.jsonl
 fake FAKE_DROPPED=3 "$CT/fake_app" "$COLL"
