@@ -316,6 +316,8 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
 	if (cb)
 		cb(NULL, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &d);
 	flushes++;
+	if (!act_off) /* its activity record, as for any kernel */
+		fake_kernel("kgate_flush", corr, 1, 2, (int)gx, (int)bx);
 	if (depth)
 		flushes_in_range++;
 	if (started && user_replay && !user_range)

@@ -360,6 +360,100 @@ like "$(grep strided "$f")" '"ordinal":1,.*"metrics":\{"gpu__time_duration.sum":
 	"session: a launch the filter leaves out, in the open session: its range's duration, no counters"
 like "$(grep '"ordinal":3,' "$f")" '_Z4tailiPf.*"metrics":\{"m__a.sum":400.0,' "session: the next selected launch after a graph launch opens a new session"
 like "$(grep '_Z4widev' "$f")" '"metrics":\{"gpu__time_duration.sum":601.0,' "session: the session stays open to the end (exit decodes it)"
+# user ranges (KGATE_RANGE=user): a range is pushed around each selected
+# launch only, so launches the filter leaves out make none and cost nothing;
+# durations come from CUDA events around the launch (the stand-in's clock:
+# 1/1024 ms a kernel), as a user range's own duration is inflated
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics "$M" KGATE_RANGE=user KGATE_PROFILE_BATCH=2 "$CT/fake_app" "$COLL"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+is "$rc" 0 "user ranges: the program exits 0"
+like "$out" "fake-cupti: set config, user replay, user ranges" "user ranges: the session is set up with user ranges"
+like "$(head -1 "$f")" '"replay":"user","cache_control":"none","range":"user","duration":"events"' "user ranges: the header says so"
+for o in 0 1 2 3; do
+	like "$(grep "\"ordinal\":$o," "$f")" "\"metrics\":\\{\"m__a.sum\":$((100 * (o + 1))).0,\"gpu__time_duration.sum\":976.5625," \
+		"user ranges, batches of 2: launch $o has range $((o + 1))'s values and its events' duration"
+done
+like "$(tail -1 "$f")" '"errors":0' "user ranges: no error"
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics "$M" KGATE_RANGE=user "KGATE_KERNELS=regex:^(saxpy|tail)\(" "$CT/fake_app" "$COLL"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+like "$(grep strided "$f")" '"ordinal":1,.*"metrics":\{"gpu__time_duration.sum":976.5625,"launch__grid_size":4,' \
+	"user ranges: a launch the filter leaves out, in the open session: its events' duration, no range"
+like "$(grep '"ordinal":3,' "$f")" '_Z4tailiPf.*"metrics":\{"m__a.sum":200.0,' \
+	"user ranges: the next selected launch has the second range (no range for those left out)"
+unlike "$(grep '_Z4widev' "$f")" 'm__a' "user ranges: a launch left out at the end has no counters"
+like "$(grep '_Z4widev' "$f")" '"gpu__time_duration.sum":976.5625' "and its events' duration"
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics "$M" KGATE_RANGE=user KGATE_KERNELS=saxpy "$CT/fake_app" "$COLL" many
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+is "$(grep '_Z5otherv' "$f" | grep -vc '"start":')" 30 "user ranges: 30 launches left out in a row do not stop the session"
+like "$(grep '"ordinal":31,' "$f")" '"metrics":\{"m__a.sum":200.0,' "user ranges: the next selected launch has range 2"
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics "$M" KGATE_RANGE=user KGATE_DURATION=range "$CT/fake_app" "$COLL"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+like "$(grep saxpy "$f")" '"metrics":\{"m__a.sum":100.0,"gpu__time_duration.sum":101.0,' \
+	"user ranges, KGATE_DURATION=range: the range's own duration"
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics "$M" KGATE_DURATION=events "$CT/fake_app" "$COLL"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+like "$(grep saxpy "$f")" '"metrics":\{"m__a.sum":100.0,"gpu__time_duration.sum":976.5625,' \
+	"auto ranges, KGATE_DURATION=events: the events' duration"
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics KGATE_RANGE=manual KGATE_DURATION=clock KGATE_CACHE_CONTROL=some "$CT/fake_app" "$COLL" only-init
+f=$(cat "$(ls "$T"/fake/r.*.jsonl)")
+like "$f" "KGATE_RANGE='manual' is not auto or user; using auto" "a bad KGATE_RANGE is reported"
+like "$f" "KGATE_DURATION='clock' is not range or events; using range" "a bad KGATE_DURATION is reported"
+like "$f" "KGATE_CACHE_CONTROL='some' is not none or all; using all" "a bad KGATE_CACHE_CONTROL is reported"
+
+# cache control all (the default; the tests above turn it off): the
+# collector's flush kernel before each profiled launch, never a launch of
+# the program (no record, no ordinal).  With auto ranges it makes a range
+# of its own, dropped; with user ranges it runs before the range is pushed
+# the footer without the flush, to compare
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics "$M" "$CT/fake_app" "$COLL"
+foot_none=$(tail -1 "$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)")
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics "$M" KGATE_CACHE_CONTROL=all "$CT/fake_app" "$COLL"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+is "$rc" 0 "cache control: the program exits 0"
+nprof=$(grep -c '"m__a.sum":[0-9]' "$f")
+like "$out" "fake-cupti: $nprof flush kernels, 0 inside a user range" "cache control, auto ranges: a flush before each of the $nprof profiled launches"
+like "$(head -1 "$f")" '"cache_control":"all"' "cache control: the header says all"
+for o in 0 1 2 3; do
+	like "$(grep "\"ordinal\":$o," "$f")" "\"metrics\":\\{\"m__a.sum\":$((200 * (o + 1))).0," \
+		"cache control, auto ranges: launch $o has range $((2 * (o + 1)))'s values (the flush's range before it is dropped)"
+done
+unlike "$(cat "$f")" 'kgate_flush' "cache control: the flush kernel has no record"
+is "$(tail -1 "$f")" "$foot_none" "cache control: the same footer as without it (records, unmatched, errors)"
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics "$M" KGATE_CACHE_CONTROL=all KGATE_RANGE=user "$CT/fake_app" "$COLL"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+like "$out" "fake-cupti: $nprof flush kernels, 0 inside a user range" "cache control, user ranges: a flush before each profiled launch, outside its range"
+like "$(grep saxpy "$f")" '"metrics":\{"m__a.sum":100.0,' "cache control, user ranges: the flush makes no range"
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics "$M" "$F" KGATE_SESSION=0 "$CT/fake_app" "$COLL"
+foot_none=$(tail -1 "$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)")
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics "$M" "$F" KGATE_CACHE_CONTROL=all KGATE_SESSION=0 "$CT/fake_app" "$COLL"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+nprof=$(grep -c '"m__a.sum":[0-9]' "$f")
+like "$out" "fake-cupti: $nprof flush kernels" "cache control, kernel replay: a flush before each of the $nprof profiled launches"
+like "$(grep saxpy "$f")" '"metrics":\{"m__a.sum":100.0,' "cache control, kernel replay: outside the range"
+unlike "$(cat "$f")" 'kgate_flush' "cache control, kernel replay: the flush's activity record is dropped"
+is "$(tail -1 "$f")" "$foot_none" "cache control, kernel replay: the same footer as without it (nothing unmatched)"
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics "$M" KGATE_CACHE_CONTROL=all FAKE_NOMODULE=1 "$CT/fake_app" "$COLL"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+is "$rc" 0 "cache control, the flush kernel cannot load: the program exits 0"
+like "$(cat "$f")" '"code":"cache_control","message":"cannot flush the caches before profiled launches: cuModuleLoadData' \
+	"one error record says why"
+like "$(grep saxpy "$f")" '"metrics":\{"m__a.sum":100.0,' "and the launches are profiled without it"
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_CACHE_CONTROL=all "$CT/fake_app" "$COLL"
+unlike "$out" "flush kernels" "cache control: nothing flushed in trace mode"
+
 # kernel_name_base (as ncu's --kernel-name-base): the same selection by the
 # function's base name, and by the mangled name
 for nb in "function|regex:^(saxpy|tail)\$" "mangled|regex:^_Z(5saxpy|4tail)"; do
