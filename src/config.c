@@ -1701,6 +1701,17 @@ static void co_name_base(struct ctx *c, const struct ynode *k, const struct ynod
 	get_name_base(c, k, v, &((struct kg_collector_cfg *)o)->name_base);
 }
 
+static const char *const cache_names[] = { "all", "none" };
+
+static void co_cache_control(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
+{
+	struct kg_collector_cfg *cc = o;
+	int m;
+
+	if (get_enum(c, k, v, cache_names, NFIELDS(cache_names), &m) == 0)
+		cc->cache_control = m == 0 ? KG_CACHE_ALL : KG_CACHE_NONE;
+}
+
 static const struct field collector_fields[] = {
 	{ "mode", Y_SCALAR, 0, co_mode },
 	{ "metrics", Y_SEQ, 0, co_metrics },
@@ -1709,6 +1720,7 @@ static const struct field collector_fields[] = {
 	{ "launch_skip", Y_SCALAR, 0, co_launch_skip },
 	{ "launch_count", Y_SCALAR, 0, co_launch_count },
 	{ "replay", Y_SCALAR, 0, co_replay },
+	{ "cache_control", Y_SCALAR, 0, co_cache_control },
 };
 
 static void su_collector(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)

@@ -137,6 +137,9 @@ void runner_collector_env(char ***env, size_t *n, const char *collector, const c
 	env_addf(env, n, KG_ENV_LAUNCH_COUNT, num);
 	env_addf(env, n, KG_ENV_REPLAY, cc->replay == KG_REPLAY_APPLICATION ? "application"
 									    : "kernel");
+	if (cc->cache_control != KG_CACHE_UNSET)
+		env_addf(env, n, KG_ENV_CACHE_CONTROL,
+			 cc->cache_control == KG_CACHE_NONE ? "none" : "all");
 	if (pass >= 0) {
 		snprintf(num, sizeof(num), "%d", pass);
 		env_addf(env, n, KG_ENV_PASS, num);

@@ -311,6 +311,7 @@ static void test_suite_block(void **state)
 	assert_int_equal(s->collector.launch_skip, 2);
 	assert_int_equal(s->collector.launch_count, 20);
 	assert_int_equal(s->collector.replay, KG_REPLAY_APPLICATION);
+	assert_int_equal(s->collector.cache_control, KG_CACHE_NONE);
 	assert_int_equal(s->n_benchmarks, 2);
 
 	b = &s->benchmarks[0];
@@ -327,7 +328,7 @@ static void test_suite_block(void **state)
 	assert_int_equal(b->n_env, 0);
 	assert_null(b->env[0]);
 	assert_null(b->workdir);
-	assert_int_equal(b->line, 14);
+	assert_int_equal(b->line, 15);
 	assert_int_equal(b->column, 5);
 
 	b = &s->benchmarks[1];

@@ -115,7 +115,8 @@ static void test_env(void **state)
 
 	struct kg_collector_cfg cc = { .mode = KG_MODE_METRICS, .kernels = "regex:gemm",
 				       .launch_skip = 2, .launch_count = 20,
-				       .replay = KG_REPLAY_APPLICATION };
+				       .replay = KG_REPLAY_APPLICATION,
+				       .cache_control = KG_CACHE_NONE };
 	char *metrics[] = { "gpu__time_duration.sum", "sm__throughput.avg.pct_of_peak_sustained_elapsed", NULL };
 	cc.metrics = metrics;
 	cc.n_metrics = 2;
@@ -126,7 +127,7 @@ static void test_env(void **state)
 		"CUDA_INJECTION64_PATH=/c.so", "KGATE_RECORDS=/tmp/x.%p.jsonl", "KGATE_MODE=metrics",
 		"KGATE_METRICS=gpu__time_duration.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed",
 		"KGATE_KERNELS=regex:gemm", "KGATE_LAUNCH_SKIP=2", "KGATE_LAUNCH_COUNT=20",
-		"KGATE_REPLAY=application", "KGATE_PASS=1",
+		"KGATE_REPLAY=application", "KGATE_CACHE_CONTROL=none", "KGATE_PASS=1",
 	};
 	assert_int_equal(n, sizeof(want) / sizeof(want[0]));
 	for (size_t i = 0; i < n; i++)
