@@ -54,7 +54,8 @@
 #define KG_ENV_NAME_BASE    "KGATE_KERNEL_NAME_BASE" /* function | demangled | mangled */
 #define KG_ENV_LAUNCH_SKIP  "KGATE_LAUNCH_SKIP"
 #define KG_ENV_LAUNCH_COUNT "KGATE_LAUNCH_COUNT"
-#define KG_ENV_REPLAY       "KGATE_REPLAY"        /* kernel | application */
+#define KG_ENV_REPLAY       "KGATE_REPLAY"        /* kernel | application | step */
+#define KG_ENV_STEP_RANGE   "KGATE_STEP_RANGE"    /* step replay: the NVTX range of a step */
 #define KG_ENV_PASS         "KGATE_PASS"          /* application replay: pass index */
 #define KG_ENV_CACHE_CONTROL "KGATE_CACHE_CONTROL" /* metrics mode: all | none */
 #define KG_ENV_RANGE        "KGATE_RANGE"         /* session ranges: auto | user */

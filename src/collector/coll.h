@@ -27,6 +27,9 @@ struct coll_cfg {
 	long launch_skip;    /* matching launches to skip */
 	long launch_count;   /* matching launches to profile; -1 all (env: 0 or unset) */
 	int app_replay;      /* KGATE_REPLAY=application */
+	int step_replay;     /* KGATE_REPLAY=step: pass p of a group on its p-th step */
+	const char *step_range; /* step replay: the NVTX range (default "step") each push of which starts a step */
+	int step_passes;     /* step replay: the set's passes (steps a group takes) */
 	int pass;            /* application replay: this pass */
 	int passes;          /* number of passes of the metric set (1 if unknown) */
 	int duration_asked;  /* metrics mode: gpu__time_duration.sum was requested */

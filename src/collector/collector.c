@@ -254,10 +254,16 @@ static void coll_read_env(void)
 	if (replay && *replay && strcmp(replay, "kernel") != 0) {
 		if (strcmp(replay, "application") == 0)
 			coll_cfg.app_replay = 1;
+		else if (strcmp(replay, "step") == 0)
+			coll_cfg.step_replay = 1;
 		else
 			coll_error("bad_config", -1,
-				   "%s='%s' is not kernel or application; using kernel replay",
+				   "%s='%s' is not kernel, application or step; using kernel replay",
 				   KG_ENV_REPLAY, replay);
+	}
+	{
+		const char *sr = getenv(KG_ENV_STEP_RANGE);
+		coll_cfg.step_range = sr && *sr ? sr : "step";
 	}
 	coll_cfg.kernels = k && *k ? k : NULL;
 	const char *nb = getenv(KG_ENV_NAME_BASE);
@@ -501,8 +507,13 @@ static void coll_header_locked(void)
 	jw_kint(&w, "pass", coll_cfg.app_replay ? coll_cfg.pass : 0);
 	jw_kint(&w, "passes", coll_cfg.app_replay ? coll_cfg.passes : 1);
 	jw_kstr(&w, "replay", coll_cfg.app_replay ? "application"
+			      : coll_cfg.mode == COLL_METRICS && coll_cfg.step_replay ? "step"
 			      : coll_cfg.mode == COLL_METRICS && coll_cfg.replay_user ? "user"
 										 : "kernel");
+	if (coll_cfg.mode == COLL_METRICS && coll_cfg.step_replay) {
+		jw_kstr(&w, "step_range", coll_cfg.step_range);
+		jw_kint(&w, "step_passes", coll_cfg.step_passes);
+	}
 	if (coll_cfg.mode == COLL_METRICS) {
 		jw_kstr(&w, "cache_control", coll_cfg.cache_all ? "all" : "none");
 		if (coll_cfg.replay_user) {

@@ -87,6 +87,8 @@ struct sel_slot {
 	char *name; /* symbol name from the launch callback */
 	int session;  /* in a profiling session: parked is built from the callback */
 	int selected; /* session: the filter selected it (else its duration only) */
+	int64_t step;  /* step replay: the step of its group's first pass (-1: none) */
+	int step_passes; /* step replay: the passes, pass p from step + p */
 };
 
 static pthread_mutex_t sel_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -117,7 +119,8 @@ static void launch_dim3(struct jw *w, const char *key, const int32_t d[3])
 /* k may be NULL (values without an activity record); values may be NULL
  * (no profiler values); profiled says whether values were expected. */
 static void launch_emit(const struct coll_kernel *k, const char *name, int64_t ordinal,
-			const char *path, int from_main, const double *values, int profiled)
+			const char *path, int from_main, const double *values, int profiled,
+			int64_t step, int step_passes)
 {
 	struct jw w;
 	int have_ts = k && (k->start || k->end);
@@ -150,6 +153,10 @@ static void launch_emit(const struct coll_kernel *k, const char *name, int64_t o
 		jw_kstr(&w, "nvtx", path);
 		if (from_main)
 			jw_kstr(&w, "nvtx_from", "main_thread");
+	}
+	if (step >= 0) {
+		jw_kint(&w, "step", step);
+		jw_kint(&w, "step_passes", step_passes);
 	}
 	jw_key(&w, "metrics");
 	jw_obj_open(&w);
@@ -231,7 +238,8 @@ static void sel_flush_locked(struct sel_slot *s)
 		return;
 	if (s->parked || s->have_values)
 		launch_emit(s->parked, s->parked ? s->parked->name : s->name, s->ordinal, s->path,
-			    s->from_main, s->values, !s->session || s->selected);
+			    s->from_main, s->values, !s->session || s->selected,
+			    s->step_passes ? s->step : -1, s->step_passes);
 	launch_free_kernel(s->parked);
 	free(s->values);
 	free(s->name);
@@ -251,6 +259,17 @@ static struct sel_slot *sel_get_locked(int64_t ordinal, int create)
 	sel_flush_locked(s); /* an old launch never completed: write what it has */
 	s->ordinal = ordinal;
 	return s;
+}
+
+void launch_set_steps(int64_t ordinal, int64_t step, int passes)
+{
+	pthread_mutex_lock(&sel_mu);
+	struct sel_slot *s = sel_get_locked(ordinal, 0);
+	if (s) {
+		s->step = step;
+		s->step_passes = passes;
+	}
+	pthread_mutex_unlock(&sel_mu);
 }
 
 void launch_set_values(int64_t ordinal, const double *values)
@@ -323,7 +342,7 @@ void launch_on_kernel(const struct coll_kernel *k)
 		if (s)
 			profiled = 1;
 		if (s && s->have_values) {
-			launch_emit(k, k->name, ordinal, path, from_main, s->values, 1);
+			launch_emit(k, k->name, ordinal, path, from_main, s->values, 1, -1, 0);
 			free(s->values);
 			s->values = NULL;
 			s->have_values = 0;
@@ -340,7 +359,7 @@ void launch_on_kernel(const struct coll_kernel *k)
 		}
 		pthread_mutex_unlock(&sel_mu);
 	}
-	launch_emit(k, k->name, ordinal, path, from_main, NULL, profiled);
+	launch_emit(k, k->name, ordinal, path, from_main, NULL, profiled, -1, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -724,7 +743,8 @@ static struct coll_kernel *launch_new_kernel(const CUpti_CallbackData *cb)
 
 static int launch_in_session(void)
 {
-	return launch_dec == PROF_SESSION || launch_dec == PROF_SESSION_OTHER;
+	return launch_dec == PROF_SESSION || launch_dec == PROF_SESSION_OTHER ||
+	       launch_dec == PROF_STEP_LATER;
 }
 
 /* Metrics mode, at the first enter of this launch that knows its context

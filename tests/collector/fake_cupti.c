@@ -33,6 +33,9 @@ static int ranges, img_base, started, user_replay;
 /* User ranges (CUPTI_UserRange): ranges are made by PushRange/PopRange
  * only; depth is the pushed ranges now open. */
 static int user_range, depth;
+/* User replay of a set of npasses passes: the pass being collected (the
+ * ranges are made in the first; later passes repeat them). */
+static int npasses = 1, pass_idx;
 /* The driver: flush kernels launched (while a user range was open), the
  * GPU's clock in units of 1/1024 ms (each kernel of the program takes one). */
 static int flushes, flushes_in_range;
@@ -56,7 +59,7 @@ int fake_callback(CUpti_CallbackDomain d, CUpti_CallbackId id, const void *data)
 	 * user-replay session, and no activity record while activity is off */
 	if (d == CUPTI_CB_DOMAIN_DRIVER_API && id == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel &&
 	    c->callbackSite == CUPTI_API_ENTER) {
-		if (started && user_replay && !user_range)
+		if (started && user_replay && !user_range && pass_idx == 0)
 			ranges++;
 		gpu_clock++;
 		if (act_off && nsilent + 2 <= 64) {
@@ -211,6 +214,8 @@ CUptiResult CUPTIAPI cuptiRangeProfilerSetConfig(CUpti_RangeProfiler_SetConfig_P
 		return CUPTI_ERROR_INVALID_OPERATION;
 	user_replay = p->replayMode == CUPTI_UserReplay;
 	user_range = p->range == CUPTI_UserRange;
+	npasses = p->pConfig && p->configSize && p->pConfig[0] ? 2 : 1;
+	pass_idx = 0;
 	printf("fake-cupti: set config, %s replay, %s ranges\n", user_replay ? "user" : "kernel",
 	       user_range ? "user" : "auto");
 	return CUPTI_SUCCESS;
@@ -229,6 +234,10 @@ CUptiResult CUPTIAPI cuptiRangeProfilerStop(CUpti_RangeProfiler_Stop_Params *p)
 		return CUPTI_ERROR_INVALID_OPERATION;
 	started = 0;
 	p->isAllPassSubmitted = 1;
+	if (user_replay) { /* one pass per start and stop */
+		pass_idx++;
+		p->isAllPassSubmitted = pass_idx >= npasses;
+	}
 	if (!user_replay)
 		ranges++;
 	if (getenv("FAKE_EARLY")) /* the activity record before the values */
@@ -238,6 +247,8 @@ CUptiResult CUPTIAPI cuptiRangeProfilerStop(CUpti_RangeProfiler_Stop_Params *p)
 CUptiResult CUPTIAPI cuptiRangeProfilerDecodeData(CUpti_RangeProfiler_DecodeData_Params *p)
 {
 	if (started && user_replay) /* a session is decoded after its stop */
+		return CUPTI_ERROR_INVALID_OPERATION;
+	if (user_replay && pass_idx < npasses) /* and after its last pass */
 		return CUPTI_ERROR_INVALID_OPERATION;
 	p->numOfRangeDropped = 0;
 	return CUPTI_SUCCESS;
@@ -320,7 +331,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
 		fake_kernel("kgate_flush", corr, 1, 2, (int)gx, (int)bx);
 	if (depth)
 		flushes_in_range++;
-	if (started && user_replay && !user_range)
+	if (started && user_replay && !user_range && pass_idx == 0)
 		ranges++;
 	d.callbackSite = CUPTI_API_EXIT;
 	d.functionReturnValue = &ok;

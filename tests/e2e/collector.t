@@ -454,6 +454,55 @@ rm -f "$T"/fake/r.*.jsonl
 fake KGATE_CACHE_CONTROL=all "$CT/fake_app" "$COLL"
 unlike "$out" "flush kernels" "cache control: nothing flushed in trace mode"
 
+# step replay (KGATE_REPLAY=step): a set of 2 passes in the stand-in (a
+# "multi" name) over steps, each a push of the NVTX range "step": pass p of
+# a group on its p-th step, the values to the first step's launches, which
+# say which steps gave them; the later pass's launches have none
+steps() {
+	rm -f "$T"/fake/r.*.jsonl
+	fake KGATE_MODE=metrics KGATE_METRICS=m__a.sum,m__multi.sum KGATE_REPLAY=step "$@" "$CT/fake_app" "$COLL" steps
+	f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+	check=$(python3 - "$f" <<'PYEOF'
+import json, sys
+for l in open(sys.argv[1], encoding="utf-8"):
+    r = json.loads(l)
+    if r["type"] == "kernel":
+        m = r["metrics"]
+        print("K", r["ordinal"], r["name"][:10], r.get("step", "-"), r.get("step_passes", "-"),
+              m.get("m__a.sum", "-"), m.get("m__multi.sum", "-"), "start" in r)
+    elif r["type"] == "error":
+        print("E", r["code"], r["message"])
+PYEOF
+)
+}
+steps
+is "$rc" 0 "step replay: the program exits 0"
+like "$out" "fake-cupti: set config, user replay, auto ranges" "step replay: user replay with auto ranges"
+like "$(head -1 "$f")" '"passes":1,"replay":"step","step_range":"step","step_passes":2,' "step replay: the header says so (one run)"
+like "$check" "^K 1 _Z5saxpyif 0 2 100.0 101.0 False$" "step replay: the first step's first launch has range 1's values of both passes, from steps 0 and 1"
+like "$check" "^K 2 _Z7strided 0 2 200.0 201.0 False$" "step replay: its second launch range 2's (the join by launch ordinal within the step)"
+like "$check" "^K 3 _Z5saxpyif - - - - False$" "step replay: a launch of the second pass's step has no values"
+like "$check" "^K 5 _Z5saxpyif 2 2 300.0 301.0 False$" "step replay: the next group begins at step 2"
+like "$check" "^K 0 _Z4initv - - - - True$" "step replay: a launch before the first step is traced"
+like "$check" "^K 11 _Z4tailiPf - - - - True$" "step replay: and after the last"
+like "$check" "^E step_incomplete step replay: the group of steps from step 4 .* 1 of 2 passes collected\) has no values" \
+	"step replay: a group the program ends in the middle of: an error record"
+like "$check" "^K 9 _Z5saxpyif - - None None False$" "step replay: and its launches have no values"
+steps FAKE_STEP_ODD=3
+like "$check" "^E step_mismatch step replay: the group of steps from step 2 .* launch 1 of step 3 is _Z3oddv, of the group's first step _Z7stridediPKfPfi" \
+	"step replay: a step that launches another kernel breaks the join: an error record names it"
+like "$check" "^K 6 _Z7strided - - None None False$" "step replay: and the group's launches have no values"
+like "$check" "^K 1 _Z5saxpyif 0 2 100.0 101.0 False$" "step replay: the group before it keeps its values"
+steps FAKE_STEPS=1
+like "$check" "^E step_incomplete step replay: the group of steps from step 0 " "step replay: one step for two passes: no values, an error record"
+steps KGATE_CACHE_CONTROL=all
+like "$check" "^K 1 _Z5saxpyif 0 2 200.0 201.0 False$" "step replay with cache control: the flush's range before each launch is dropped, in every pass"
+like "$check" "^K 6 _Z7strided 2 2 800.0 801.0 False$" "step replay with cache control: the second group too"
+steps KGATE_STEP_RANGE=iteration
+like "$check" "^K 1 _Z5saxpyif - - - - True$" "step replay, KGATE_STEP_RANGE names a range the program never pushes: traced"
+unlike "$check" "^K [0-9]+ [^ ]+ [0-9]|^E " "and nothing profiled, no error"
+like "$(head -1 "$f")" '"step_range":"iteration"' "and the header names the range"
+
 # kernel_name_base (as ncu's --kernel-name-base): the same selection by the
 # function's base name, and by the mangled name
 for nb in "function|regex:^(saxpy|tail)\$" "mangled|regex:^_Z(5saxpy|4tail)"; do
