@@ -1597,7 +1597,7 @@ static void su_thresholds(struct ctx *c, const struct ynode *k, const struct yno
 }
 
 static const char *const mode_names[] = { "trace", "metrics" };
-static const char *const replay_names[] = { "kernel", "application" };
+static const char *const replay_names[] = { "kernel", "application", "step" };
 
 static void co_mode(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
 {
@@ -1703,6 +1703,13 @@ static void co_name_base(struct ctx *c, const struct ynode *k, const struct ynod
 
 static const char *const cache_names[] = { "all", "none" };
 
+static void co_step_range(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
+{
+	struct kg_collector_cfg *cc = o;
+
+	get_string(c, k, v, &cc->step_range);
+}
+
 static void co_cache_control(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
 {
 	struct kg_collector_cfg *cc = o;
@@ -1721,6 +1728,7 @@ static const struct field collector_fields[] = {
 	{ "launch_count", Y_SCALAR, 0, co_launch_count },
 	{ "replay", Y_SCALAR, 0, co_replay },
 	{ "cache_control", Y_SCALAR, 0, co_cache_control },
+	{ "step_range", Y_SCALAR, 0, co_step_range },
 };
 
 static void su_collector(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
@@ -2026,6 +2034,7 @@ void config_free_suite(struct kg_suite *s)
 		free(s->collector.metrics[i]);
 	free(s->collector.metrics);
 	free(s->collector.kernels);
+	free(s->collector.step_range);
 	for (i = 0; i < s->n_benchmarks; i++)
 		benchmark_free(&s->benchmarks[i]);
 	free(s->benchmarks);

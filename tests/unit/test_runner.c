@@ -134,6 +134,21 @@ static void test_env(void **state)
 		assert_string_equal(env[i], want[i]);
 	assert_null(env[n]);
 	runner_env_free(env, n);
+
+	/* step replay: the replay and the step's range */
+	struct kg_collector_cfg cs = { .mode = KG_MODE_METRICS, .replay = KG_REPLAY_STEP,
+				       .step_range = "iteration" };
+	env = NULL;
+	n = 0;
+	runner_collector_env(&env, &n, NULL, NULL, &cs, "/tmp/x.%p.jsonl", -1);
+	const char *want_step[] = {
+		"KGATE_RECORDS=/tmp/x.%p.jsonl", "KGATE_MODE=metrics", "KGATE_LAUNCH_SKIP=0",
+		"KGATE_LAUNCH_COUNT=0", "KGATE_REPLAY=step", "KGATE_STEP_RANGE=iteration",
+	};
+	assert_int_equal(n, sizeof(want_step) / sizeof(want_step[0]));
+	for (size_t i = 0; i < n; i++)
+		assert_string_equal(env[i], want_step[i]);
+	runner_env_free(env, n);
 }
 
 /* A timeout ends the whole group, background children included. */
