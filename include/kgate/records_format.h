@@ -7,7 +7,7 @@
  *
  *   {"type":"header","format":2,"collector":"0.1.0","cupti":130000,
  *    "mode":"trace"|"metrics","pid":123,"ppid":1,"pass":0,"passes":1,
- *    "replay":"kernel"|"application","argv":["..."],"time":1764720000,
+ *    "replay":"kernel"|"application"|"user"|"step","argv":["..."],"time":1764720000,
  *    "rank":1,"rank_from":"RANK","local_rank":1,"world_size":2,
  *    "devices":[{"id":0,"name":"NVIDIA H200","uuid":"GPU-...","chip":"GH100",
  *                "sms":132,"cc":"9.0","driver":13000,"runtime":13000}],

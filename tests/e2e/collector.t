@@ -488,6 +488,9 @@ like "$check" "^K 11 _Z4tailiPf - - - - True$" "step replay: and after the last"
 like "$check" "^E step_incomplete step replay: the group of steps from step 4 .* 1 of 2 passes collected\) has no values" \
 	"step replay: a group the program ends in the middle of: an error record"
 like "$check" "^K 9 _Z5saxpyif - - None None False$" "step replay: and its launches have no values"
+run "$KGATE" ingest --db "$T/step.db" --commit step1 --records "$f"
+is "$rc" 0 "step replay: kgate ingest stores the records"
+unlike "$err" "must be|bad JSON" "and finds nothing malformed"
 steps FAKE_STEP_ODD=3
 like "$check" "^E step_mismatch step replay: the group of steps from step 2 .* launch 1 of step 3 is _Z3oddv, of the group's first step _Z7stridediPKfPfi" \
 	"step replay: a step that launches another kernel breaks the join: an error record names it"
