@@ -999,7 +999,7 @@ static void prof_step_drop_locked(struct prof_ctx *pc, const char *code, const c
 			   "step, %d of %d passes collected) has no values: %s",
 			   (long long)pc->step_first, pc->n_pending, pc->step_pass, coll_cfg.step_passes,
 			   why);
-	for (size_t i = 0; i < pc->n_pending; i++)
+	for (size_t i = 0; pc->pending && i < pc->n_pending; i++)
 		if (pc->pending[i] >= 0)
 			launch_set_values(pc->pending[i], NULL);
 	pc->n_pending = 0;
@@ -1056,7 +1056,7 @@ static void prof_step_end_locked(struct prof_ctx *pc)
 	if (!all)
 		return; /* the next step collects the next pass */
 	/* every pass collected: decode as a session's batch */
-	for (size_t i = 0; i < pc->n_pending; i++)
+	for (size_t i = 0; pc->pending && i < pc->n_pending; i++)
 		if (pc->pending[i] >= 0)
 			launch_set_steps(pc->pending[i], pc->step_first, pc->step_pass);
 	pc->step = 2; /* prof_decode_locked: decode, not abandon */
