@@ -6,7 +6,8 @@
 DIR holds NNNNN-LABEL.jsonl files (keep_records.sh).  OUT.tsv gets one line
 per kernel record: file number, label, ordinal, NVTX path, kernel name, grid
 and block size (threads), and gpu__time_duration.sum in ns; OUT.tsv.header
-gets the first file's header line (the machine, driver and collector).  A
+gets the first file's header line (the machine, driver and collector) and
+OUT.tsv.first.jsonl its kernel records as written.  A
 replay (tests/e2e/aa.t) turns the lines back into records files.
 """
 import json
@@ -30,6 +31,9 @@ with open(out, "w") as o:
                         h.write(line)
                 if r.get("type") != "kernel":
                     continue
+                if i == 0:
+                    with open(out + ".first.jsonl", "a") as h:
+                        h.write(line)
                 g, b = r.get("grid", [0]), r.get("block", [0])
                 d = (r.get("metrics") or {}).get("gpu__time_duration.sum")
                 if d is None and "start" in r and "end" in r:
