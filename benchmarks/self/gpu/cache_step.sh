@@ -152,7 +152,7 @@ for l in open(sys.argv[1], errors="replace"):
     if m:
         calls.append(float(m.group(1)))
 if calls:
-    print("user ranges, KGATE_DEBUG: %d launches, launch call (push .. pop) median %.3f ms (%.3f-%.3f)"
+    print("user ranges, KGATE_DEBUG: %d launches, launch call and pop median %.3f ms (%.3f-%.3f)"
           % (len(calls), statistics.median(calls), min(calls), max(calls)))
 PYEOF
 fi
