@@ -308,6 +308,21 @@ int pmsample_init(void)
 			   "off");
 		return -1;
 	}
+	if (coll_cfg.step_replay) {
+		coll_error("bad_config", -1,
+			   "PM sampling takes one-pass sets, not step replay; metrics mode is off");
+		return -1;
+	}
+	/* No cache flush: a flush kernel between two launches would fall in
+	 * the sampled window of the launch after it.  The header says
+	 * cache_control none; asking for all is an error that loses nothing. */
+	const char *cc = getenv(KG_ENV_CACHE_CONTROL);
+	if (cc && !strcmp(cc, "all"))
+		coll_error("bad_config", -1,
+			   "%s=all: PM sampling does not flush the cache (the flush's samples "
+			   "would be the launch's); sampling without it (cache_control none)",
+			   KG_ENV_CACHE_CONTROL);
+	coll_cfg.cache_all = 0;
 	pm_interval_ns = (uint64_t)pm_env("KGATE_PM_INTERVAL", 10, 1, 1000000) * 1000u;
 	pm_backlog_ns = (uint64_t)pm_env("KGATE_PM_BACKLOG_MS", 50, 1, 60000) * 1000000u;
 	pm_hwbuf = (size_t)pm_env("KGATE_PM_HWBUF_MB", 256, 16, 4096) << 20;

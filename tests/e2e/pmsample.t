@@ -56,6 +56,8 @@ pm "$M" KGATE_DEBUG=1 "$CT/fake_app" "$COLL" pm 200
 is "$rc" 0 "sampling: the program exits 0"
 like "$(head -1 "$f")" '"mode":"metrics",.*"engine":"sampling",.*"metrics":\["m__a.sum","m__b.sum","gpu__time_duration.sum"\]' \
 	"the header says engine sampling and lists the set with the duration added"
+like "$(head -1 "$f")" '"cache_control":"none"' "the header says the engine flushes no cache"
+unlike "$out" "flush kernels" "and no flush kernel runs"
 c=$(check "$f")
 is "$(printf '%s\n' "$c" | wc -l | tr -d ' ')" 200 "200 launches, 200 records"
 is "$(count "$c" exact)" 200 "every launch's counters are exactly its kernel's (samples summed between the gaps' midpoints)"
@@ -161,6 +163,17 @@ like "$(head -1 "$f")" '"mode":"trace"' "and a trace"
 pm "KGATE_METRICS=m__a.sum,multi__x.sum" "$CT/fake_app" "$COLL" pm 4
 like "$(cat "$f")" '"code":"bad_config","message":"the set is 2 passes for PM sampling' "a multi-pass set is refused"
 
+pm "$M" KGATE_CACHE_CONTROL=all "$CT/fake_app" "$COLL" pm 10
+like "$(cat "$f")" '"code":"bad_config","message":"KGATE_CACHE_CONTROL=all: PM sampling does not flush the cache' \
+	"KGATE_CACHE_CONTROL=all with sampling: an error record"
+like "$(head -1 "$f")" '"engine":"sampling",.*"cache_control":"none"' "the header says none"
+unlike "$out" "flush kernels" "no flush kernel runs"
+is "$(count "$(check "$f")" exact)" 10 "and the launches are sampled"
+pm "$M" KGATE_REPLAY=step "$CT/fake_app" "$COLL" pm 4
+like "$(cat "$f")" '"code":"bad_config","message":"PM sampling takes one-pass sets, not step replay' \
+	"step replay with sampling is refused"
+like "$(head -1 "$f")" '"mode":"trace"' "and a trace is collected"
+
 # --- the suite file: collector: { mode: metrics, engine: sampling } --------
 cat >"$T/pm.yaml" <<YAML
 version: 1
@@ -184,5 +197,17 @@ like "$err" "'engine: sampling' needs mode: metrics" "and says why"
 sed 's/engine: sampling/engine: fast/' "$T/pm.yaml" >"$T/pm-bad.yaml"
 run "$KGATE" run -c "$T/pm-bad.yaml" --db "$T/suite.db" --commit s3
 like "$err" "engine" "a bad engine name is a suite error"
+sed 's/engine: sampling,/engine: sampling, cache_control: all,/' "$T/pm.yaml" >"$T/pm-cache.yaml"
+run "$KGATE" run -c "$T/pm-cache.yaml" --db "$T/suite.db" --commit s4
+ok "engine: sampling with cache_control: all is a suite error" test "$rc" -ne 0
+like "$err" "'engine: sampling' does not flush the cache" "and says why"
+sed 's/engine: sampling,/engine: sampling, cache_control: none,/' "$T/pm.yaml" >"$T/pm-nocache.yaml"
+run env KGATE_COLLECTOR="$COLL" KGATE_CUPTI="$CT/libcupti.so.13" "$KGATE" run -c "$T/pm-nocache.yaml" \
+	--db "$T/suite.db" --commit s5
+is "$rc" 0 "engine: sampling with cache_control: none runs"
+sed 's/engine: sampling,/engine: sampling, replay: step,/' "$T/pm.yaml" >"$T/pm-step.yaml"
+run "$KGATE" run -c "$T/pm-step.yaml" --db "$T/suite.db" --commit s6
+ok "engine: sampling with replay: step is a suite error" test "$rc" -ne 0
+like "$err" "'replay: step' is for the Range Profiler" "and says why"
 
 done_testing
