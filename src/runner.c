@@ -142,7 +142,8 @@ void runner_collector_env(char ***env, size_t *n, const char *collector, const c
 	if (cc->cache_control != KG_CACHE_UNSET)
 		env_addf(env, n, KG_ENV_CACHE_CONTROL,
 			 cc->cache_control == KG_CACHE_NONE ? "none" : "all");
-	env_addf(env, n, KG_ENV_ENGINE, cc->engine == KG_ENGINE_SAMPLING ? "sampling" : "range");
+	if (cc->engine == KG_ENGINE_SAMPLING)
+		env_addf(env, n, KG_ENV_ENGINE, "sampling");
 	if (pass >= 0) {
 		snprintf(num, sizeof(num), "%d", pass);
 		env_addf(env, n, KG_ENV_PASS, num);

@@ -149,6 +149,22 @@ static void test_env(void **state)
 	for (size_t i = 0; i < n; i++)
 		assert_string_equal(env[i], want_step[i]);
 	runner_env_free(env, n);
+
+	/* the PM-sampling engine is named; the Range Profiler is the default */
+	struct kg_collector_cfg ce = { .mode = KG_MODE_METRICS, .engine = KG_ENGINE_SAMPLING,
+				       .cache_control = KG_CACHE_NONE };
+	env = NULL;
+	n = 0;
+	runner_collector_env(&env, &n, NULL, NULL, &ce, "/tmp/x.%p.jsonl", -1);
+	const char *want_pm[] = {
+		"KGATE_RECORDS=/tmp/x.%p.jsonl", "KGATE_MODE=metrics", "KGATE_LAUNCH_SKIP=0",
+		"KGATE_LAUNCH_COUNT=0", "KGATE_REPLAY=kernel", "KGATE_CACHE_CONTROL=none",
+		"KGATE_ENGINE=sampling",
+	};
+	assert_int_equal(n, sizeof(want_pm) / sizeof(want_pm[0]));
+	for (size_t i = 0; i < n; i++)
+		assert_string_equal(env[i], want_pm[i]);
+	runner_env_free(env, n);
 }
 
 /* A timeout ends the whole group, background children included. */
