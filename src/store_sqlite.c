@@ -1512,19 +1512,29 @@ static int sq_load_samples(struct kg_store *kst, const int64_t *run_ids, size_t 
 	}
 	free(ids);
 	if (rc == KG_EXIT_PASS && out->n) {
-		/* by ids first, so that load_names() meets equal names in runs */
-		struct kg_series *tmp = xmalloc(out->n * sizeof(*tmp));
-		struct load_series *sorted = xmalloc(out->n * sizeof(*sorted));
-		memcpy(sorted, ls, out->n * sizeof(*ls));
+		/* by ids first, so that load_names() meets equal names in runs:
+		 * ls sorted in place, each entry carrying its series' index, then
+		 * the series moved into that order in place, cycle by cycle (no
+		 * copy of either array: at 200,000 series a side, 33 MB) */
 		for (size_t i = 0; i < out->n; i++)
-			sorted[i].key = (int64_t *)(uintptr_t)i; /* carries the index */
-		qsort(sorted, out->n, sizeof(*sorted), series_id_cmp);
-		for (size_t i = 0; i < out->n; i++)
-			tmp[i] = out->s[(size_t)(uintptr_t)sorted[i].key];
-		memcpy(out->s, tmp, out->n * sizeof(*tmp));
-		free(tmp);
-		rc = load_names(st, out, sorted);
-		free(sorted);
+			ls[i].key = (int64_t *)(uintptr_t)i;
+		qsort(ls, out->n, sizeof(*ls), series_id_cmp);
+		for (size_t i = 0; i < out->n; i++) {
+			if ((size_t)(uintptr_t)ls[i].key == i)
+				continue;   /* in place, or moved already */
+			struct kg_series first = out->s[i];
+			for (size_t j = i;;) {
+				size_t k = (size_t)(uintptr_t)ls[j].key;
+				ls[j].key = (int64_t *)(uintptr_t)j;
+				if (k == i) {
+					out->s[j] = first;
+					break;
+				}
+				out->s[j] = out->s[k];
+				j = k;
+			}
+		}
+		rc = load_names(st, out, ls);
 		if (rc == KG_EXIT_PASS)
 			qsort(out->s, out->n, sizeof(*out->s), store_cmp_series);
 	}
