@@ -33,6 +33,7 @@ page() { # db out
 
 is "$(q "$DB" "SELECT count(*) FROM runs")" 10 "10 runs stored"
 is "$(q "$DB" "SELECT count(*) FROM run_points")" 10 "each with its points"
+is "$(q "$DB" "PRAGMA application_id")" 1801937268 "the file's header says it is kgate's (\"kgat\")"
 ok "the report from the stored points" page "$DB" "$T/a.html"
 ok "the runs vary: a chart at all" grep -q 'class="chart' "$T/a.html"
 
@@ -79,12 +80,16 @@ ok "draws the same page: no points of the deleted run" cmp "$T/del.html" "$T/del
 # A database of schema 6: the migration computes every run's points.
 cp "$DB" "$T/v6.db"
 q "$T/v6.db" "DROP TRIGGER samples_update_points; DROP TRIGGER samples_delete_points;
-	DROP TRIGGER runs_delete_points; DROP TABLE run_points; PRAGMA user_version = 6"
+	DROP TRIGGER runs_delete_points; DROP TABLE run_points; PRAGMA application_id = 0;
+	PRAGMA user_version = 6"
 run "$KGATE" report --db "$T/v6.db" --branch main --html "$T/v6.html"
 is "$rc" 3 "schema 6 read-only: refused, as before"
 "$KGATE" ingest --db "$T/v6.db" --commit "$(printf '%040d' 99)" --branch other \
 	--benchmark stream_triad --records "$(ls "$S"/base/stream_triad.0.*.jsonl)" 2>/dev/null
 is "$(q "$T/v6.db" "PRAGMA user_version")" 7 "an ingest migrates it to 7"
+is "$(q "$T/v6.db" "PRAGMA application_id")" 1801937268 "with the application id"
+run "$KGATE" ingest --db "$T/x.db" --commit x "$T/v6.db"
+like "$err" "this looks like a kgate database: give it as --db" "ingest tells it from an Nsight Systems export"
 is "$(q "$T/v6.db" "SELECT count(*) FROM run_points")" 11 "with the points of the 10 runs before and the new one"
 ok "the report" page "$T/v6.db" "$T/v6.html"
 ok "draws the page of the points stored with each run" cmp "$T/a.html" "$T/v6.html"
