@@ -20,8 +20,11 @@
  * as args) as metrics of the kernel they name; "gpu_user_annotation" ranges
  * (record_function ranges projected on the GPU) as NVTX paths: a launch
  * gets the annotations of its device and stream (the event's pid and tid)
- * that contain its start, outermost first, joined with '/'.  This needs
- * the annotations before the launches, so the file is read twice.  Kernel
+ * that contain its start, outermost first, joined with '/'.  Kineto
+ * writes the annotations after the kernels, so the launches of the first
+ * KINETO_HELD kernel events are held (a small record each) until the
+ * annotations are read, and stored then; a trace with more kernel events,
+ * or with counter events, is read a second time for those.  Kernel
  * names are demangled in Kineto traces: keyed canonically.  The ordinal
  * counts kernel events in file order.  The stream is read for the
  * annotations only (a stream's number is the launch's identity, not its
@@ -48,6 +51,11 @@
 #include <zlib.h>
 
 #define KINETO_DEPTH 64                 /* nested annotations named */
+/* Kernel launches held in the first pass, to be placed under the
+ * annotations once they are read (Kineto writes the annotations after the
+ * kernels): a trace of at most this many launches is read once, a longer
+ * one a second time for the rest.  96 bytes a launch: 12 MiB. */
+#define KINETO_HELD (1u << 17)
 
 /* ------------------------------------------------------------------ */
 /* Sniffing: the head, inflated when it is gzip                        */
@@ -387,12 +395,25 @@ struct annot {
 	size_t parent;          /* index + 1, 0: none */
 };
 
+/* A kernel launch read before the annotations that place it are known
+ * (Kineto writes them after the kernels): what kernel_store needs. */
+struct launch {
+	struct kg_kernel_name kn;
+	int64_t dev, stream, ts, dur, ord, regs, smem;      /* regs, smem: -1 none */
+	double grid, block;     /* 0: none */
+};
+
 struct ingest_ctx {
 	struct kg_import_sink *sink;
 	struct annot *a;
 	size_t na, capa;
-	int pass;               /* 1: annotations, 2: kernels */
+	int pass;               /* 1: annotations, and the kernels held below;
+				 * 2: the kernels (after the first nheld) and counters */
 	int64_t ordinal, counters;
+	struct launch *held;    /* pass 1's kernels, at most KINETO_HELD */
+	size_t nheld;
+	int again;              /* pass 2 is needed: more kernels than held, or
+				 * counter events */
 	const struct kg_import_metric *m[5];
 	json_t *devices;
 	int amd;
@@ -507,44 +528,68 @@ static int dim3(json_t *args, const char *k, double *out)
 	return 1;
 }
 
+/* A launch's samples, under the annotations that contain its start. */
+static int kernel_store(struct ingest_ctx *c, const struct launch *l)
+{
+	const char *nvtx = c->na ? annot_path(c, l->dev, l->stream, l->ts) : "";
+	size_t line = (size_t)l->ord + 1;
+	int rc;
+
+	if ((rc = import_sink_add(c->sink, nvtx, &l->kn, c->m[0], l->ord, (double)l->dur, line)))
+		return rc;
+	if (l->grid && (rc = import_sink_add(c->sink, nvtx, &l->kn, c->m[1], l->ord, l->grid, line)))
+		return rc;
+	if (l->block && (rc = import_sink_add(c->sink, nvtx, &l->kn, c->m[2], l->ord, l->block, line)))
+		return rc;
+	if (l->regs >= 0 &&
+	    (rc = import_sink_add(c->sink, nvtx, &l->kn, c->m[3], l->ord, (double)l->regs, line)))
+		return rc;
+	if (l->smem >= 0 &&
+	    (rc = import_sink_add(c->sink, nvtx, &l->kn, c->m[4], l->ord, (double)l->smem, line)))
+		return rc;
+	import_sink_stats(c->sink)->kernels++;
+	return KG_EXIT_PASS;
+}
+
 static int kernel_event(struct ingest_ctx *c, struct jstream *r, const unsigned char *s, json_t *e)
 {
 	const char *name = str_of(e, "name");
 	json_t *args = json_object_get(e, "args");
-	int64_t ts, dur, dev = 0, stream = 0, v;
-	int rc = KG_EXIT_PASS;
+	struct launch l = { .regs = -1, .smem = -1 };
+	int64_t v;
 
+	l.ord = c->ordinal++;
+	if (c->pass == 2 && (size_t)l.ord < c->nheld)
+		return KG_EXIT_PASS;    /* stored from the first pass */
 	if (!name || !*name)
 		return bad_event(r, s, "a kernel event without a name");
-	if (!time_ns(e, "ts", &ts) || !time_ns(e, "dur", &dur) || dur < 0)
+	if (!time_ns(e, "ts", &l.ts) || !time_ns(e, "dur", &l.dur) || l.dur < 0)
 		return bad_event(r, s, "a kernel event without a time (ts, dur: microseconds, dur "
 				       "not negative)");
-	id_of(e, "pid", &dev);
-	id_of(e, "tid", &stream);
-	struct kg_kernel_name kn;
-	import_sink_kernel(c->sink, name, KG_KEY_CANONICAL, &kn);
-	const char *nvtx = c->na ? annot_path(c, dev, stream, ts) : "";
-	int64_t ord = c->ordinal++;
-	size_t line = (size_t)ord + 1;
-
-	if ((rc = import_sink_add(c->sink, nvtx, &kn, c->m[0], ord, (double)dur, line)))
-		return rc;
-	double g, b;
-	int hg = dim3(args, "grid", &g), hb = dim3(args, "block", &b);
+	id_of(e, "pid", &l.dev);
+	id_of(e, "tid", &l.stream);
+	int hg = dim3(args, "grid", &l.grid), hb = dim3(args, "block", &l.block);
 	if (hg < 0 || hb < 0)
 		return bad_event(r, s, "a kernel event whose grid or block is not 3 non-negative "
 				       "integers");
-	if (hg && (rc = import_sink_add(c->sink, nvtx, &kn, c->m[1], ord, g, line)))
-		return rc;
-	if (hb && (rc = import_sink_add(c->sink, nvtx, &kn, c->m[2], ord, b, line)))
-		return rc;
-	if (int_of(args, "registers per thread", &v) && v >= 0 &&
-	    (rc = import_sink_add(c->sink, nvtx, &kn, c->m[3], ord, (double)v, line)))
-		return rc;
-	if (int_of(args, "shared memory", &v) && v >= 0 &&
-	    (rc = import_sink_add(c->sink, nvtx, &kn, c->m[4], ord, (double)v, line)))
-		return rc;
-	import_sink_stats(c->sink)->kernels++;
+	if (!hg)
+		l.grid = 0;
+	if (!hb)
+		l.block = 0;
+	if (int_of(args, "registers per thread", &v) && v >= 0)
+		l.regs = v;
+	if (int_of(args, "shared memory", &v) && v >= 0)
+		l.smem = v;
+	if (c->pass == 1 && c->nheld == KINETO_HELD) {
+		c->again = 1;   /* the rest in the second pass */
+		return KG_EXIT_PASS;
+	}
+	import_sink_kernel(c->sink, name, KG_KEY_CANONICAL, &l.kn);
+	if (c->pass == 2)
+		return kernel_store(c, &l);
+	if (!c->held)
+		c->held = xmalloc(KINETO_HELD * sizeof(*c->held));
+	c->held[c->nheld++] = l;
 	return KG_EXIT_PASS;
 }
 
@@ -582,7 +627,8 @@ static int counter_event(struct ingest_ctx *c, struct jstream *r, const unsigned
 static int ingest_event(struct jstream *r, const unsigned char *s, size_t n, void *arg)
 {
 	struct ingest_ctx *c = arg;
-	static const char *const want1[] = { "\"gpu_user_annotation\"", NULL };
+	static const char *const want1[] = { "\"gpu_user_annotation\"", "\"kernel\"",
+					     "\"cuda_profiler_range\"", NULL };
 	static const char *const want2[] = { "\"kernel\"", "\"cuda_profiler_range\"", NULL };
 	int rc;
 	json_t *e = event_parse(r, s, n, c->pass == 1 ? want1 : want2, &rc);
@@ -596,8 +642,10 @@ static int ingest_event(struct jstream *r, const unsigned char *s, size_t n, voi
 	}
 	if (c->pass == 1 && !strcmp(cat, "gpu_user_annotation"))
 		rc = annot_event(c, e);
-	else if (c->pass == 2 && !strcmp(cat, "kernel"))
+	else if (!strcmp(cat, "kernel"))
 		rc = kernel_event(c, r, s, e);
+	else if (c->pass == 1 && !strcmp(cat, "cuda_profiler_range"))
+		c->again = 1;   /* counters name their kernel; read in the second pass */
 	else if (c->pass == 2 && !strcmp(cat, "cuda_profiler_range"))
 		rc = counter_event(c, r, s, e);
 	json_decref(e);
@@ -630,7 +678,15 @@ static int kineto_ingest(struct kg_import_sink *sink, const char *path)
 			qsort(c.a, c.na, sizeof(*c.a), annot_cmp);
 			annot_nest(&c);
 		}
+		if (c.pass == 1) {
+			for (size_t i = 0; i < c.nheld && rc == KG_EXIT_PASS; i++)
+				rc = kernel_store(&c, &c.held[i]);
+			if (rc != KG_EXIT_PASS || !c.again)
+				break;
+			c.ordinal = 0;
+		}
 	}
+	free(c.held);
 	free(c.a);
 	return rc;
 }
