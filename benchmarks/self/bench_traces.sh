@@ -6,6 +6,9 @@
 # ratio of rates (min and median over the rounds), and the CPU time each
 # took (user + system, GNU time; under load, CPU time tells more than the
 # wall clock).  Goal: >= 500,000 samples/s for each importer.
+# KGATE_BASE=PATH: a second kgate binary (another build, the code before a
+# change) timed in the same rounds, alternately; its rate, CPU time and the
+# ratio of rates kgate/base are printed too.
 #
 # The inputs are SYNTHETIC, made from the shape of the real fixtures: the
 # export is tests/fixtures/nsys/nvfuser_h200_report1.sqlite (all of it) with
@@ -112,7 +115,19 @@ for _ in $(seq "$ROUNDS"); do
 		$TIME "$W/cpu.s" sqlite3 "$W/s.db" -cmd "PRAGMA synchronous=NORMAL" ".mode csv" ".import $W/rows.csv samples"
 		t1=$(now)
 		ts=$(elapsed "$t0" "$t1")
-		echo "$tk $ts $samples $(cat "$W/cpu.k") $(cat "$W/cpu.s")" >> "$W/times.$fmt"
+		tb=0
+		echo 0 > "$W/cpu.b"
+		if [ -n "${KGATE_BASE:-}" ]; then
+			rm -f "$W"/k.db*
+			t0=$(now)
+			$TIME "$W/cpu.b" "$KGATE_BASE" ingest --db "$W/k.db" --commit bench --benchmark b "$in" 2>"$W/ingest.err" ||
+				{ cat "$W/ingest.err" >&2; exit 1; }
+			t1=$(now)
+			tb=$(elapsed "$t0" "$t1")
+			[ "$(sqlite3 "$W/k.db" "SELECT count(*) FROM samples")" -eq "$samples" ] ||
+				{ echo "bench_traces: $fmt (base) stored another number of samples" >&2; exit 1; }
+		fi
+		echo "$tk $ts $samples $(cat "$W/cpu.k") $(cat "$W/cpu.s") $tb $(cat "$W/cpu.b")" >> "$W/times.$fmt"
 	done
 done
 for fmt in nsys kineto; do
@@ -121,13 +136,20 @@ for fmt in nsys kineto; do
 	kineto) what="a Kineto .json.gz trace (synthetic, $(du -k "$W/trace.json.gz" | cut -f1) KiB gzip, $(gzip -dc "$W/trace.json.gz" | wc -c | awk '{ printf "%d", $1 / 1048576 }') MiB JSON)" ;;
 	esac
 	awk -v what="$what" '
-	{ a[NR] = $1; b[NR] = $2; q[NR] = $2 / $1; n = $3; ck += $4; cs += $5 }
+	{ a[NR] = $1; b[NR] = $2; q[NR] = $2 / $1; n = $3; ck += $4; cs += $5
+	  c[NR] = $6; cb += $7; if ($6 > 0) r[NR] = $6 / $1 }
 	END {
 		for (i = 1; i <= NR; i++) for (j = i + 1; j <= NR; j++) {
+			if (c[j] < c[i]) { t = c[i]; c[i] = c[j]; c[j] = t }
+			if (r[j] < r[i]) { t = r[i]; r[i] = r[j]; r[j] = t }
 			if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
 			if (b[j] < b[i]) { t = b[i]; b[i] = b[j]; b[j] = t }
 			if (q[j] < q[i]) { t = q[i]; q[i] = q[j]; q[j] = t } }
 		m = NR % 2 ? q[(NR + 1) / 2] : (q[NR / 2] + q[NR / 2 + 1]) / 2
 		printf "ingest of %s, %d samples, %d rounds: kgate ingest best %.3f s (%.0f samples/s), sqlite3 .import of the same rows best %.3f s (%.0f samples/s); rate kgate/sqlite3: min %.2fx, median %.2fx; CPU per round: kgate %.2f s, sqlite3 %.2f s; goal >= 500000 samples/s: %s\n", what, n, NR, a[1], n / a[1], b[1], n / b[1], q[1], m, ck / NR, cs / NR, (n / a[1] >= 500000 ? "met" : "missed")
+		if (c[1] > 0) {
+			mb = NR % 2 ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2
+			printf "  base (KGATE_BASE) best %.3f s (%.0f samples/s), CPU per round %.2f s; rate kgate/base: min %.2fx, median %.2fx\n", c[1], n / c[1], cb / NR, r[1], mb
+		}
 	}' "$W/times.$fmt"
 done
