@@ -411,7 +411,7 @@ struct ingest_ctx {
 				 * 2: the kernels (after the first nheld) and counters */
 	int64_t ordinal, counters;
 	struct launch *held;    /* pass 1's kernels, at most KINETO_HELD */
-	size_t nheld;
+	size_t nheld, capheld;
 	int again;              /* pass 2 is needed: more kernels than held, or
 				 * counter events */
 	const struct kg_import_metric *m[5];
@@ -587,8 +587,10 @@ static int kernel_event(struct ingest_ctx *c, struct jstream *r, const unsigned 
 	import_sink_kernel(c->sink, name, KG_KEY_CANONICAL, &l.kn);
 	if (c->pass == 2)
 		return kernel_store(c, &l);
-	if (!c->held)
-		c->held = xmalloc(KINETO_HELD * sizeof(*c->held));
+	if (c->nheld == c->capheld) {
+		c->capheld = c->capheld ? c->capheld * 2 : 256;
+		c->held = xrealloc(c->held, c->capheld * sizeof(*c->held));
+	}
 	c->held[c->nheld++] = l;
 	return KG_EXIT_PASS;
 }
