@@ -82,6 +82,10 @@ json.dump({"context": {"executable": "./bench_copy", "num_cpus": 1, "mhz_per_cpu
           open(w + "/gb.json", "w"))
 EOF
 
+# the floor: jansson's parse alone of the same JSON file (bench_jparse.c)
+cc -O2 -std=c11 -D_GNU_SOURCE -o "$W/bench_jparse" "$here/bench_jparse.c" -ljansson 2>"$W/cc.err" ||
+	echo "bench_importers: bench_jparse not built: $(head -1 "$W/cc.err")"
+
 for imp in nvbench gbench; do
 	case $imp in nvbench) in=$W/nv.json csv=$W/nv.csv;; gbench) in=$W/gb.json csv=$W/gb.csv;; esac
 	samples=$(wc -l < "$csv")
@@ -139,4 +143,9 @@ for imp in nvbench gbench; do
 		{ c = $1; if (NR == 1 || c < m) m = c; if ($2 > r) r = $2 }
 		END { printf "%s: %s CPU (user + system) best %.2f s (%.0f samples per CPU second), peak RSS %d KiB\n", imp, who, m, n / m, r }' "$W/cpu.$side"
 	done
+	if [ -x "$W/bench_jparse" ]; then
+		jp=$("$W/bench_jparse" "$in")
+		awk -v imp="$imp" -v n="$samples" -v jp="$jp" -v sz="$(wc -c < "$in")" 'BEGIN {
+			printf "%s: jansson json_loadb of the same %d-byte JSON file alone: best %.3f s CPU (%.0f samples per CPU second)\n", imp, sz, jp, jp > 0 ? n / jp : 0 }'
+	fi
 done

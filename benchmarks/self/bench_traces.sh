@@ -68,7 +68,7 @@ db.execute("VACUUM")
 EOF
 
 # --- the synthetic trace: the fixture's events repeated ---
-python3 - "$KGATE_SRC/tests/fixtures/kineto/step_based_trace_2543932.json.gz" "$KK" "$W/trace.json.gz" <<'EOF'
+python3 - "$KGATE_SRC/tests/fixtures/kineto/step_based_trace_2543932.json.gz" "$KK" "$W/trace.json.gz" "$W/events.jsonl" <<'EOF'
 import gzip, json, sys
 d = json.load(gzip.open(sys.argv[1], "rt"))
 ev = d.pop("traceEvents")
@@ -77,6 +77,8 @@ k0 = sum(1 for e in ev if e.get("cat") == "kernel")
 ts = [e["ts"] for e in ev if "ts" in e]
 span = max(ts) - min(ts) + 1000
 reps = max(1, (n + k0 - 1) // k0)
+# and, one a line, the events the importer parses (for the floor below)
+read = open(sys.argv[4], "w")
 with gzip.open(sys.argv[3], "wt", compresslevel=6) as f:
     f.write("{\n")
     for k, v in d.items():
@@ -91,6 +93,8 @@ with gzip.open(sys.argv[3], "wt", compresslevel=6) as f:
                 continue
             f.write(("" if first else ",\n") + "  " + json.dumps(e))
             first = False
+            if e.get("cat") in ("kernel", "gpu_user_annotation", "cuda_profiler_range"):
+                read.write(json.dumps(e) + "\n")
     f.write("\n  ]\n}\n")
 EOF
 
@@ -153,3 +157,18 @@ for fmt in nsys kineto; do
 		}
 	}' "$W/times.$fmt"
 done
+# The floor under the Kineto importer's rate: inflating the trace once
+# (gzip -dc; kgate inflates it twice, once for what the trace says of
+# itself and once for the samples), and jansson's parse alone of the events
+# kgate parses (kernels, annotations, counters), one at a time
+# (bench_jparse.c -l).
+n=$(awk 'END { print $3 }' "$W/times.kineto")
+$TIME "$W/cpu.z" sh -c 'gzip -dc "$1" > /dev/null' sh "$W/trace.json.gz"
+if cc -O2 -std=c11 -D_GNU_SOURCE -o "$W/bench_jparse" "$here/bench_jparse.c" -ljansson 2>"$W/cc.err"; then
+	jp=$("$W/bench_jparse" -l "$W/events.jsonl")
+else
+	jp=0
+fi
+awk -v n="$n" -v z="$(cat "$W/cpu.z")" -v jp="$jp" 'BEGIN {
+	printf "floor of the Kineto import: inflating the trace once (gzip -dc) %.2f s CPU (%.0f samples/s), twice %.0f samples/s; jansson alone on the %s events kgate parses, one at a time: %.2f s CPU (%.0f samples/s); both, one core: %.0f samples/s\n",
+		z, z > 0 ? n / z : 0, z > 0 ? n / (2 * z) : 0, "kernel/annotation", jp, jp > 0 ? n / jp : 0, (2 * z + jp) > 0 ? n / (2 * z + jp) : 0 }'
