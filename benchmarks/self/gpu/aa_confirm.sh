@@ -42,6 +42,8 @@ T0=$(date +%s)
 # Whatever happened (also when stopped by a time limit), pack what there is.
 pack() {
 	trap - EXIT TERM INT
+	[ -d "$W/aa/rec" ] && python3 "$ROOT/benchmarks/self/gpu/records_tsv.py" "$W/aa/rec" "$W/aa/launches.tsv" &&
+		rm -rf "$W/aa/rec" "$W"/aa/*.db
 	(cd "$W" && tar czf "$OUT/aa.tar.gz" gpu.txt state.* state_busy.txt check_busy.* idle* hog1.log aa 2>/dev/null)
 	(cd "$W" && tar czf "$OUT/ncu.tar.gz" ncu 2>/dev/null)
 	rm -rf "$W"
@@ -121,7 +123,8 @@ if [ -x "$NCU" ]; then
 	grep -h '==ERROR==\|==WARNING==\|ERR_NVGPUCTRPERM' "$W"/ncu/*.std* | sort | uniq -c | head -12 | tee -a "$TABLE"
 fi
 # ---- 3 and 4. A/A and power with --confirm ----------------------------------
-suite() { # dir extra
+KEEP=$ROOT/benchmarks/self/gpu/keep_records.sh
+suite() { # dir extra label
 	mkdir -p "$1"
 	{
 		echo "version: 1"
@@ -129,17 +132,13 @@ suite() { # dir extra
 		echo "collector: { mode: trace }"
 		echo "benchmarks:"
 		echo "  - name: many"
-		if [ "$2" = 0 ]; then
-			echo "    cmd: [$MANY]"
-		else
-			echo "    cmd: [$MANY, --extra-work, \"$2\"]"
-		fi
+		echo "    cmd: [$KEEP, $W/aa/rec, \"$3\", $MANY, --extra-work, \"$2\"]"
 		echo "    repeat: 2"
 		echo "    timeout: 60s"
 	} >"$1/kgate.yaml"
 }
-suite "$W/aa/aa-base" 0
-for l in 0.02 0.03 0.05; do suite "$W/aa/aa-head-$l" "$l"; done
+suite "$W/aa/aa-base" 0 base
+for l in 0 0.02 0.03 0.05; do suite "$W/aa/aa-head-$l" "$l" "head-$l"; done
 sed -e 's/regression: 3%/regression: 1%/' "$ROOT/thresholds/default.yaml" >"$W/aa/pct1.yaml"
 # verdicts of a compare's JSON: timing comparisons of the compute path
 tally() { # json
@@ -168,9 +167,10 @@ AA_SECONDS=${AA_SECONDS:-200}
 t3=$(date +%s)
 i=0
 while [ "$i" -lt "$AA_COMPARES" ] && [ $(($(date +%s) - t3)) -lt "$AA_SECONDS" ]; do
-	"$KGATE" compare --base-dir "$W/aa/aa-base" --head-dir "$W/aa/aa-base" --db "$W/aa/aa.db" \
+	"$KGATE" compare --base-dir "$W/aa/aa-base" --head-dir "$W/aa/aa-head-0" --db "$W/aa/aa.db" \
 		--confirm --seed "$i" --format json >"$W/aa/aa-$i.json" 2>"$W/aa/aa-$i.err"
 	echo "aa $i exit $? $(tally "$W/aa/aa-$i.json")" >>"$W/aa/tally.txt"
+	echo "aa $i $(find "$W/aa/rec" -name '*.jsonl' | wc -l)" >>"$W/aa/marks.txt"
 	i=$((i + 1))
 done
 row "3. A/A: $i compares in $(($(date +%s) - t3)) s"
@@ -186,6 +186,7 @@ for th in default pct1; do
 			"$KGATE" compare --base-dir "$W/aa/aa-base" --head-dir "$W/aa/aa-head-$l" -t "$tf" \
 				--db "$W/aa/power.db" --confirm --seed "$j" --format json >"$f.json" 2>"$f.err"
 			echo "power $th $l $j exit $? $(tally "$f.json")" >>"$W/aa/tally.txt"
+			echo "power-$th-$l-$j $(find "$W/aa/rec" -name '*.jsonl' | wc -l)" >>"$W/aa/marks.txt"
 		done
 	done
 done
