@@ -146,6 +146,6 @@ for imp in nvbench gbench; do
 	if [ -x "$W/bench_jparse" ]; then
 		jp=$("$W/bench_jparse" "$in")
 		awk -v imp="$imp" -v n="$samples" -v jp="$jp" -v sz="$(wc -c < "$in")" 'BEGIN {
-			printf "%s: jansson json_loadb of the same %d-byte JSON file alone: best %.3f s CPU (%.0f samples per CPU second)\n", imp, sz, jp, jp > 0 ? n / jp : 0 }'
+			printf "%s: jansson json_loadb of the same %d-byte JSON file alone: best %.3f s CPU (%.0f samples per CPU second)\n", imp, sz, jp, (jp > 0 ? n / jp : 0) }'
 	fi
 done

@@ -171,4 +171,4 @@ else
 fi
 awk -v n="$n" -v z="$(cat "$W/cpu.z")" -v jp="$jp" 'BEGIN {
 	printf "floor of the Kineto import: inflating the trace once (gzip -dc) %.2f s CPU (%.0f samples/s), twice %.0f samples/s; jansson alone on the %s events kgate parses, one at a time: %.2f s CPU (%.0f samples/s); both, one core: %.0f samples/s\n",
-		z, z > 0 ? n / z : 0, z > 0 ? n / (2 * z) : 0, "kernel/annotation", jp, jp > 0 ? n / jp : 0, (2 * z + jp) > 0 ? n / (2 * z + jp) : 0 }'
+		z, (z > 0 ? n / z : 0), (z > 0 ? n / (2 * z) : 0), "kernel/annotation", jp, (jp > 0 ? n / jp : 0), ((2 * z + jp) > 0 ? n / (2 * z + jp) : 0) }'
