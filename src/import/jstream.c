@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 static int jstream_open(struct jstream *r, const char *path, const char *what)
 {
 	memset(r, 0, sizeof(*r));
