@@ -846,7 +846,7 @@ int cmd_bisect(int argc, char **argv)
 		KG_OPT_STR("config", 'c', "FILE", &a.cfg, "the suite (default kgate.yaml)"),
 		KG_OPT_STR("thresholds", 't', "F", &a.thresholds,
 			   "the thresholds (default: the suite's, else built-in)"),
-		KG_OPT_STR("db", 0, "PATH", &a.db, "the database (default $KGATE_DB, else kgate.db)"),
+		KG_OPT_DB(&a.db),
 		KG_OPT_ONEOF("format", 0, "F", &a.format, kg_opt_text_json,
 			     "text (default) or json: the result on stdout"),
 		/* one step of "git bisect run", and the directory it was started in */

@@ -90,7 +90,7 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 	const char *suite = NULL;
 	int format = KG_FMT_TEXT, argi;
 	const struct kg_opt opts[] = {
-		KG_OPT_STR("db", 0, "PATH", &a->db, "the database (default $KGATE_DB, else kgate.db)"),
+		KG_OPT_DB(&a->db),
 		KG_OPT_STR("thresholds", 't', "F", &a->thresholds,
 			   "thresholds file (default: the suite's, else the built-in "
 			   "thresholds/default.yaml)"),

@@ -71,7 +71,7 @@ int cmd_comment(int argc, char **argv)
 	const char *commit = NULL, *body_file = NULL;
 	int status = 0, strict = 0, print = 0, argi;
 	const struct kg_opt opts[] = {
-		KG_OPT_STR("db", 0, "PATH", &db, "the database (default $KGATE_DB, else kgate.db)"),
+		KG_OPT_DB(&db),
 		KG_OPT_STR("repo", 0, "O/N", &repo, "the repository (default: GITHUB_REPOSITORY)"),
 		KG_OPT_STR("pr", 0, "N", &pr_s,
 			   "the pull request number (default: in a pull request's GitHub Actions "

@@ -313,7 +313,7 @@ int cmd_compare(int argc, char **argv)
 			   "the suite, relative to each DIR unless absolute (default kgate.yaml)"),
 		KG_OPT_STR("thresholds", 't', "F", &tpath,
 			   "thresholds (default: the head suite's, else built in)"),
-		KG_OPT_STR("db", 0, "PATH", &db, "the database (default $KGATE_DB, else kgate.db)"),
+		KG_OPT_DB(&db),
 		KG_OPT_STR("only", 0, "REGEX", &only,
 			   "only the benchmarks whose name matches (POSIX ERE)"),
 		KG_OPT_FLAG("quick", 0, &quick, "quick_repeat repeats instead of repeat"),

@@ -96,7 +96,7 @@ static int parse(int argc, char **argv, struct ex_args *a)
 	int format = 0, argi;
 	long launches = 0;
 	const struct kg_opt opts[] = {
-		KG_OPT_STR("db", 0, "PATH", &a->db, "the database (default $KGATE_DB, else kgate.db)"),
+		KG_OPT_DB(&a->db),
 		KG_OPT_STR("commit", 0, "SHA", &a->commit,
 			   "the head commit (default: git rev-parse HEAD)"),
 		KG_OPT_STR("baseline", 0, "REF", &a->baseline,

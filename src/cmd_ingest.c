@@ -340,7 +340,7 @@ int cmd_ingest(int argc, char **argv)
 	long repeat0 = 0;
 	int argi, rc, partial = 0;
 	const struct kg_opt opts[] = {
-		KG_OPT_STR("db", 0, "PATH", &db, "the database (default $KGATE_DB, else kgate.db)"),
+		KG_OPT_DB(&db),
 		KG_OPT_STR("commit", 0, "SHA", &commit,
 			   "the commit measured (default: git rev-parse HEAD); a short SHA or ref is "
 			   "stored as the full SHA git gives"),
@@ -459,13 +459,9 @@ int cmd_ingest(int argc, char **argv)
 	}
 
 	char *gitsha = NULL, *gitbranch = NULL;
-	if (!commit) {
-		commit = gitsha = ghevent_head_commit();
-		if (!commit) {
-			kg_error("no --commit given and 'git rev-parse HEAD' has no answer here");
-			store_run_info_free(&run);
-			goto out;
-		}
+	if (!commit && !(commit = gitsha = ghevent_default_commit())) {
+		store_run_info_free(&run);
+		goto out;
 	}
 	if (!branch)
 		branch = gitbranch = git_branch();

@@ -92,15 +92,8 @@ int cmd_merge(int argc, char **argv)
 				expect[nexpect++] = s->benchmarks[i].name;
 	}
 	rc = KG_EXIT_USAGE;
-	if (!commit) {
-		commit = sha = ghevent_head_commit();
-		if (!commit) {
-			kg_error("no --commit given and 'git rev-parse HEAD' has no answer here");
-			goto out;
-		}
-	} else if (!(commit = sha = git_resolve_commit_arg(commit))) {
+	if (!(commit = sha = commit ? git_resolve_commit_arg(commit) : ghevent_default_commit()))
 		goto out;
-	}
 	if ((rc = store_open(db, 0, &st)) != KG_EXIT_PASS)
 		goto out;
 	rc = shard_merge(st, db, argv + argi, (size_t)(argc - argi), commit, expect, nexpect,

@@ -183,7 +183,7 @@ int cmd_report(int argc, char **argv)
 	long per_page = 200;
 	int argi;
 	const struct kg_opt opts[] = {
-		KG_OPT_STR("db", 0, "PATH", &db, "the database (default $KGATE_DB, else kgate.db)"),
+		KG_OPT_DB(&db),
 		KG_OPT_STR("branch", 0, "NAME", &o.branch,
 			   "only runs of this branch (default: every branch)"),
 		KG_OPT_CALL("since", 0, "AGE", opt_since, &o.since,

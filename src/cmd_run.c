@@ -100,7 +100,7 @@ int cmd_run(int argc, char **argv)
 
 	const struct kg_opt opts[] = {
 		KG_OPT_STR("config", 'c', "FILE", &cfg, "the suite (default kgate.yaml)"),
-		KG_OPT_STR("db", 0, "PATH", &db, "the database (default $KGATE_DB, else kgate.db)"),
+		KG_OPT_DB(&db),
 		KG_OPT_STR("commit", 0, "SHA", &commit,
 			   "the commit measured (default: git rev-parse HEAD; in a pull request's "
 			   "GitHub Actions job, its head commit); a short SHA or ref is stored as "
@@ -141,13 +141,8 @@ int cmd_run(int argc, char **argv)
 	if ((rc = config_load_suite(cfg, &s)) != KG_EXIT_PASS)
 		goto out;
 	rc = KG_EXIT_USAGE;
-	if (!commit) {
-		commit = gitsha = ghevent_head_commit();
-		if (!commit) {
-			kg_error("no --commit given and 'git rev-parse HEAD' has no answer here");
-			goto out;
-		}
-	}
+	if (!commit && !(commit = gitsha = ghevent_default_commit()))
+		goto out;
 	if (!branch)
 		branch = gitbranch = git_branch();
 

@@ -3,7 +3,8 @@
  *
  * Owns reading these files (size-capped), turning libyaml's events into a
  * small node tree (no anchors or aliases, nesting capped), walking that tree
- * through static schema tables (key name, node type, required, handler),
+ * through static schema tables (key name, node type, required, and either
+ * the kind of value and its place in the object, or a handler of its own),
  * the strict value parsers (percent, duration, integer, number), metric name
  * validation (through metricinfo), the built-in thresholds (the text of
  * thresholds/default.yaml, assembled into the binary) and config_rule_for().
@@ -21,6 +22,7 @@
 #include <fnmatch.h>
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -467,12 +469,70 @@ static int parse_number(const char *s, double *out)
 typedef void (*field_fn)(struct ctx *c, const struct ynode *key, const struct ynode *val,
 			 void *obj);
 
+/* What a key's value is, and so how one handler takes it for every key of
+ * that kind (field_take). */
+enum fkind {
+	K_CALL,         /* fn takes it (a value of its own rules) */
+	K_VERSION,      /* version: 1 */
+	K_INT,          /* an int from lo to hi */
+	K_LONG,         /* a long from lo to hi */
+	K_BOOL,         /* true or false, as an int 1 or 0 */
+	K_NUMBER,       /* a finite double */
+	K_PERCENT,      /* "3%" as the double 0.03 */
+	K_STRING,       /* a non-empty malloc'd char * (replacing the one there) */
+	K_ENUM,         /* one of choices' names, stored as its value in an int
+			 * or an enum the size of an int */
+};
+
+struct choices {
+	const char *const *names;
+	size_t n;
+	const int *values;      /* names[i] is stored as values[i] */
+};
+
 struct field {
 	const char *name;
 	enum ykind type;        /* Y_SCALAR, Y_SEQ or Y_MAP */
 	int required;
-	field_fn fn;
+	enum fkind kind;
+	size_t off;             /* where the value goes in the object (not K_CALL) */
+	size_t has;             /* 1 + where an int set to 1 once a value is taken
+				 * is; 0: none */
+	long lo, hi;            /* K_INT, K_LONG */
+	const struct choices *choices; /* K_ENUM */
+	field_fn fn;            /* K_CALL */
 };
+
+#define NFIELDS(t) (sizeof(t) / sizeof((t)[0]))
+
+/* offsetof(T, m), and a compile error when T's member m is not of type
+ * type (distinct pointer types compared). */
+#define MEMBER(T, m, type) (offsetof(T, m) + 0 * sizeof(&((T *)0)->m == (type *)0))
+/* offsetof(T, m), and a compile error when T's member m is not an int's size. */
+#define INT_SIZED(T, m) \
+	(offsetof(T, m) + 0 * sizeof(char[sizeof(((T *)0)->m) == sizeof(int) ? 1 : -1]))
+
+/* The table's rows: key name, required, where in T it goes (and where the
+ * flag that says it was given is), and the kind's limits. */
+/* A K_ENUM's names and values, as many of each (else a compile error). */
+#define CHOICES(names, values) \
+	{ names, NFIELDS(names) + 0 * sizeof(char[NFIELDS(names) == NFIELDS(values) ? 1 : -1]), values }
+#define F_CALL(n, type, req, f) { n, type, req, K_CALL, 0, 0, 0, 0, NULL, f }
+#define F_VERSION() { "version", Y_SCALAR, 1, K_VERSION, 0, 0, 0, 0, NULL, NULL }
+#define F_INT(T, n, m, l, h) { n, Y_SCALAR, 0, K_INT, MEMBER(T, m, int), 0, l, h, NULL, NULL }
+#define F_INT_HAS(T, n, m, has, l, h) \
+	{ n, Y_SCALAR, 0, K_INT, MEMBER(T, m, int), 1 + MEMBER(T, has, int), l, h, NULL, NULL }
+#define F_LONG(T, n, m, l, h) { n, Y_SCALAR, 0, K_LONG, MEMBER(T, m, long), 0, l, h, NULL, NULL }
+#define F_BOOL(T, n, m) { n, Y_SCALAR, 0, K_BOOL, MEMBER(T, m, int), 0, 0, 0, NULL, NULL }
+#define F_NUMBER(T, n, m, has) \
+	{ n, Y_SCALAR, 0, K_NUMBER, MEMBER(T, m, double), 1 + MEMBER(T, has, int), 0, 0, NULL, NULL }
+#define F_PERCENT(T, n, m, has) \
+	{ n, Y_SCALAR, 0, K_PERCENT, MEMBER(T, m, double), 1 + MEMBER(T, has, int), 0, 0, NULL, NULL }
+#define F_STRING(T, n, m) { n, Y_SCALAR, 0, K_STRING, MEMBER(T, m, char *), 0, 0, 0, NULL, NULL }
+#define F_ENUM(T, n, m, ch) { n, Y_SCALAR, 0, K_ENUM, INT_SIZED(T, m), 0, 0, 0, &ch, NULL }
+
+static void field_take(struct ctx *c, const struct field *f, const struct ynode *key,
+		       const struct ynode *val, void *obj);
 
 static const char *kind_name(enum ykind k)
 {
@@ -583,7 +643,7 @@ static void walk_map(struct ctx *c, const struct ynode *map, const struct field 
 		}
 		seen[j] = 1;
 		if (expect_kind(c, key, val, f[j].type))
-			f[j].fn(c, key, val, obj);
+			field_take(c, &f[j], key, val, obj);
 	}
 	for (j = 0; j < nf; j++)
 		if (f[j].required && !seen[j])
@@ -593,7 +653,6 @@ static void walk_map(struct ctx *c, const struct ynode *map, const struct field 
 	free(skip);
 }
 
-#define NFIELDS(t) (sizeof(t) / sizeof((t)[0]))
 
 /* ---- shared value handlers -------------------------------------------- */
 
@@ -681,6 +740,70 @@ static int get_string(struct ctx *c, const struct ynode *key, const struct ynode
 	free(*out);
 	*out = xstrdup(val->str);
 	return 0;
+}
+
+static int get_bool(struct ctx *c, const struct ynode *key, const struct ynode *val, int *out)
+{
+	if (!strcmp(val->str, "true"))
+		*out = 1;
+	else if (!strcmp(val->str, "false"))
+		*out = 0;
+	else {
+		problem(c, val->line, val->col, "'%s' must be true or false, got '%s'", key->str,
+			val->str);
+		return -1;
+	}
+	return 0;
+}
+
+static int get_number(struct ctx *c, const struct ynode *key, const struct ynode *val,
+		      double *out)
+{
+	if (parse_number(val->str, out) == 0)
+		return 0;
+	problem(c, val->line, val->col, "'%s' must be a number, got '%s'", key->str, val->str);
+	return -1;
+}
+
+/* Take a key's value into obj as the schema row f says. */
+static void field_take(struct ctx *c, const struct field *f, const struct ynode *key,
+		       const struct ynode *val, void *obj)
+{
+	void *at = (char *)obj + f->off;
+	int rc = -1, i;
+
+	switch (f->kind) {
+	case K_CALL:
+		f->fn(c, key, val, obj);
+		return;
+	case K_VERSION:
+		get_version(c, key, val);
+		return;
+	case K_INT:
+		rc = get_int(c, key, val, (int)f->lo, (int)f->hi, at);
+		break;
+	case K_LONG:
+		rc = get_long(c, key, val, f->lo, f->hi, at);
+		break;
+	case K_BOOL:
+		rc = get_bool(c, key, val, at);
+		break;
+	case K_NUMBER:
+		rc = get_number(c, key, val, at);
+		break;
+	case K_PERCENT:
+		rc = get_percent(c, key, val, at);
+		break;
+	case K_STRING:
+		rc = get_string(c, key, val, at);
+		break;
+	case K_ENUM:
+		if ((rc = get_enum(c, key, val, f->choices->names, f->choices->n, &i)) == 0)
+			*(int *)at = f->choices->values[i];
+		break;
+	}
+	if (rc == 0 && f->has)
+		*(int *)(void *)((char *)obj + f->has - 1) = 1;
 }
 
 /* The ']' that closes the bracket expression opening at s ('['), past
@@ -940,91 +1063,25 @@ static int check_metric(struct ctx *c, const struct ynode *n)
 
 /* ---- thresholds ------------------------------------------------------- */
 
-static void mr_regression(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
-{
-	struct kg_metric_rule *r = o;
-
-	if (get_percent(c, k, v, &r->regression) == 0)
-		r->has_regression = 1;
-}
-
-static void mr_tolerance(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
-{
-	struct kg_metric_rule *r = o;
-
-	if (get_percent(c, k, v, &r->tolerance) == 0)
-		r->has_tolerance = 1;
-}
-
-static void mr_bound(struct ctx *c, const struct ynode *k, const struct ynode *v, int *has,
-		     double *out)
-{
-	if (parse_number(v->str, out) == 0)
-		*has = 1;
-	else
-		problem(c, v->line, v->col, "'%s' must be a number, got '%s'", k->str, v->str);
-}
-
-static void mr_min(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
-{
-	struct kg_metric_rule *r = o;
-
-	mr_bound(c, k, v, &r->has_min, &r->min);
-}
-
-static void mr_max(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
-{
-	struct kg_metric_rule *r = o;
-
-	mr_bound(c, k, v, &r->has_max, &r->max);
-}
-
-static void mr_deterministic(struct ctx *c, const struct ynode *k, const struct ynode *v,
-			     void *o)
-{
-	struct kg_metric_rule *r = o;
-
-	if (!strcmp(v->str, "true"))
-		r->deterministic = 1;
-	else if (!strcmp(v->str, "false"))
-		r->deterministic = 0;
-	else
-		problem(c, v->line, v->col, "'deterministic' must be true or false, got '%s'",
-			v->str);
-}
-
 static const char *const better_names[] = { "lower", "higher", "unchanged" };
-
-static void mr_better(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
-{
-	static const int value[] = { KG_BETTER_LOWER, KG_BETTER_HIGHER, KG_BETTER_UNCHANGED };
-	struct kg_metric_rule *r = o;
-	int i;
-
-	if (get_enum(c, k, v, better_names, NFIELDS(better_names), &i) == 0)
-		r->better = value[i];
-}
-
+static const int better_values[] = { KG_BETTER_LOWER, KG_BETTER_HIGHER, KG_BETTER_UNCHANGED };
+static const struct choices better_choices = CHOICES(better_names, better_values);
 static const char *const on_change_names[] = { "report", "fail" };
+static const int on_change_values[] = { KG_ON_CHANGE_REPORT, KG_ON_CHANGE_FAIL };
+static const struct choices on_change_choices = CHOICES(on_change_names, on_change_values);
 
-static void mr_on_change(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
-{
-	struct kg_metric_rule *r = o;
-	int i;
-
-	if (get_enum(c, k, v, on_change_names, NFIELDS(on_change_names), &i) == 0)
-		r->on_change = i == 0 ? KG_ON_CHANGE_REPORT : KG_ON_CHANGE_FAIL;
-}
-
+#define MR struct kg_metric_rule
 static const struct field metric_fields[] = {
-	{ "regression", Y_SCALAR, 0, mr_regression },
-	{ "min", Y_SCALAR, 0, mr_min },
-	{ "max", Y_SCALAR, 0, mr_max },
-	{ "deterministic", Y_SCALAR, 0, mr_deterministic },
-	{ "tolerance", Y_SCALAR, 0, mr_tolerance },
-	{ "better", Y_SCALAR, 0, mr_better },
-	{ "on_change", Y_SCALAR, 0, mr_on_change },
+	F_PERCENT(MR, "regression", regression, has_regression),
+	F_NUMBER(MR, "min", min, has_min),
+	F_NUMBER(MR, "max", max, has_max),
+	F_BOOL(MR, "deterministic", deterministic),
+	F_PERCENT(MR, "tolerance", tolerance, has_tolerance),
+	F_ENUM(MR, "better", better, better_choices),
+	F_ENUM(MR, "on_change", on_change, on_change_choices),
 };
+#undef MR
+
 
 static void metric_rule_free(struct kg_metric_rule *r)
 {
@@ -1080,10 +1137,6 @@ static void parse_metric_map(struct ctx *c, const struct ynode *map, int in_defa
 	*nout = k;
 }
 
-static void th_version(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
-{
-	get_version(c, k, v);
-}
 
 static void st_alpha(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
 {
@@ -1098,39 +1151,15 @@ static void st_alpha(struct ctx *c, const struct ynode *k, const struct ynode *v
 			v->str);
 }
 
-static void st_min_samples(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
-{
-	struct kg_thresholds *t = o;
 
-	get_int(c, k, v, 3, 1000000, &t->min_samples);
-}
-
-static void st_baseline_runs(struct ctx *c, const struct ynode *k, const struct ynode *v,
-			     void *o)
-{
-	struct kg_thresholds *t = o;
-
-	get_int(c, k, v, 1, 10000, &t->baseline_runs);
-}
-
-static void st_pool_ranks(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
-{
-	struct kg_thresholds *t = o;
-
-	if (!strcmp(v->str, "true"))
-		t->pool_ranks = 1;
-	else if (!strcmp(v->str, "false"))
-		t->pool_ranks = 0;
-	else
-		problem(c, v->line, v->col, "'%s' must be true or false, got '%s'", k->str, v->str);
-}
-
+#define TH struct kg_thresholds
 static const struct field statistics_fields[] = {
-	{ "alpha", Y_SCALAR, 0, st_alpha },
-	{ "pool_ranks", Y_SCALAR, 0, st_pool_ranks },
-	{ "min_samples", Y_SCALAR, 0, st_min_samples },
-	{ "baseline_runs", Y_SCALAR, 0, st_baseline_runs },
+	F_CALL("alpha", Y_SCALAR, 0, st_alpha),
+	F_BOOL(TH, "pool_ranks", pool_ranks),
+	F_INT(TH, "min_samples", min_samples, 3, 1000000),
+	F_INT(TH, "baseline_runs", baseline_runs, 1, 10000),
 };
+#undef TH
 
 static void th_statistics(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
 {
@@ -1144,12 +1173,6 @@ static void th_defaults(struct ctx *c, const struct ynode *k, const struct ynode
 	parse_metric_map(c, v, 1, &t->defaults, &t->n_defaults);
 }
 
-static void ma_benchmark(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
-{
-	struct kg_match *m = o;
-
-	get_string(c, k, v, &m->benchmark);
-}
 
 static void ma_kernel(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
 {
@@ -1163,27 +1186,15 @@ static void ma_kernel(struct ctx *c, const struct ynode *k, const struct ynode *
 	}
 }
 
-static void ma_nvtx(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
-{
-	struct kg_match *m = o;
 
-	get_string(c, k, v, &m->nvtx);
-}
-
-static void ma_rank(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
-{
-	struct kg_match *m = o;
-
-	if (get_int(c, k, v, 0, 1 << 24, &m->rank) == 0)
-		m->has_rank = 1;
-}
-
+#define MA struct kg_match
 static const struct field match_fields[] = {
-	{ "benchmark", Y_SCALAR, 0, ma_benchmark },
-	{ "kernel", Y_SCALAR, 0, ma_kernel },
-	{ "nvtx", Y_SCALAR, 0, ma_nvtx },
-	{ "rank", Y_SCALAR, 0, ma_rank },
+	F_STRING(MA, "benchmark", benchmark),
+	F_CALL("kernel", Y_SCALAR, 0, ma_kernel),
+	F_STRING(MA, "nvtx", nvtx),
+	F_INT_HAS(MA, "rank", rank, has_rank, 0, 1 << 24),
 };
+#undef MA
 
 static void ru_match(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
 {
@@ -1200,8 +1211,8 @@ static void ru_metrics(struct ctx *c, const struct ynode *k, const struct ynode 
 }
 
 static const struct field rule_fields[] = {
-	{ "match", Y_MAP, 1, ru_match },
-	{ "metrics", Y_MAP, 1, ru_metrics },
+	F_CALL("match", Y_MAP, 1, ru_match),
+	F_CALL("metrics", Y_MAP, 1, ru_metrics),
 };
 
 static void match_free(struct kg_match *m)
@@ -1265,71 +1276,40 @@ static void th_ignore(struct ctx *c, const struct ynode *k, const struct ynode *
 		g->column = it->col;
 		walk_map(c, it, match_fields, NFIELDS(match_fields), &g->match);
 		t->n_ignore++;
-		if (!g->match.benchmark && !g->match.kernel && !g->match.nvtx)
+		if (!g->match.benchmark && !g->match.kernel && !g->match.nvtx && !g->match.has_rank)
 			problem(c, it->line, it->col,
-				"an ignore entry must give benchmark, kernel or nvtx (an empty one"
-				" would ignore everything)");
+				"an ignore entry must give benchmark, kernel, nvtx or rank (an empty"
+				" one would ignore everything)");
 	}
 }
 
+
 static const char *const policy_names[] = { "ignore", "warn", "fail" };
-
-static void th_policy(struct ctx *c, const struct ynode *k, const struct ynode *v,
-		      enum kg_policy *out)
-{
-	int p;
-
-	if (get_enum(c, k, v, policy_names, NFIELDS(policy_names), &p) == 0)
-		*out = (enum kg_policy)p;
-}
-
-static void th_on_new(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
-{
-	th_policy(c, k, v, &((struct kg_thresholds *)o)->on_new_kernel);
-}
-
-static void th_on_missing(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
-{
-	th_policy(c, k, v, &((struct kg_thresholds *)o)->on_missing_kernel);
-}
-
-static void th_on_inconclusive(struct ctx *c, const struct ynode *k, const struct ynode *v,
-			       void *o)
-{
-	th_policy(c, k, v, &((struct kg_thresholds *)o)->on_inconclusive);
-}
-
-static void th_on_ungated(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
-{
-	th_policy(c, k, v, &((struct kg_thresholds *)o)->on_ungated_metric);
-}
-
-static void th_name_base(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o);
-
+static const int policy_values[] = { KG_POLICY_IGNORE, KG_POLICY_WARN, KG_POLICY_FAIL };
+static const struct choices policy_choices = CHOICES(policy_names, policy_values);
 static const char *const on_no_baseline_names[] = { "fail", "warn" };
+static const int on_no_baseline_values[] = { KG_POLICY_FAIL, KG_POLICY_WARN };
+static const struct choices on_no_baseline_choices =
+	CHOICES(on_no_baseline_names, on_no_baseline_values);
+static const char *const name_base_names[] = { "function", "demangled", "mangled" };
+static const int name_base_values[] = { KG_NAME_FUNCTION, KG_NAME_DEMANGLED, KG_NAME_MANGLED };
+static const struct choices name_base_choices = CHOICES(name_base_names, name_base_values);
 
-static void th_on_no_baseline(struct ctx *c, const struct ynode *k, const struct ynode *v,
-			      void *o)
-{
-	int p;
-
-	if (get_enum(c, k, v, on_no_baseline_names, NFIELDS(on_no_baseline_names), &p) == 0)
-		((struct kg_thresholds *)o)->on_no_baseline = p == 0 ? KG_POLICY_FAIL : KG_POLICY_WARN;
-}
-
+#define TH struct kg_thresholds
 static const struct field thresholds_fields[] = {
-	{ "version", Y_SCALAR, 1, th_version },
-	{ "statistics", Y_MAP, 0, th_statistics },
-	{ "defaults", Y_MAP, 0, th_defaults },
-	{ "rules", Y_SEQ, 0, th_rules },
-	{ "ignore", Y_SEQ, 0, th_ignore },
-	{ "on_new_kernel", Y_SCALAR, 0, th_on_new },
-	{ "on_missing_kernel", Y_SCALAR, 0, th_on_missing },
-	{ "on_inconclusive", Y_SCALAR, 0, th_on_inconclusive },
-	{ "on_no_baseline", Y_SCALAR, 0, th_on_no_baseline },
-	{ "on_ungated_metric", Y_SCALAR, 0, th_on_ungated },
-	{ "kernel_name_base", Y_SCALAR, 0, th_name_base },
+	F_VERSION(),
+	F_CALL("statistics", Y_MAP, 0, th_statistics),
+	F_CALL("defaults", Y_MAP, 0, th_defaults),
+	F_CALL("rules", Y_SEQ, 0, th_rules),
+	F_CALL("ignore", Y_SEQ, 0, th_ignore),
+	F_ENUM(TH, "on_new_kernel", on_new_kernel, policy_choices),
+	F_ENUM(TH, "on_missing_kernel", on_missing_kernel, policy_choices),
+	F_ENUM(TH, "on_inconclusive", on_inconclusive, policy_choices),
+	F_ENUM(TH, "on_no_baseline", on_no_baseline, on_no_baseline_choices),
+	F_ENUM(TH, "on_ungated_metric", on_ungated_metric, policy_choices),
+	F_ENUM(TH, "kernel_name_base", name_base, name_base_choices),
 };
+#undef TH
 
 void config_free_thresholds(struct kg_thresholds *t)
 {
@@ -1527,11 +1507,11 @@ static void overlay(struct kg_metric_rule *out, const struct kg_metric_rule *r)
 }
 
 int config_ignored(const struct kg_thresholds *t, const char *benchmark, const char *nvtx,
-		   const char *kernel, const char *demangled)
+		   const char *kernel, const char *demangled, int rank)
 {
 	for (size_t i = 0; i < t->n_ignore; i++)
 		if (match_fits(&t->ignore[i].match, t->name_base, benchmark, nvtx, kernel, demangled,
-			       -1))
+			       rank))
 			return 1;
 	return 0;
 }
@@ -1551,7 +1531,7 @@ int config_rule_for_rank(const struct kg_thresholds *t, const char *benchmark,
 
 	memset(out, 0, sizeof(*out));
 	out->deterministic = -1;
-	if (config_ignored(t, benchmark, nvtx, kernel, demangled))
+	if (config_ignored(t, benchmark, nvtx, kernel, demangled, rank))
 		return 0;
 	for (i = 0; i < t->n_defaults; i++)
 		if (!strcmp(t->defaults[i].metric, metric))
@@ -1571,10 +1551,6 @@ int config_rule_for_rank(const struct kg_thresholds *t, const char *benchmark,
 
 /* ---- suite ------------------------------------------------------------ */
 
-static void su_version(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
-{
-	get_version(c, k, v);
-}
 
 /* dir + "/" + p, unless p is absolute or dir is "." */
 static char *path_resolve(const char *dir, const char *p)
@@ -1596,26 +1572,6 @@ static void su_thresholds(struct ctx *c, const struct ynode *k, const struct yno
 	s->thresholds = path_resolve(s->dir, v->str);
 }
 
-static const char *const mode_names[] = { "trace", "metrics" };
-static const char *const replay_names[] = { "kernel", "application" };
-
-static void co_mode(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
-{
-	struct kg_collector_cfg *cc = o;
-	int m;
-
-	if (get_enum(c, k, v, mode_names, NFIELDS(mode_names), &m) == 0)
-		cc->mode = (enum kg_collect_mode)m;
-}
-
-static void co_replay(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
-{
-	struct kg_collector_cfg *cc = o;
-	int m;
-
-	if (get_enum(c, k, v, replay_names, NFIELDS(replay_names), &m) == 0)
-		cc->replay = (enum kg_replay)m;
-}
 
 static void co_metrics(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
 {
@@ -1671,45 +1627,31 @@ static void co_kernels(struct ctx *c, const struct ynode *k, const struct ynode 
 		check_regex(c, v, NULL);
 }
 
-static void co_launch_skip(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
-{
-	struct kg_collector_cfg *cc = o;
 
-	get_long(c, k, v, 0, LONG_MAX, &cc->launch_skip);
-}
+static const char *const mode_names[] = { "trace", "metrics" };
+static const int mode_values[] = { KG_MODE_TRACE, KG_MODE_METRICS };
+static const struct choices mode_choices = CHOICES(mode_names, mode_values);
+static const char *const replay_names[] = { "kernel", "application", "step" };
+static const int replay_values[] = { KG_REPLAY_KERNEL, KG_REPLAY_APPLICATION, KG_REPLAY_STEP };
+static const struct choices replay_choices = CHOICES(replay_names, replay_values);
 
-static void co_launch_count(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
-{
-	struct kg_collector_cfg *cc = o;
+static const char *const cache_names[] = { "all", "none" };
+static const int cache_values[] = { KG_CACHE_ALL, KG_CACHE_NONE };
+static const struct choices cache_choices = CHOICES(cache_names, cache_values);
 
-	get_long(c, k, v, 0, LONG_MAX, &cc->launch_count);
-}
-
-static const char *const name_base_names[] = { "function", "demangled", "mangled" };
-
-static void get_name_base(struct ctx *c, const struct ynode *k, const struct ynode *v,
-			  enum kg_name_base *out)
-{
-	int p;
-
-	if (get_enum(c, k, v, name_base_names, NFIELDS(name_base_names), &p) == 0)
-		*out = (enum kg_name_base)(p + 1);
-}
-
-static void co_name_base(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
-{
-	get_name_base(c, k, v, &((struct kg_collector_cfg *)o)->name_base);
-}
-
+#define CO struct kg_collector_cfg
 static const struct field collector_fields[] = {
-	{ "mode", Y_SCALAR, 0, co_mode },
-	{ "metrics", Y_SEQ, 0, co_metrics },
-	{ "kernels", Y_SCALAR, 0, co_kernels },
-	{ "kernel_name_base", Y_SCALAR, 0, co_name_base },
-	{ "launch_skip", Y_SCALAR, 0, co_launch_skip },
-	{ "launch_count", Y_SCALAR, 0, co_launch_count },
-	{ "replay", Y_SCALAR, 0, co_replay },
+	F_ENUM(CO, "mode", mode, mode_choices),
+	F_CALL("metrics", Y_SEQ, 0, co_metrics),
+	F_CALL("kernels", Y_SCALAR, 0, co_kernels),
+	F_ENUM(CO, "kernel_name_base", name_base, name_base_choices),
+	F_LONG(CO, "launch_skip", launch_skip, 0, LONG_MAX),
+	F_LONG(CO, "launch_count", launch_count, 0, LONG_MAX),
+	F_ENUM(CO, "replay", replay, replay_choices),
+	F_ENUM(CO, "cache_control", cache_control, cache_choices),
+	F_STRING(CO, "step_range", step_range),
 };
+#undef CO
 
 static void su_collector(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
 {
@@ -1779,21 +1721,6 @@ static void be_cmd(struct ctx *c, const struct ynode *k, const struct ynode *v, 
 	b->argc = v->n;
 }
 
-static void be_repeat(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
-{
-	get_int(c, k, v, 1, 1000000, &((struct kg_benchmark *)o)->repeat);
-}
-
-static void be_warmup(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
-{
-	get_int(c, k, v, 0, 1000000, &((struct kg_benchmark *)o)->warmup);
-}
-
-static void be_quick_repeat(struct ctx *c, const struct ynode *k, const struct ynode *v,
-			    void *o)
-{
-	get_int(c, k, v, 1, 1000000, &((struct kg_benchmark *)o)->quick_repeat);
-}
 
 static void be_timeout(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
 {
@@ -1848,27 +1775,19 @@ static void be_env(struct ctx *c, const struct ynode *k, const struct ynode *v, 
 	free(skip);
 }
 
-static void be_workdir(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
-{
-	struct kg_benchmark *b = o;
-	char *dir = NULL;
 
-	if (get_string(c, k, v, &dir) < 0)
-		return;
-	free(b->workdir);
-	b->workdir = dir;
-}
-
+#define BE struct kg_benchmark
 static const struct field benchmark_fields[] = {
-	{ "name", Y_SCALAR, 1, be_name },
-	{ "cmd", Y_SEQ, 1, be_cmd },
-	{ "repeat", Y_SCALAR, 0, be_repeat },
-	{ "warmup", Y_SCALAR, 0, be_warmup },
-	{ "quick_repeat", Y_SCALAR, 0, be_quick_repeat },
-	{ "timeout", Y_SCALAR, 0, be_timeout },
-	{ "env", Y_MAP, 0, be_env },
-	{ "workdir", Y_SCALAR, 0, be_workdir },
+	F_CALL("name", Y_SCALAR, 1, be_name),
+	F_CALL("cmd", Y_SEQ, 1, be_cmd),
+	F_INT(BE, "repeat", repeat, 1, 1000000),
+	F_INT(BE, "warmup", warmup, 0, 1000000),
+	F_INT(BE, "quick_repeat", quick_repeat, 1, 1000000),
+	F_CALL("timeout", Y_SCALAR, 0, be_timeout),
+	F_CALL("env", Y_MAP, 0, be_env),
+	F_STRING(BE, "workdir", workdir),
 };
+#undef BE
 
 static void benchmark_free(struct kg_benchmark *b)
 {
@@ -1958,19 +1877,6 @@ static void su_benchmarks(struct ctx *c, const struct ynode *k, const struct yno
 	free(refs);
 }
 
-static void su_require_idle_gpu(struct ctx *c, const struct ynode *k, const struct ynode *v,
-			       void *o)
-{
-	struct kg_suite *s = o;
-
-	if (!strcmp(v->str, "true"))
-		s->require_idle_gpu = 1;
-	else if (!strcmp(v->str, "false"))
-		s->require_idle_gpu = 0;
-	else
-		problem(c, v->line, v->col, "'require_idle_gpu' must be true or false, got '%s'",
-			v->str);
-}
 
 static void su_idle_wait(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
 {
@@ -1985,12 +1891,12 @@ static void su_idle_wait(struct ctx *c, const struct ynode *k, const struct ynod
 }
 
 static const struct field suite_fields[] = {
-	{ "version", Y_SCALAR, 1, su_version },
-	{ "require_idle_gpu", Y_SCALAR, 0, su_require_idle_gpu },
-	{ "idle_wait", Y_SCALAR, 0, su_idle_wait },
-	{ "thresholds", Y_SCALAR, 0, su_thresholds },
-	{ "collector", Y_MAP, 0, su_collector },
-	{ "benchmarks", Y_SEQ, 1, su_benchmarks },
+	F_VERSION(),
+	F_BOOL(struct kg_suite, "require_idle_gpu", require_idle_gpu),
+	F_CALL("idle_wait", Y_SCALAR, 0, su_idle_wait),
+	F_CALL("thresholds", Y_SCALAR, 0, su_thresholds),
+	F_CALL("collector", Y_MAP, 0, su_collector),
+	F_CALL("benchmarks", Y_SEQ, 1, su_benchmarks),
 };
 
 const struct kg_benchmark *config_find_benchmark(const struct kg_suite *s, const char *name)
@@ -2014,6 +1920,7 @@ void config_free_suite(struct kg_suite *s)
 		free(s->collector.metrics[i]);
 	free(s->collector.metrics);
 	free(s->collector.kernels);
+	free(s->collector.step_range);
 	for (i = 0; i < s->n_benchmarks; i++)
 		benchmark_free(&s->benchmarks[i]);
 	free(s->benchmarks);
@@ -2138,7 +2045,3 @@ const char *config_default_suite(void)
 	return found;
 }
 
-static void th_name_base(struct ctx *c, const struct ynode *k, const struct ynode *v, void *o)
-{
-	get_name_base(c, k, v, &((struct kg_thresholds *)o)->name_base);
-}

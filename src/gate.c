@@ -74,25 +74,6 @@ static double *sorted_values(const struct kg_series *s)
 	return v;
 }
 
-static int identity_cmp(const struct kg_series *a, const struct kg_series *b)
-{
-	int c = strcmp(a->benchmark, b->benchmark);
-	if (!c)
-		c = strcmp(a->nvtx ? a->nvtx : "", b->nvtx ? b->nvtx : "");
-	if (!c)
-		c = strcmp(a->kernel, b->kernel);
-	if (!c)
-		c = a->ranked != b->ranked ? a->ranked - b->ranked
-					   : (a->rank > b->rank) - (a->rank < b->rank);
-	return c;
-}
-
-static int series_cmp(const struct kg_series *a, const struct kg_series *b)
-{
-	int c = identity_cmp(a, b);
-	return c ? c : strcmp(a->metric, b->metric);
-}
-
 static struct kg_result *result_add(struct kg_gate *g, size_t *cap, const struct kg_series *s)
 {
 	if (g->n == *cap) {
@@ -335,7 +316,7 @@ static void presence(const struct kg_thresholds *t, struct kg_gate *g, size_t *c
 		     const struct kg_series *s, enum kg_verdict v)
 {
 	if (config_ignored(t, s->benchmark, s->nvtx ? s->nvtx : "", s->kernel,
-			   s->demangled ? s->demangled : s->kernel))
+			   s->demangled ? s->demangled : s->kernel, s->ranked ? s->rank : -1))
 		return;
 	struct kg_result *r = result_add(g, cap, s);
 	r->metric = "";
@@ -371,9 +352,9 @@ static const struct kg_series *sibling(const struct kg_sampleset *set, const str
 {
 	size_t at = (size_t)(s - set->s);
 	size_t lo = at, hi = at;
-	while (lo > 0 && identity_cmp(&set->s[lo - 1], s) == 0)
+	while (lo > 0 && store_series_identity_cmp(&set->s[lo - 1], s) == 0)
 		lo--;
-	while (hi + 1 < set->n && identity_cmp(&set->s[hi + 1], s) == 0)
+	while (hi + 1 < set->n && store_series_identity_cmp(&set->s[hi + 1], s) == 0)
 		hi++;
 	for (size_t i = lo; i <= hi; i++)
 		if (!strcmp(set->s[i].metric, metric))
@@ -622,6 +603,12 @@ static void decide_noisy(const struct kg_thresholds *t, struct kg_gate *g)
 	free(adj);
 }
 
+/* Whether a (NULL: no) is a series of s's kernel identity. */
+static int same_identity(const struct kg_series *a, const struct kg_series *s)
+{
+	return a && store_series_identity_cmp(a, s) == 0;
+}
+
 void gate_compare(const struct kg_thresholds *t, const struct kg_sampleset *base,
 		  const struct kg_sampleset *head, struct kg_gate *out)
 {
@@ -631,7 +618,7 @@ void gate_compare(const struct kg_thresholds *t, const struct kg_sampleset *base
 	while (i < base->n || j < head->n) {
 		const struct kg_series *b = i < base->n ? &base->s[i] : NULL;
 		const struct kg_series *h = j < head->n ? &head->s[j] : NULL;
-		int c = !b ? 1 : !h ? -1 : series_cmp(b, h);
+		int c = !b ? 1 : !h ? -1 : store_series_cmp(b, h);
 		if (c == 0) {
 			compare_pair(t, out, &cap, base, b, head, h);
 			lastb = b, lasth = h;
@@ -641,14 +628,12 @@ void gate_compare(const struct kg_thresholds *t, const struct kg_sampleset *base
 		if (c < 0) {
 			/* Base series without a head twin: the kernel vanished when
 			 * no head series has its identity. */
-			if (!(lastb && identity_cmp(lastb, b) == 0) &&
-			    !(h && identity_cmp(b, h) == 0) && !(lasth && identity_cmp(lasth, b) == 0))
+			if (!same_identity(lastb, b) && !same_identity(h, b) && !same_identity(lasth, b))
 				presence(t, out, &cap, b, KG_VERDICT_MISSING);
 			lastb = b;
 			i++;
 		} else {
-			if (!(lasth && identity_cmp(lasth, h) == 0) &&
-			    !(b && identity_cmp(b, h) == 0) && !(lastb && identity_cmp(lastb, h) == 0))
+			if (!same_identity(lasth, h) && !same_identity(b, h) && !same_identity(lastb, h))
 				presence(t, out, &cap, h, KG_VERDICT_NEW);
 			lasth = h;
 			j++;

@@ -109,6 +109,14 @@ int ghevent_push_to_default(const struct kg_ghevent *ev)
 	       !strcmp(ev->branch, ev->default_branch);
 }
 
+char *ghevent_default_commit(void)
+{
+	char *sha = ghevent_head_commit();
+	if (!sha)
+		kg_error("no --commit given and 'git rev-parse HEAD' has no answer here");
+	return sha;
+}
+
 char *ghevent_head_commit(void)
 {
 	struct kg_ghevent ev;

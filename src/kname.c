@@ -69,61 +69,6 @@ static void set_name(struct kg_sampleset *set, char **field, const char *value)
 	*field = copy;
 }
 
-static int series_cmp(const void *pa, const void *pb)
-{
-	const struct kg_series *a = pa, *b = pb;
-	int c = strcmp(a->benchmark, b->benchmark);
-	if (!c)
-		c = strcmp(a->nvtx ? a->nvtx : "", b->nvtx ? b->nvtx : "");
-	if (!c)
-		c = strcmp(a->kernel, b->kernel);
-	if (!c)      /* the rank is part of the identity (store.h): none first */
-		c = a->ranked != b->ranked ? a->ranked - b->ranked
-					   : (a->rank > b->rank) - (a->rank < b->rank);
-	if (!c)
-		c = strcmp(a->metric, b->metric);
-	return c;
-}
-
-/* Sort the set and merge series of one identity and metric. */
-static void pool_series(struct kg_sampleset *set)
-{
-	size_t k = 0;
-
-	if (!set->n)
-		return;
-	qsort(set->s, set->n, sizeof(*set->s), series_cmp);
-	for (size_t i = 1; i < set->n; i++) {
-		struct kg_series *d = &set->s[k], *x = &set->s[i];
-		if (series_cmp(d, x)) {
-			set->s[++k] = *x;
-			continue;
-		}
-		d->v = xrealloc(d->v, (d->n + x->n + 1) * sizeof(*d->v));
-		memcpy(d->v + d->n, x->v, x->n * sizeof(*d->v));
-		if (d->run_of && x->run_of) {
-			d->run_of = xrealloc(d->run_of, (d->n + x->n + 1) * sizeof(*d->run_of));
-			memcpy(d->run_of + d->n, x->run_of, x->n * sizeof(*d->run_of));
-		} else {
-			free(d->run_of);
-			d->run_of = NULL;
-		}
-		d->n += x->n;
-		free(x->v);
-		free(x->run_of);
-		if (!set->pool) {
-			free(x->benchmark);
-			free(x->nvtx);
-			free(x->kernel);
-			free(x->demangled);
-			free(x->base);
-			free(x->metric);
-			free(x->unit);
-		}
-	}
-	set->n = k + 1;
-}
-
 /* ------------------------------------------------------------------ */
 /* Pairing                                                             */
 
@@ -438,6 +383,6 @@ void kname_unify(struct kg_sampleset *a, struct kg_sampleset *b)
 		free(benches[i]);
 	}
 	free(benches);
-	pool_series(a);
-	pool_series(b);
+	store_sampleset_merge(a);
+	store_sampleset_merge(b);
 }

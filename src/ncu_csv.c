@@ -1078,6 +1078,14 @@ static char *cc_chip(const char *cc)
 	return xasprintf("sm_%s", digits);
 }
 
+/* What import_file leaves in im: the header facts it found. */
+static void importer_free(struct importer *im)
+{
+	free(im->gpu_name);
+	free(im->process);
+	free(im->cc);
+}
+
 int ncu_csv_read_info(const char *path, struct kg_import_info *info)
 {
 	struct importer im = { 0 };
@@ -1107,9 +1115,7 @@ int ncu_csv_read_info(const char *path, struct kg_import_info *info)
 		info->benchmark = im.process;
 		im.process = NULL;
 	}
-	free(im.gpu_name);
-	free(im.process);
-	free(im.cc);
+	importer_free(&im);
 	return rc;
 }
 
@@ -1122,9 +1128,7 @@ int ncu_csv_parse(struct kg_import_sink *sink, const char *path)
 	im.path = path;
 	rc = import_file(&im);
 	import_sink_stats(sink)->kernels = im.kernels;
-	free(im.gpu_name);
-	free(im.process);
-	free(im.cc);
+	importer_free(&im);
 	return rc;
 }
 

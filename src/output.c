@@ -153,13 +153,11 @@ static void text_slowest(struct kg_buf *out, const struct kg_check_info *info,
 			 const struct kg_gate *g)
 {
 	struct kg_slowest *sl;
-	size_t n, said = 0;
+	size_t n;
 
-	ranks_slowest(g, &sl, &n);
+	ranks_slowest(g, info->all, &sl, &n);
 	for (size_t i = 0; i < n; i++) {
 		const struct kg_slowest *s = &sl[i];
-		if (!info->all && !s->any_not_pass)
-			continue;
 		char *kn = escape_fit_dup(kernel_label(s->slow), 2 * NAME_MAX_TEXT);
 		struct kg_buf a = KG_BUF_INIT, b = KG_BUF_INIT;
 		fmt_pct(&a, s->slow->shift);
@@ -173,9 +171,8 @@ static void text_slowest(struct kg_buf *out, const struct kg_check_info *info,
 		buf_free(&a);
 		buf_free(&b);
 		free(kn);
-		said++;
 	}
-	if (said)
+	if (n)
 		buf_addc(out, '\n');
 	free(sl);
 }
@@ -448,13 +445,11 @@ static void render_markdown(const struct kg_check_info *info, const struct kg_ga
 		buf_addc(out, '\n');
 	}
 	struct kg_slowest *sl;
-	size_t n_sl, said = 0;
-	ranks_slowest(g, &sl, &n_sl);
+	size_t n_sl;
+	ranks_slowest(g, info->all, &sl, &n_sl);
 	for (size_t i = 0; i < n_sl; i++) {
 		const struct kg_slowest *s = &sl[i];
-		if (!info->all && !s->any_not_pass)
-			continue;
-		buf_adds(out, said ? "" : "**Slowest rank** (the rank whose median moved most):\n\n");
+		buf_adds(out, i ? "" : "**Slowest rank** (the rank whose median moved most):\n\n");
 		buf_adds(out, "- ");
 		escape_markdown(out, s->slow->benchmark);
 		buf_adds(out, ": <code>");
@@ -466,9 +461,8 @@ static void render_markdown(const struct kg_check_info *info, const struct kg_ga
 		buf_printf(out, " (of %zu ranks; rank %d ", s->n_ranks, s->fast->rank);
 		fmt_pct(out, s->fast->shift);
 		buf_adds(out, ")\n");
-		said++;
 	}
-	if (said)
+	if (n_sl)
 		buf_addc(out, '\n');
 	free(sl);
 	if (!info->all && g->n_pass)
@@ -616,7 +610,7 @@ static void render_json_to(const struct kg_check_info *info, const struct kg_gat
 	json_object_set_new(root, "summary", sum);
 	struct kg_slowest *sl;
 	size_t n_sl;
-	ranks_slowest(g, &sl, &n_sl);
+	ranks_slowest(g, 1, &sl, &n_sl);
 	if (n_sl || ranks_any(g)) {
 		json_t *a = json_array();
 		for (size_t i = 0; i < n_sl; i++) {

@@ -32,7 +32,7 @@ static double worsening(const struct kg_result *r)
 	return r->higher_is_better ? -r->shift : r->shift;
 }
 
-void ranks_slowest(const struct kg_gate *g, struct kg_slowest **out, size_t *n)
+void ranks_slowest(const struct kg_gate *g, int all, struct kg_slowest **out, size_t *n)
 {
 	size_t cap = 0;
 	unsigned char *done = xcalloc(g->n ? g->n : 1, 1);
@@ -57,7 +57,7 @@ void ranks_slowest(const struct kg_gate *g, struct kg_slowest **out, size_t *n)
 			if (worsening(b) < worsening(s.fast))
 				s.fast = b;
 		}
-		if (s.n_ranks < 2)
+		if (s.n_ranks < 2 || (!all && !s.any_not_pass))
 			continue;
 		if (*n == cap) {
 			cap = cap ? 2 * cap : 16;

@@ -507,20 +507,78 @@ void store_sampleset_keep(struct kg_sampleset *set, char *const *benchmarks, siz
 }
 
 
-/* Identity less the rank, then the rank; for pooling. */
-static int pool_cmp(const void *pa, const void *pb)
+/* A series' names: benchmark, NVTX path (NULL: ""), kernel. */
+static int names_cmp(const struct kg_series *a, const struct kg_series *b)
 {
-	const struct kg_series *a = pa, *b = pb;
 	int c = strcmp(a->benchmark, b->benchmark);
 	if (!c)
 		c = strcmp(a->nvtx ? a->nvtx : "", b->nvtx ? b->nvtx : "");
 	if (!c)
 		c = strcmp(a->kernel, b->kernel);
+	return c;
+}
+
+/* The rank is part of the identity: none first. */
+static int rank_cmp(const struct kg_series *a, const struct kg_series *b)
+{
+	return a->ranked != b->ranked ? a->ranked - b->ranked
+				      : (a->rank > b->rank) - (a->rank < b->rank);
+}
+
+int store_series_identity_cmp(const struct kg_series *a, const struct kg_series *b)
+{
+	int c = names_cmp(a, b);
+	return c ? c : rank_cmp(a, b);
+}
+
+int store_series_cmp(const void *pa, const void *pb)
+{
+	const struct kg_series *a = pa, *b = pb;
+	int c = store_series_identity_cmp(a, b);
+	return c ? c : strcmp(a->metric, b->metric);
+}
+
+/* The names, the metric, then the rank: for pooling. */
+static int pool_cmp(const void *pa, const void *pb)
+{
+	const struct kg_series *a = pa, *b = pb;
+	int c = names_cmp(a, b);
 	if (!c)
 		c = strcmp(a->metric, b->metric);
-	if (!c)
-		c = a->ranked != b->ranked ? a->ranked - b->ranked : (a->rank > b->rank) - (a->rank < b->rank);
-	return c;
+	return c ? c : rank_cmp(a, b);
+}
+
+/* Append x's values to d's and free x. */
+static void series_absorb(const struct kg_sampleset *set, struct kg_series *d,
+			  struct kg_series *x)
+{
+	d->v = xrealloc(d->v, (d->n + x->n + 1) * sizeof(*d->v));
+	memcpy(d->v + d->n, x->v, x->n * sizeof(*d->v));
+	if (d->run_of && x->run_of) {
+		d->run_of = xrealloc(d->run_of, (d->n + x->n + 1) * sizeof(*d->run_of));
+		memcpy(d->run_of + d->n, x->run_of, x->n * sizeof(*d->run_of));
+	} else {
+		free(d->run_of);
+		d->run_of = NULL;
+	}
+	d->n += x->n;
+	series_free(set, x);
+}
+
+void store_sampleset_merge(struct kg_sampleset *set)
+{
+	size_t k = 0;
+
+	if (!set->n)
+		return;
+	qsort(set->s, set->n, sizeof(*set->s), store_series_cmp);
+	for (size_t i = 1; i < set->n; i++) {
+		if (store_series_cmp(&set->s[k], &set->s[i]))
+			set->s[++k] = set->s[i];
+		else
+			series_absorb(set, &set->s[k], &set->s[i]);
+	}
+	set->n = k + 1;
 }
 
 void store_sampleset_pool_ranks(struct kg_sampleset *set)
@@ -535,20 +593,8 @@ void store_sampleset_pool_ranks(struct kg_sampleset *set)
 	for (size_t i = 0; i < set->n; i++) {
 		struct kg_series *x = &set->s[i];
 		struct kg_series *y = k ? &set->s[k - 1] : NULL;
-		if (y && x->ranked && !strcmp(y->benchmark, x->benchmark) &&
-		    !strcmp(y->nvtx ? y->nvtx : "", x->nvtx ? x->nvtx : "") &&
-		    !strcmp(y->kernel, x->kernel) && !strcmp(y->metric, x->metric)) {
-			y->v = xrealloc(y->v, (y->n + x->n) * sizeof(*y->v));
-			memcpy(y->v + y->n, x->v, x->n * sizeof(*x->v));
-			if (y->run_of && x->run_of) {
-				y->run_of = xrealloc(y->run_of, (y->n + x->n) * sizeof(*y->run_of));
-				memcpy(y->run_of + y->n, x->run_of, x->n * sizeof(*x->run_of));
-			} else {
-				free(y->run_of);
-				y->run_of = NULL;
-			}
-			y->n += x->n;
-			series_free(set, x);
+		if (y && x->ranked && !names_cmp(y, x) && !strcmp(y->metric, x->metric)) {
+			series_absorb(set, y, x);
 			continue;
 		}
 		set->s[k++] = *x;
@@ -556,7 +602,7 @@ void store_sampleset_pool_ranks(struct kg_sampleset *set)
 	set->n = k;
 	for (size_t i = 0; i < set->n; i++)
 		set->s[i].ranked = set->s[i].rank = 0;
-	qsort(set->s, set->n, sizeof(*set->s), store_cmp_series);
+	qsort(set->s, set->n, sizeof(*set->s), store_series_cmp);
 }
 
 void store_sampleset_free(struct kg_sampleset *set)

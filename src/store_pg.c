@@ -429,12 +429,21 @@ static const char *num_i(struct num *n, int64_t v)
 	snprintf(n->s, sizeof n->s, "%" PRId64, v);
 	return n->s;
 }
+
 static const char *num_d(struct num *n, double v)
 {
 	if (isnan(v))
 		return NULL;
 	snprintf(n->s, sizeof n->s, "%.17g", v);
 	return n->s;
+}
+
+/* A query of rows whose one parameter ($1) is an id; NULL after saying why. */
+static PGresult *q_id(struct pg *st, const char *what, const char *sql, int64_t id)
+{
+	struct num n;
+	const char *v[] = { num_i(&n, id) };
+	return q(st, st->db, what, PGRES_TUPLES_OK, sql, "i", v);
 }
 
 static PGconn *connect_to(struct pg *st)
@@ -1023,25 +1032,7 @@ static int pg_find_runs(struct kg_store *kst, const struct kg_run_filter *f,
 			return KG_EXIT_PASS;
 	}
 	buf_adds(&sql, "SELECT " RUN_COLS " FROM runs WHERE true");
-	if (full)
-		buf_adds(&sql, " AND commit_sha = $1");
-	if (f && f->branch)
-		buf_adds(&sql, " AND branch = $2");
-	if (f && f->gpu_name)
-		buf_adds(&sql, " AND gpu_name = $3");
-	if (f && f->driver)
-		buf_adds(&sql, " AND driver = $4");
-	if (f && f->label)
-		buf_adds(&sql, " AND label = $5");
-	if (f && f->no_quick)
-		buf_adds(&sql, " AND status = 'ok'");
-	if (f && f->no_label)
-		buf_adds(&sql, " AND label IS NULL");
-	if (f && f->since)
-		buf_adds(&sql, " AND time >= $6");
-	buf_adds(&sql, f && f->oldest_first ? " ORDER BY time, id" : " ORDER BY time DESC, id DESC");
-	if (f && f->limit)
-		buf_adds(&sql, " LIMIT $7");
+	store_run_filter_sql(&sql, f, full != NULL, '$');
 	const char *v[] = {
 		full, f ? f->branch : NULL, f ? f->gpu_name : NULL, f ? f->driver : NULL,
 		f ? f->label : NULL, f && f->since ? num_i(&since, f->since) : NULL,
@@ -1066,12 +1057,9 @@ static int pg_find_runs(struct kg_store *kst, const struct kg_run_filter *f,
 
 static int names_query(struct pg *st, const char *sql, int64_t run, char ***names, size_t *n)
 {
-	struct num id;
-	const char *v[] = { num_i(&id, run) };
-
 	*names = NULL;
 	*n = 0;
-	PGresult *r = q(st, st->db, "cannot read the run's benchmarks", PGRES_TUPLES_OK, sql, "i", v);
+	PGresult *r = q_id(st, "cannot read the run's benchmarks", sql, run);
 	if (!r)
 		return KG_EXIT_RUNTIME;
 	int rows = pq.ntuples(r);
@@ -1099,16 +1087,12 @@ static int pg_run_benchmarks(struct kg_store *kst, int64_t run, char ***names, s
 static int pg_run_gpu_states(struct kg_store *kst, int64_t run, char ***names, char ***states,
 			     size_t *n)
 {
-	struct pg *st = (struct pg *)kst;
-	struct num id;
-	const char *v[] = { num_i(&id, run) };
-
 	*names = *states = NULL;
 	*n = 0;
-	PGresult *r = q(st, st->db, "cannot read the run's GPU states", PGRES_TUPLES_OK,
-			"SELECT b.name, r.gpu_state FROM run_benchmarks r"
-			" JOIN benchmarks b ON b.id = r.benchmark"
-			" WHERE r.run = $1 AND r.gpu_state IS NOT NULL ORDER BY b.name", "i", v);
+	PGresult *r = q_id((struct pg *)kst, "cannot read the run's GPU states",
+			   "SELECT b.name, r.gpu_state FROM run_benchmarks r"
+			   " JOIN benchmarks b ON b.id = r.benchmark"
+			   " WHERE r.run = $1 AND r.gpu_state IS NOT NULL ORDER BY b.name", run);
 	if (!r)
 		return KG_EXIT_RUNTIME;
 	int rows = pq.ntuples(r);
@@ -1134,12 +1118,9 @@ static int pg_run_metrics(struct kg_store *kst, int64_t run, char ***names, size
 static int pg_run_get(struct kg_store *kst, int64_t id, struct kg_run_info *out)
 {
 	struct pg *st = (struct pg *)kst;
-	struct num i;
-	const char *v[] = { num_i(&i, id) };
 
 	memset(out, 0, sizeof *out);
-	PGresult *r = q(st, st->db, "cannot read runs", PGRES_TUPLES_OK,
-			"SELECT " RUN_COLS " FROM runs WHERE id = $1", "i", v);
+	PGresult *r = q_id(st, "cannot read runs", "SELECT " RUN_COLS " FROM runs WHERE id = $1", id);
 	if (!r)
 		return KG_EXIT_RUNTIME;
 	if (pq.ntuples(r) == 1) {
@@ -1364,7 +1345,7 @@ static int pg_load_samples(struct kg_store *kst, const int64_t *run_ids, size_t 
 		store_sampleset_free(out);
 		return rc;
 	}
-	qsort(out->s, out->n, sizeof *out->s, store_cmp_series);
+	qsort(out->s, out->n, sizeof *out->s, store_series_cmp);
 	return KG_EXIT_PASS;
 }
 
@@ -1470,15 +1451,13 @@ static int pg_samples_stream(struct kg_store *kst, const int64_t *run_ids, size_
  * before the first call, so fn may write on this connection. */
 static int pg_run_samples_each(struct kg_store *kst, int64_t run, kg_sample_fn fn, void *arg)
 {
-	struct pg *st = (struct pg *)kst;
-	struct num id;
-	const char *v[] = { num_i(&id, run) };
-	PGresult *r = q(st, st->db, "cannot read the run's samples", PGRES_TUPLES_OK,
-			"SELECT b.name, n.path, k.mangled, k.demangled, k.base, m.name, m.unit,"
-			" m.deterministic, s.repeat, s.ordinal, s.value, coalesce(s.rank, -1) FROM samples s"
-			" JOIN benchmarks b ON b.id = s.benchmark JOIN nvtx n ON n.id = s.nvtx"
-			" JOIN kernels k ON k.id = s.kernel JOIN metrics m ON m.id = s.metric"
-			" WHERE s.run = $1 ORDER BY s.id", "i", v);
+	PGresult *r = q_id((struct pg *)kst, "cannot read the run's samples",
+			   "SELECT b.name, n.path, k.mangled, k.demangled, k.base, m.name, m.unit,"
+			   " m.deterministic, s.repeat, s.ordinal, s.value, coalesce(s.rank, -1)"
+			   " FROM samples s"
+			   " JOIN benchmarks b ON b.id = s.benchmark JOIN nvtx n ON n.id = s.nvtx"
+			   " JOIN kernels k ON k.id = s.kernel JOIN metrics m ON m.id = s.metric"
+			   " WHERE s.run = $1 ORDER BY s.id", run);
 	if (!r)
 		return KG_EXIT_RUNTIME;
 	for (int i = 0, rows = pq.ntuples(r); i < rows; i++) {
@@ -1661,15 +1640,12 @@ static int pg_check_newest(struct kg_store *kst, const struct kg_check_filter *f
 
 static int pg_check_verdicts(struct kg_store *kst, int64_t check_id, kg_verdict_fn fn, void *arg)
 {
-	struct pg *st = (struct pg *)kst;
-	struct num id;
-	const char *v[] = { num_i(&id, check_id) };
-	PGresult *r = q(st, st->db, "cannot read the stored verdicts", PGRES_TUPLES_OK,
-			"SELECT v.benchmark, v.nvtx, v.kernel, COALESCE(k.demangled, v.kernel), v.metric,"
-			" v.verdict, v.message, v.shift, v.lo, v.hi, v.p, v.base_value, v.head_value,"
-			" v.n_base, v.n_head, v.fails, coalesce(v.rank, -1) FROM verdicts v"
-			" LEFT JOIN kernels k ON k.mangled = v.kernel"
-			" WHERE v.check_id = $1 ORDER BY v.id", "i", v);
+	PGresult *r = q_id((struct pg *)kst, "cannot read the stored verdicts",
+			   "SELECT v.benchmark, v.nvtx, v.kernel, COALESCE(k.demangled, v.kernel),"
+			   " v.metric, v.verdict, v.message, v.shift, v.lo, v.hi, v.p, v.base_value,"
+			   " v.head_value, v.n_base, v.n_head, v.fails, coalesce(v.rank, -1)"
+			   " FROM verdicts v LEFT JOIN kernels k ON k.mangled = v.kernel"
+			   " WHERE v.check_id = $1 ORDER BY v.id", check_id);
 	if (!r)
 		return KG_EXIT_RUNTIME;
 	for (int i = 0, rows = pq.ntuples(r); i < rows; i++) {
@@ -1691,12 +1667,9 @@ static int pg_check_verdicts(struct kg_store *kst, int64_t check_id, kg_verdict_
 
 static int pg_run_explanations(struct kg_store *kst, int64_t run, kg_explain_fn fn, void *arg)
 {
-	struct pg *st = (struct pg *)kst;
-	struct num id;
-	const char *v[] = { num_i(&id, run) };
-	PGresult *r = q(st, st->db, "cannot read the stored explanations", PGRES_TUPLES_OK,
-			"SELECT benchmark, nvtx, base_kernel, head_kernel, why, details"
-			" FROM explanations WHERE run = $1 ORDER BY id DESC", "i", v);
+	PGresult *r = q_id((struct pg *)kst, "cannot read the stored explanations",
+			   "SELECT benchmark, nvtx, base_kernel, head_kernel, why, details"
+			   " FROM explanations WHERE run = $1 ORDER BY id DESC", run);
 	if (!r)
 		return KG_EXIT_RUNTIME;
 	for (int i = 0, rows = pq.ntuples(r); i < rows; i++) {

@@ -115,26 +115,34 @@ void runbench_free(struct runbench *rb)
 	*rb = (struct runbench){ 0 };
 }
 
+void store_run_filter_sql(struct kg_buf *sql, const struct kg_run_filter *f, int has_commit,
+			  char mark)
+{
+	if (has_commit)
+		buf_printf(sql, " AND commit_sha = %c1", mark);
+	if (f && f->branch)
+		buf_printf(sql, " AND branch = %c2", mark);
+	if (f && f->gpu_name)
+		buf_printf(sql, " AND gpu_name = %c3", mark);
+	if (f && f->driver)
+		buf_printf(sql, " AND driver = %c4", mark);
+	if (f && f->label)
+		buf_printf(sql, " AND label = %c5", mark);
+	if (f && f->no_quick)
+		buf_adds(sql, " AND status = 'ok'");
+	if (f && f->no_label)
+		buf_adds(sql, " AND label IS NULL");
+	if (f && f->since)
+		buf_printf(sql, " AND time >= %c6", mark);
+	buf_adds(sql, f && f->oldest_first ? " ORDER BY time, id" : " ORDER BY time DESC, id DESC");
+	if (f && f->limit)
+		buf_printf(sql, " LIMIT %c7", mark);
+}
+
 int store_cmp_id(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 	return (x > y) - (x < y);
-}
-
-int store_cmp_series(const void *pa, const void *pb)
-{
-	const struct kg_series *a = pa, *b = pb;
-	int c = strcmp(a->benchmark, b->benchmark);
-	if (!c)
-		c = strcmp(a->nvtx, b->nvtx);
-	if (!c)
-		c = strcmp(a->kernel, b->kernel);
-	if (!c)      /* the rank is part of the identity: none first */
-		c = a->ranked != b->ranked ? a->ranked - b->ranked
-					   : (a->rank > b->rank) - (a->rank < b->rank);
-	if (!c)
-		c = strcmp(a->metric, b->metric);
-	return c;
 }
 
 int store_is_mangled(const char *name)

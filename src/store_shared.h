@@ -49,12 +49,24 @@ void runbench_set_state(struct runbench *rb, size_t i, const char *state);
 void runbench_reset(struct runbench *rb);
 void runbench_free(struct runbench *rb);
 
+/* ---- the run filter ---- */
+
+/*
+ * Append to sql (a "SELECT ... FROM runs WHERE <true>") the conditions,
+ * order and limit of f (NULL: all runs, newest first), with the parameters
+ * numbered as the backends bind them: 1 the full commit (when has_commit),
+ * 2 branch, 3 GPU name, 4 driver, 5 label, 6 since, 7 limit; mark is the
+ * parameters' sign ('?' SQLite, '$' PostgreSQL).
+ */
+struct kg_buf;
+struct kg_run_filter;
+void store_run_filter_sql(struct kg_buf *sql, const struct kg_run_filter *f, int has_commit,
+			  char mark);
+
 /* ---- orderings ---- */
 
-/* qsort comparators: int64_t ascending; struct kg_series by benchmark,
- * NVTX path, kernel (strcmp), rank (none first), metric (strcmp). */
+/* qsort comparator: int64_t ascending (series: store_series_cmp, store.h). */
 int store_cmp_id(const void *a, const void *b);
-int store_cmp_series(const void *a, const void *b);
 
 /* Whether a kernel name is an Itanium-mangled one ("_Z..."). */
 int store_is_mangled(const char *name);

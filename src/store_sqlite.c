@@ -203,6 +203,20 @@ static int db_fail(struct sq *st, const char *what)
 	return KG_EXIT_RUNTIME;
 }
 
+/* A statement of sql with its one parameter (?1) bound to id; NULL after
+ * saying "what" failed. */
+static sqlite3_stmt *prepare_id(struct sq *st, const char *what, const char *sql, int64_t id)
+{
+	sqlite3_stmt *s;
+
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
+		db_fail(st, what);
+		return NULL;
+	}
+	sqlite3_bind_int64(s, 1, id);
+	return s;
+}
+
 static sqlite3_stmt *query(struct sq *st, int which)
 {
 	if (!st->q[which]) {
@@ -912,25 +926,7 @@ static int sq_find_runs(struct kg_store *kst, const struct kg_run_filter *f,
 			return KG_EXIT_PASS;
 	}
 	buf_adds(&sql, "SELECT " RUN_COLS " FROM runs WHERE 1");
-	if (full)
-		buf_adds(&sql, " AND commit_sha = ?1");
-	if (f && f->branch)
-		buf_adds(&sql, " AND branch = ?2");
-	if (f && f->gpu_name)
-		buf_adds(&sql, " AND gpu_name = ?3");
-	if (f && f->driver)
-		buf_adds(&sql, " AND driver = ?4");
-	if (f && f->label)
-		buf_adds(&sql, " AND label = ?5");
-	if (f && f->no_quick)
-		buf_adds(&sql, " AND status = 'ok'");
-	if (f && f->no_label)
-		buf_adds(&sql, " AND label IS NULL");
-	if (f && f->since)
-		buf_adds(&sql, " AND time >= ?6");
-	buf_adds(&sql, f && f->oldest_first ? " ORDER BY time, id" : " ORDER BY time DESC, id DESC");
-	if (f && f->limit)
-		buf_adds(&sql, " LIMIT ?7");
+	store_run_filter_sql(&sql, f, full != NULL, '?');
 	if (sqlite3_prepare_v2(st->db, sql.s, -1, &s, NULL) != SQLITE_OK) {
 		buf_free(&sql);
 		free(full);
@@ -979,9 +975,8 @@ static int names_query(struct sq *st, const char *sql, int64_t run, char ***name
 	size_t cap = 0;
 	int rc;
 
-	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
-		return db_fail(st, "prepare");
-	sqlite3_bind_int64(s, 1, run);
+	if (!(s = prepare_id(st, "prepare", sql, run)))
+		return KG_EXIT_RUNTIME;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		if (*n + 1 >= cap) {
 			cap = cap ? 2 * cap : 16;
@@ -1006,12 +1001,11 @@ static int sq_run_gpu_states(struct kg_store *kst, int64_t run, char ***names, c
 
 	*names = *states = NULL;
 	*n = 0;
-	if (sqlite3_prepare_v2(st->db, "SELECT b.name, r.gpu_state FROM run_benchmarks r"
-			       " JOIN benchmarks b ON b.id = r.benchmark"
-			       " WHERE r.run = ?1 AND r.gpu_state IS NOT NULL ORDER BY b.name",
-			       -1, &s, NULL) != SQLITE_OK)
-		return db_fail(st, "prepare");
-	sqlite3_bind_int64(s, 1, run);
+	if (!(s = prepare_id(st, "prepare",
+			     "SELECT b.name, r.gpu_state FROM run_benchmarks r"
+			     " JOIN benchmarks b ON b.id = r.benchmark"
+			     " WHERE r.run = ?1 AND r.gpu_state IS NOT NULL ORDER BY b.name", run)))
+		return KG_EXIT_RUNTIME;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		if (*n + 1 >= cap) {
 			cap = cap ? 2 * cap : 16;
@@ -1432,7 +1426,7 @@ static int sq_load_samples(struct kg_store *kst, const int64_t *run_ids, size_t 
 		rc = load_names(st, out, sorted);
 		free(sorted);
 		if (rc == KG_EXIT_PASS)
-			qsort(out->s, out->n, sizeof(*out->s), store_cmp_series);
+			qsort(out->s, out->n, sizeof(*out->s), store_series_cmp);
 	}
 	free(ls);
 	if (rc != KG_EXIT_PASS)
@@ -1618,10 +1612,8 @@ static int sq_run_get(struct kg_store *kst, int64_t id, struct kg_run_info *out)
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (sqlite3_prepare_v2(st->db, "SELECT " RUN_COLS " FROM runs WHERE id = ?", -1, &s,
-			       NULL) != SQLITE_OK)
-		return db_fail(st, "prepare");
-	sqlite3_bind_int64(s, 1, id);
+	if (!(s = prepare_id(st, "prepare", "SELECT " RUN_COLS " FROM runs WHERE id = ?", id)))
+		return KG_EXIT_RUNTIME;
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW) {
 		run_from_row(s, out);
@@ -1711,12 +1703,10 @@ static int sq_run_metrics(struct kg_store *kst, int64_t run, char ***names, size
 
 	*names = NULL;
 	*n = 0;
-	if (sqlite3_prepare_v2(st->db,
-			       "SELECT DISTINCT m.name FROM samples s JOIN metrics m ON m.id = s.metric"
-			       " WHERE s.run = ?1 ORDER BY m.name",
-			       -1, &s, NULL) != SQLITE_OK)
-		return db_fail(st, "prepare");
-	sqlite3_bind_int64(s, 1, run);
+	if (!(s = prepare_id(st, "prepare",
+			     "SELECT DISTINCT m.name FROM samples s JOIN metrics m ON m.id = s.metric"
+			     " WHERE s.run = ?1 ORDER BY m.name", run)))
+		return KG_EXIT_RUNTIME;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		if (*n + 1 >= cap) {
 			cap = cap ? cap * 2 : 16;
@@ -1814,14 +1804,13 @@ static int sq_check_verdicts(struct kg_store *kst, int64_t check_id, kg_verdict_
 	sqlite3_stmt *s;
 	int rc;
 
-	if (sqlite3_prepare_v2(st->db,
-			       "SELECT v.benchmark, v.nvtx, v.kernel, COALESCE(k.demangled, v.kernel), v.metric,"
-			       " v.verdict, v.message, v.shift, v.lo, v.hi, v.p, v.base_value, v.head_value,"
-			       " v.n_base, v.n_head, v.fails, v.rank FROM verdicts v"
-			       " LEFT JOIN kernels k ON k.mangled = v.kernel"
-			       " WHERE v.check_id = ?1 ORDER BY v.id", -1, &s, NULL) != SQLITE_OK)
-		return db_fail(st, "cannot read the stored verdicts");
-	sqlite3_bind_int64(s, 1, check_id);
+	if (!(s = prepare_id(st, "cannot read the stored verdicts",
+			     "SELECT v.benchmark, v.nvtx, v.kernel, COALESCE(k.demangled, v.kernel), v.metric,"
+			     " v.verdict, v.message, v.shift, v.lo, v.hi, v.p, v.base_value, v.head_value,"
+			     " v.n_base, v.n_head, v.fails, v.rank FROM verdicts v"
+			     " LEFT JOIN kernels k ON k.mangled = v.kernel"
+			     " WHERE v.check_id = ?1 ORDER BY v.id", check_id)))
+		return KG_EXIT_RUNTIME;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		const char *t[7];
 		for (int i = 0; i < 7; i++)
@@ -1850,11 +1839,10 @@ static int sq_run_explanations(struct kg_store *kst, int64_t run, kg_explain_fn 
 	sqlite3_stmt *s;
 	int rc;
 
-	if (sqlite3_prepare_v2(st->db, "SELECT benchmark, nvtx, base_kernel, head_kernel, why, details"
-				       " FROM explanations WHERE run = ?1 ORDER BY id DESC",
-			       -1, &s, NULL) != SQLITE_OK)
-		return db_fail(st, "cannot read the stored explanations");
-	sqlite3_bind_int64(s, 1, run);
+	if (!(s = prepare_id(st, "cannot read the stored explanations",
+			     "SELECT benchmark, nvtx, base_kernel, head_kernel, why, details"
+			     " FROM explanations WHERE run = ?1 ORDER BY id DESC", run)))
+		return KG_EXIT_RUNTIME;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		const char *t[6];
 		for (int i = 0; i < 6; i++)
@@ -1878,14 +1866,13 @@ static int sq_run_samples_each(struct kg_store *kst, int64_t run, kg_sample_fn f
 	sqlite3_stmt *s;
 	int rc;
 
-	if (sqlite3_prepare_v2(st->db,
-			       "SELECT b.name, n.path, k.mangled, k.demangled, k.base, m.name, m.unit,"
-			       " m.deterministic, s.repeat, s.ordinal, s.value, coalesce(s.rank, -1) FROM samples s"
-			       " JOIN benchmarks b ON b.id = s.benchmark JOIN nvtx n ON n.id = s.nvtx"
-			       " JOIN kernels k ON k.id = s.kernel JOIN metrics m ON m.id = s.metric"
-			       " WHERE s.run = ?1 ORDER BY s.id", -1, &s, NULL) != SQLITE_OK)
-		return db_fail(st, "cannot read the run's samples");
-	sqlite3_bind_int64(s, 1, run);
+	if (!(s = prepare_id(st, "cannot read the run's samples",
+			     "SELECT b.name, n.path, k.mangled, k.demangled, k.base, m.name, m.unit,"
+			     " m.deterministic, s.repeat, s.ordinal, s.value, coalesce(s.rank, -1) FROM samples s"
+			     " JOIN benchmarks b ON b.id = s.benchmark JOIN nvtx n ON n.id = s.nvtx"
+			     " JOIN kernels k ON k.id = s.kernel JOIN metrics m ON m.id = s.metric"
+			     " WHERE s.run = ?1 ORDER BY s.id", run)))
+		return KG_EXIT_RUNTIME;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		const char *t[7];
 		for (int i = 0; i < 7; i++)

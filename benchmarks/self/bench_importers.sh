@@ -24,7 +24,7 @@ ROUNDS=${BENCH_IMPORTERS_ROUNDS:-3}
 W=$(mktemp -d "${TMPDIR:-/tmp}/kgate-bench.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 
-now() { date +%s.%N; }
+. "$here/anchor.sh"
 # CPU seconds (user + system) and peak RSS (KiB) of a command, appended to a
 # file (zeros without GNU time)
 if [ -x /usr/bin/time ]; then
@@ -32,7 +32,6 @@ if [ -x /usr/bin/time ]; then
 else
 	cpurss() { f=$1; shift; echo 0 0 >> "$f"; "$@"; }
 fi
-elapsed() { echo "$2 - $1" | bc -l; }
 
 # The inputs, and the rows each stores as CSV (run, benchmark, nvtx, kernel,
 # metric, repeat, ordinal, value), for the anchor.
@@ -93,21 +92,14 @@ for imp in nvbench gbench; do
 	: > "$W/cpu.k"
 	: > "$W/cpu.b"
 	for r in $(seq "$ROUNDS"); do
-		rm -f "$W/k.db" "$W/k.db-wal" "$W/k.db-shm" "$W/s.db" "$W/s.db-wal" "$W/s.db-shm"
+		rm -f "$W/k.db" "$W/k.db-wal" "$W/k.db-shm"
 		t0=$(now)
 		cpurss "$W/cpu.k" "$KGATE" ingest --db "$W/k.db" --commit bench "$in" 2>"$W/ingest.err"
 		t1=$(now)
 		tk=$(elapsed "$t0" "$t1")
 		stored=$(sqlite3 "$W/k.db" "SELECT count(*) FROM samples")
 		[ "$stored" -eq "$samples" ] || { echo "bench_importers: $imp stored $stored samples, expected $samples" >&2; exit 1; }
-		sqlite3 "$W/s.db" "PRAGMA journal_mode=WAL;" \
-			"CREATE TABLE samples (run INTEGER, benchmark INTEGER, nvtx INTEGER, kernel INTEGER,
-			 metric INTEGER, repeat INTEGER, ordinal INTEGER, value REAL,
-			 PRIMARY KEY (run, benchmark, nvtx, kernel, metric, repeat, ordinal)) WITHOUT ROWID;" >/dev/null
-		t0=$(now)
-		sqlite3 "$W/s.db" -cmd "PRAGMA synchronous=NORMAL" ".mode csv" ".import $csv samples"
-		t1=$(now)
-		ts=$(elapsed "$t0" "$t1")
+		ts=$(anchor_import "$W/s.db" "$csv")
 		tb=0
 		if [ -n "${KGATE_BASE:-}" ]; then
 			rm -f "$W/k.db" "$W/k.db-wal" "$W/k.db-shm"

@@ -16,8 +16,7 @@ NJSON=${BENCH_JSON_RECORDS:-1000000}
 W=$(mktemp -d "${TMPDIR:-/tmp}/kgate-bench.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 
-now() { date +%s.%N; }
-elapsed() { echo "$2 - $1" | bc -l; }
+. "$here/anchor.sh"
 
 awk -v n="$N" -v csv="$W/rows.csv" -f "$here/gen_records.awk" > "$W/records.jsonl"
 samples=$(wc -l < "$W/rows.csv")
@@ -28,21 +27,14 @@ samples=$(wc -l < "$W/rows.csv")
 ROUNDS=${BENCH_INGEST_ROUNDS:-3}
 : > "$W/times"
 for r in $(seq "$ROUNDS"); do
-	rm -f "$W/k.db" "$W/k.db-wal" "$W/k.db-shm" "$W/s.db" "$W/s.db-wal" "$W/s.db-shm"
+	rm -f "$W/k.db" "$W/k.db-wal" "$W/k.db-shm"
 	t0=$(now)
 	"$KGATE" ingest --db "$W/k.db" --commit bench --records "$W/records.jsonl" 2>"$W/ingest.err"
 	t1=$(now)
 	tk=$(elapsed "$t0" "$t1")
 	stored=$(sqlite3 "$W/k.db" "SELECT count(*) FROM samples")
 	[ "$stored" -eq "$samples" ] || { echo "bench_ingest: stored $stored samples, expected $samples" >&2; exit 1; }
-	sqlite3 "$W/s.db" "PRAGMA journal_mode=WAL;" \
-		"CREATE TABLE samples (run INTEGER, benchmark INTEGER, nvtx INTEGER, kernel INTEGER,
-		 metric INTEGER, repeat INTEGER, ordinal INTEGER, value REAL,
-		 PRIMARY KEY (run, benchmark, nvtx, kernel, metric, repeat, ordinal)) WITHOUT ROWID;" >/dev/null
-	t0=$(now)
-	sqlite3 "$W/s.db" -cmd "PRAGMA synchronous=NORMAL" ".mode csv" ".import $W/rows.csv samples"
-	t1=$(now)
-	ts=$(elapsed "$t0" "$t1")
+	ts=$(anchor_import "$W/s.db" "$W/rows.csv")
 	echo "$tk $ts" >> "$W/times"
 done
 awk -v n="$samples" -v k="$N" '

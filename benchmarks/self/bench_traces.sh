@@ -30,7 +30,7 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/kgate-bench.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 command -v python3 >/dev/null || { echo "bench_traces: python3 is needed to make the inputs; skipped"; exit 0; }
 
-now() { date +%s.%N; }
+. "$here/anchor.sh"
 # CPU seconds (user + system) of a command, into a file (0 without GNU time)
 if [ -x /usr/bin/time ]; then
 	cputime() { f=$1; shift; /usr/bin/time -f '%U %S' -o "$f.t" "$@" && awk '{ print $1 + $2 }' "$f.t" > "$f"; }
@@ -38,7 +38,6 @@ else
 	cputime() { f=$1; shift; echo 0 > "$f"; "$@"; }
 fi
 TIME=cputime
-elapsed() { echo "$2 - $1" | bc -l; }
 
 # --- the synthetic export: the fixture's launches repeated ---
 cp "$KGATE_SRC/tests/fixtures/nsys/nvfuser_h200_report1.sqlite" "$W/trace.sqlite"
@@ -103,7 +102,7 @@ EOF
 for _ in $(seq "$ROUNDS"); do
 	for fmt in nsys kineto; do
 		case $fmt in nsys) in=$W/trace.sqlite ;; kineto) in=$W/trace.json.gz ;; esac
-		rm -f "$W"/k.db* "$W"/s.db*
+		rm -f "$W"/k.db*
 		t0=$(now)
 		$TIME "$W/cpu.k" "$KGATE" ingest --db "$W/k.db" --commit bench --benchmark b "$in" 2>"$W/ingest.err" ||
 			{ cat "$W/ingest.err" >&2; exit 1; }
@@ -111,14 +110,7 @@ for _ in $(seq "$ROUNDS"); do
 		tk=$(elapsed "$t0" "$t1")
 		sqlite3 -csv "$W/k.db" "SELECT run, benchmark, nvtx, kernel, metric, repeat, ordinal, value FROM samples" > "$W/rows.csv"
 		samples=$(wc -l < "$W/rows.csv")
-		sqlite3 "$W/s.db" "PRAGMA journal_mode=WAL;" \
-			"CREATE TABLE samples (run INTEGER, benchmark INTEGER, nvtx INTEGER, kernel INTEGER,
-			 metric INTEGER, repeat INTEGER, ordinal INTEGER, value REAL,
-			 PRIMARY KEY (run, benchmark, nvtx, kernel, metric, repeat, ordinal)) WITHOUT ROWID;" >/dev/null
-		t0=$(now)
-		$TIME "$W/cpu.s" sqlite3 "$W/s.db" -cmd "PRAGMA synchronous=NORMAL" ".mode csv" ".import $W/rows.csv samples"
-		t1=$(now)
-		ts=$(elapsed "$t0" "$t1")
+		ts=$(anchor_import "$W/s.db" "$W/rows.csv" $TIME "$W/cpu.s")
 		tb=0
 		echo 0 > "$W/cpu.b"
 		if [ -n "${KGATE_BASE:-}" ]; then

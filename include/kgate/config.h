@@ -93,7 +93,9 @@ struct kg_thresholds {
 };
 
 enum kg_collect_mode { KG_MODE_TRACE = 0, KG_MODE_METRICS };
-enum kg_replay { KG_REPLAY_KERNEL = 0, KG_REPLAY_APPLICATION };
+enum kg_replay { KG_REPLAY_KERNEL = 0, KG_REPLAY_APPLICATION, KG_REPLAY_STEP };
+/* collector: cache_control; unset leaves the collector's default (all) */
+enum kg_cache_control { KG_CACHE_UNSET = 0, KG_CACHE_ALL, KG_CACHE_NONE };
 
 struct kg_collector_cfg {
 	enum kg_collect_mode mode;
@@ -104,6 +106,8 @@ struct kg_collector_cfg {
 	long launch_skip;       /* default 0 */
 	long launch_count;      /* default 0: no limit */
 	enum kg_replay replay;
+	enum kg_cache_control cache_control;
+	char *step_range;       /* replay: step: the NVTX range of a step; NULL: "step" */
 };
 
 struct kg_benchmark {
@@ -163,10 +167,11 @@ void config_free_thresholds(struct kg_thresholds *t);
 int config_rule_for(const struct kg_thresholds *t, const char *benchmark,
 		    const char *nvtx, const char *kernel, const char *demangled,
 		    const char *metric, struct kg_metric_rule *out);
-/* 1 when an `ignore:` entry of t matches the kernel (config_rule_for then
- * gives no limit, and the gate says nothing of it), else 0. */
+/* 1 when an `ignore:` entry of t matches the kernel of that rank (-1: of
+ * none; an entry with a rank: never matches it) (config_rule_for then gives
+ * no limit, and the gate says nothing of it), else 0. */
 int config_ignored(const struct kg_thresholds *t, const char *benchmark, const char *nvtx,
-		   const char *kernel, const char *demangled);
+		   const char *kernel, const char *demangled, int rank);
 /* The same for the series of one rank of a distributed job (rank >= 0), or
  * of none (-1: rules with a rank: match do not apply). */
 int config_rule_for_rank(const struct kg_thresholds *t, const char *benchmark,

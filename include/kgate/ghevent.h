@@ -53,5 +53,8 @@ int ghevent_push_to_default(const struct kg_ghevent *ev);
  * malloc'd; NULL when neither answers.
  */
 char *ghevent_head_commit(void);
+/* The same as the default of a command's --commit: NULL after saying that
+ * no --commit was given and git has no answer. */
+char *ghevent_default_commit(void);
 
 #endif

@@ -64,6 +64,9 @@ struct kg_opt {
 #define KG_OPT_OPERANDS_CALL(ARG, FN, CTX, HELP) \
 	{ .arg = (ARG), .help = (HELP), .fn = (FN), .ctx = (CTX) }
 #define KG_OPT_END { .name = NULL }
+/* --db PATH, as the commands that read or write one database take it. */
+#define KG_OPT_DB(DEST) \
+	KG_OPT_STR("db", 0, "PATH", DEST, "the database (default $KGATE_DB, else kgate.db)")
 
 /* The choices of a --format that is text or json. */
 extern const char *const kg_opt_text_json[];

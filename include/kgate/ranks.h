@@ -23,8 +23,9 @@ struct kg_slowest {
 
 /* One entry per (benchmark, nvtx, kernel, metric) compared on two ranks or
  * more (noisy metrics only: counters do not straggle), in g's order of
- * first appearance.  *out is malloc'd (free it); 0 entries leave it NULL. */
-void ranks_slowest(const struct kg_gate *g, struct kg_slowest **out, size_t *n);
+ * first appearance; all 0: only those where a rank's verdict is not PASS.
+ * *out is malloc'd (free it); 0 entries leave it NULL. */
+void ranks_slowest(const struct kg_gate *g, int all, struct kg_slowest **out, size_t *n);
 
 /*
  * The records files of one benchmark process run (a launcher and its

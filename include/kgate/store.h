@@ -210,6 +210,12 @@ struct kg_series {
 	size_t n;
 	int64_t *run_of;        /* run id of each value; NULL when the set is of one run */
 };
+/* The one order of series: by identity (benchmark, NVTX path, kernel
+ * mangled (strcmp; a NULL NVTX path is ""), rank (none first)), then metric.
+ * store_series_identity_cmp compares the identity alone; store_series_cmp,
+ * a qsort comparator of struct kg_series, the whole order. */
+int store_series_identity_cmp(const struct kg_series *a, const struct kg_series *b);
+int store_series_cmp(const void *a, const void *b);
 struct kg_sampleset {
 	struct kg_series *s;
 	size_t n;
@@ -219,6 +225,9 @@ struct kg_sampleset {
 int store_load_samples(struct kg_store *st, const int64_t *run_ids, size_t n_runs,
 		       struct kg_sampleset *out);
 void store_sampleset_free(struct kg_sampleset *set);
+/* Sort the set (store_series_cmp) and merge the series of one identity and
+ * metric into one (their values in the order sorted). */
+void store_sampleset_merge(struct kg_sampleset *set);
 /* Keep only the series of the n benchmarks named (freeing the others). */
 void store_sampleset_keep(struct kg_sampleset *set, char *const *benchmarks, size_t n);
 /* Pool the ranks: the series of one (benchmark, nvtx, kernel, metric) that

@@ -1,8 +1,9 @@
 /*
  * fuzz.h: what the libFuzzer harnesses of tests/fuzz/ share: the entry
  * points' prototypes, quieting kgate's own messages (a rejected input
- * prints one, and printing costs more than parsing), and a memory file
- * that the parsers which read a path can open.
+ * prints one, and printing costs more than parsing), a memory file
+ * that the parsers which read a path can open, and the whole of a harness
+ * of one importer (fuzz_importer_run).
  *
  * KGATE_FUZZ_VERBOSE=1 keeps kgate's messages on stderr.  libFuzzer's own
  * output and the sanitizers' reports are written without stdio's stderr,
@@ -18,6 +19,10 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include "kgate/import.h"
+#include "kgate/store.h"
+#include "kgate/util.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -89,5 +94,51 @@ static inline const char *fuzz_disk_file_set(const uint8_t *data, size_t size)
 	}
 	return fuzz_disk_path;
 }
+
+/*
+ * One input of an importer's harness, in the file at path (head[0..n) its
+ * beginning): sniffed (every importer of the table), its header read and
+ * the whole of it ingested through the sink by the importer named, into an
+ * in-memory store opened on the first call, in a run rolled back after.
+ */
+static inline void fuzz_importer_file(const char *name, const char *path, const uint8_t *head,
+				      size_t n, const char *benchmark)
+{
+	static struct kg_store *st;
+	static const struct kg_importer *im;
+	struct kg_import_info info;
+	struct kg_run_info run = { 0 };
+	int conf;
+
+	if (!st) {
+		fuzz_quiet();
+		if (store_open(":memory:", 0, &st) != KG_EXIT_PASS || !(im = import_find(name)))
+			abort();
+	}
+	import_sniff_head(head, n < KG_IMPORT_HEAD ? n : KG_IMPORT_HEAD, path, &conf);
+	import_read_info(im, path, &info);
+	import_info_free(&info);
+	run.commit = xstrdup("fuzz");
+	if (store_run_begin(st, &run) != KG_EXIT_PASS)
+		abort();
+	import_ingest(im, st, path, benchmark, 1, NULL);
+	store_run_abort(st);
+	store_run_info_free(&run);
+}
+
+/* The whole of the harness of one importer: the input as a file on disk
+ * (which every parser can open, SQLite's too). */
+static inline int fuzz_importer_run(const char *name, const uint8_t *data, size_t size)
+{
+	fuzz_importer_file(name, fuzz_disk_file_set(data, size), data, size, "fuzz");
+	return 0;
+}
+
+/* A harness of one importer, whole: FUZZ_IMPORTER("kineto") */
+#define FUZZ_IMPORTER(name) \
+	int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) \
+	{ \
+		return fuzz_importer_run(name, data, size); \
+	}
 
 #endif

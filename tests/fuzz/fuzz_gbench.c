@@ -1,43 +1,7 @@
 /*
  * fuzz_gbench.c: libFuzzer harness for the Google Benchmark importer
  * (src/import/gbench.c): sniffing, the header reader and a whole ingest of
- * the input (a memory file) into an in-memory store, rolled back after
- * every input.
+ * the input into an in-memory store, rolled back after every input.
  */
 #include "fuzz.h"
-
-#include "kgate/import.h"
-#include "kgate/store.h"
-#include "kgate/util.h"
-
-static struct kg_store *st;
-static const struct kg_importer *im;
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	fuzz_quiet();
-	if (store_open(":memory:", 0, &st) != KG_EXIT_PASS || !(im = import_find("gbench")))
-		abort();
-	return 0;
-}
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-	const char *path = fuzz_file_set(data, size);
-	struct kg_import_info info;
-	struct kg_run_info run = { 0 };
-	int conf;
-
-	import_sniff_head(data, size < KG_IMPORT_HEAD ? size : KG_IMPORT_HEAD, path, &conf);
-	import_read_info(im, path, &info);
-	import_info_free(&info);
-	run.commit = xstrdup("fuzz");
-	if (store_run_begin(st, &run) != KG_EXIT_PASS)
-		abort();
-	import_ingest(im, st, path, "fuzz", 1, NULL);
-	store_run_abort(st);
-	store_run_info_free(&run);
-	return 0;
-}
+FUZZ_IMPORTER("gbench")

@@ -8,15 +8,9 @@
  */
 #include "fuzz.h"
 
-#include "kgate/import.h"
-#include "kgate/store.h"
-#include "kgate/util.h"
-
 #include <string.h>
 #include <sys/stat.h>
 
-static struct kg_store *st;
-static const struct kg_importer *im;
 static char dir[64], json[96], bin[96], freqs[96];
 
 static void put(const char *path, const uint8_t *data, size_t size)
@@ -31,9 +25,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	fuzz_quiet();
-	if (store_open(":memory:", 0, &st) != KG_EXIT_PASS || !(im = import_find("nvbench")))
-		abort();
 	snprintf(dir, sizeof(dir), "/tmp/kgate-fuzz-nvbench.XXXXXX");
 	if (!mkdtemp(dir))
 		abort();
@@ -51,21 +42,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const uint8_t *nul = memchr(data, '\0', size);
 	size_t n = nul ? (size_t)(nul - data) : size;
-	struct kg_import_info info;
-	struct kg_run_info run = { 0 };
-	int conf;
 
 	put(json, data, n);
 	put(bin, nul ? nul + 1 : data, nul ? size - n - 1 : 0);
 	put(freqs, nul ? nul + 1 : data, nul ? size - n - 1 : 0);
-	import_sniff_head(data, n < KG_IMPORT_HEAD ? n : KG_IMPORT_HEAD, json, &conf);
-	import_read_info(im, json, &info);
-	import_info_free(&info);
-	run.commit = xstrdup("fuzz");
-	if (store_run_begin(st, &run) != KG_EXIT_PASS)
-		abort();
-	import_ingest(im, st, json, "", 1, NULL);
-	store_run_abort(st);
-	store_run_info_free(&run);
+	fuzz_importer_file("nvbench", json, data, n, "");
 	return 0;
 }

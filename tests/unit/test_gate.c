@@ -330,8 +330,42 @@ static void test_ignore(void **state)
 	assert_int_equal(g.n, 1);
 	assert_int_equal(g.r[0].verdict, KG_VERDICT_NEW);
 	assert_string_equal(g.r[0].kernel, "kept");
-	assert_int_equal(config_ignored(t, "b", "", "k", "k"), 1);
-	assert_int_equal(config_ignored(t, "other", "", "k", "k"), 0);
+	assert_int_equal(config_ignored(t, "b", "", "k", "k", -1), 1);
+	assert_int_equal(config_ignored(t, "other", "", "k", "k", -1), 0);
+	gate_free(&g);
+	set_free(&bs);
+	set_free(&hs);
+	config_free_thresholds(t);
+}
+
+/* ignore: an entry naming a rank ignores that rank's kernel (neither
+ * compared nor reported missing); the same kernel of another rank is still
+ * compared. */
+static void test_ignore_rank(void **state)
+{
+	(void)state;
+	const char *ti = "version: 1\ndefaults:\n  gpu__time_duration.sum: { regression: 3% }\n"
+			 "ignore:\n  - { rank: 1 }\n";
+	struct kg_thresholds *t = thresholds(ti);
+	struct spec b[3] = { { "gone", TIME, 0, 10, 1000, 0 }, { "k", TIME, 0, 10, 1000, 0 },
+			     { "k", TIME, 0, 10, 1000, 0 } };
+	struct spec h[2] = { { "k", TIME, 0, 10, 1000, 0 }, { "k", TIME, 0, 10, 1000, 0 } };
+	struct kg_sampleset bs, hs;
+	struct kg_gate g;
+	set_make(&bs, b, 3);     /* gone, k, k: ranks 1, 0, 1 */
+	set_make(&hs, h, 2);     /* k, k: ranks 0, 1; rank 1 twice as slow */
+	for (size_t i = 0; i < 3; i++)
+		bs.s[i].ranked = 1;
+	bs.s[0].rank = bs.s[2].rank = 1;
+	hs.s[0].ranked = hs.s[1].ranked = hs.s[1].rank = 1;
+	for (size_t i = 0; i < hs.s[1].n; i++)
+		hs.s[1].v[i] *= 2;
+	gate_compare(t, &bs, &hs, &g);
+	/* rank 1's "gone" (missing) and "k" (twice as slow) ignored */
+	assert_int_equal(g.n, 1);
+	assert_string_equal(g.r[0].kernel, "k");
+	assert_int_equal(g.r[0].rank, 0);
+	assert_int_equal(g.r[0].verdict, KG_VERDICT_PASS);
 	gate_free(&g);
 	set_free(&bs);
 	set_free(&hs);
@@ -802,6 +836,7 @@ int main(void)
 		cmocka_unit_test(test_same_distribution_passes),
 		cmocka_unit_test(test_launch_config_changed),
 		cmocka_unit_test(test_ignore),
+		cmocka_unit_test(test_ignore_rank),
 		cmocka_unit_test(test_ten_percent_slower_fails),
 		cmocka_unit_test(test_small_shift_passes),
 		cmocka_unit_test(test_noisy_is_inconclusive),

@@ -1,0 +1,25 @@
+# anchor.sh: sourced by the ingest benchmarks (bench_ingest.sh,
+# bench_importers.sh, bench_traces.sh): the clock, and the anchor each
+# ingest is measured against in the same round, the sqlite3 shell's .import
+# of the same rows as CSV into a table like kgate's samples (same key, WAL,
+# one transaction).
+
+now() { date +%s.%N; }
+elapsed() { echo "$2 - $1" | bc -l; }
+
+# anchor_import DB CSV [WRAPPER...]: a fresh DB holding the table, then the
+# .import of CSV into it, run under WRAPPER (a CPU timer) when one is given;
+# prints the wall-clock seconds of the .import alone.
+anchor_import() {
+	anchor_db=$1 anchor_csv=$2
+	shift 2
+	rm -f "$anchor_db" "$anchor_db-wal" "$anchor_db-shm"
+	sqlite3 "$anchor_db" "PRAGMA journal_mode=WAL;" \
+		"CREATE TABLE samples (run INTEGER, benchmark INTEGER, nvtx INTEGER, kernel INTEGER,
+		 metric INTEGER, repeat INTEGER, ordinal INTEGER, value REAL,
+		 PRIMARY KEY (run, benchmark, nvtx, kernel, metric, repeat, ordinal)) WITHOUT ROWID;" >/dev/null
+	anchor_t0=$(now)
+	"$@" sqlite3 "$anchor_db" -cmd "PRAGMA synchronous=NORMAL" ".mode csv" ".import $anchor_csv samples"
+	anchor_t1=$(now)
+	elapsed "$anchor_t0" "$anchor_t1"
+}
