@@ -32,9 +32,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "formats.h"
+
 /* An object whose keys include "context" and "benchmarks", and a context
  * key only Google Benchmark writes. */
-static int gbench_sniff(const unsigned char *head, size_t n, const char *path)
+int gbench_sniff(const unsigned char *head, size_t n, const char *path)
 {
 	size_t i = 0;
 
@@ -97,7 +99,7 @@ static int info_key(struct jstream *r, const char *key, void *arg)
 	return jstream_skip(r);
 }
 
-static int gbench_read_info(const char *path, struct kg_import_info *info)
+int gbench_read_info(const char *path, struct kg_import_info *info)
 {
 	struct doc d = { 0 };
 	int rc = doc_check(path, jstream_walk(path, "Google Benchmark", info_key, &d), &d);
@@ -273,7 +275,7 @@ static int ingest_key(struct jstream *r, const char *key, void *arg)
 	return jstream_skip(r);
 }
 
-static int gbench_ingest(struct kg_import_sink *sink, const char *path)
+int gbench_ingest(struct kg_import_sink *sink, const char *path)
 {
 	struct ingest c = { .sink = sink, .path = path };
 	size_t i;
@@ -305,11 +307,3 @@ static int gbench_ingest(struct kg_import_sink *sink, const char *path)
 	json_decref(c.means);
 	return rc;
 }
-
-const struct kg_importer kg_import_gbench = {
-	.name = "gbench",
-	.description = "Google Benchmark JSON output (--benchmark_format=json)",
-	.sniff = gbench_sniff,
-	.read_info = gbench_read_info,
-	.ingest = gbench_ingest,
-};

@@ -5,9 +5,9 @@
  * path's suffix a hint only), one file's header read with its defaults, the
  * merge of the files' GPU fingerprints into one run, and the run's context.
  *
- * Adding a format: its file in src/import/ defines
- * "const struct kg_importer kg_import_NAME", and one X(NAME) line below
- * lists it.  The order is the order of ties in sniffing and of --help.
+ * Adding a format: its file in src/import/ gives ID_sniff, ID_read_info
+ * and an ingest function (import.h says what each does), and one line of
+ * FORMATS in formats.h lists it.
  */
 #include "kgate/import.h"
 #include "kgate/util.h"
@@ -20,19 +20,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#define IMPORTERS(X) \
-	X(records) \
-	X(ncu_csv) \
-	X(nsys_sqlite) \
-	X(kineto) \
-	X(nvbench) \
-	X(gbench)
+#include "formats.h"
 
-#define DECLARE(n) extern const struct kg_importer kg_import_##n;
-#define ENTRY(n) &kg_import_##n,
-IMPORTERS(DECLARE)
-const struct kg_importer *const kg_importers[] = { IMPORTERS(ENTRY) NULL };
-#undef DECLARE
+#define DEFINE(id, name, description, complete, ingest) \
+	static const struct kg_importer id##_format = { \
+		name, description, id##_sniff, id##_read_info, complete, ingest \
+	};
+#define ENTRY(id, name, description, complete, ingest) &id##_format,
+FORMATS(DEFINE)
+const struct kg_importer *const kg_importers[] = { FORMATS(ENTRY) NULL };
+#undef DEFINE
 #undef ENTRY
 
 const struct kg_importer *import_find(const char *name)

@@ -50,6 +50,8 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "formats.h"
+
 #define KINETO_DEPTH 64                 /* nested annotations named */
 /* Kernel launches held in the first pass, to be placed under the
  * annotations once they are read (Kineto writes the annotations after the
@@ -78,7 +80,7 @@ static size_t inflate_head(const unsigned char *head, size_t n, unsigned char *o
 	return got;
 }
 
-static int kineto_sniff(const unsigned char *head, size_t n, const char *path)
+int kineto_sniff(const unsigned char *head, size_t n, const char *path)
 {
 	unsigned char *buf = NULL;
 	int sure = KG_SNIFF_NO;
@@ -326,7 +328,7 @@ static char *stem(const char *path)
 	return s;
 }
 
-static int kineto_read_info(const char *path, struct kg_import_info *info)
+int kineto_read_info(const char *path, struct kg_import_info *info)
 {
 	struct info_ctx c;
 	int rc;
@@ -661,7 +663,7 @@ static int ingest_key(struct jstream *r, const char *key, void *arg)
 	return jstream_skip(r);
 }
 
-static int kineto_ingest(struct kg_import_sink *sink, const char *path)
+int kineto_ingest(struct kg_import_sink *sink, const char *path)
 {
 	struct ingest_ctx c;
 	int rc;
@@ -692,11 +694,3 @@ static int kineto_ingest(struct kg_import_sink *sink, const char *path)
 	free(c.a);
 	return rc;
 }
-
-const struct kg_importer kg_import_kineto = {
-	.name = "kineto",
-	.description = "Kineto (torch.profiler) chrome traces, .json or .json.gz",
-	.sniff = kineto_sniff,
-	.read_info = kineto_read_info,
-	.ingest = kineto_ingest,
-};

@@ -45,13 +45,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "formats.h"
+
 #define KERNELS "CUPTI_ACTIVITY_KIND_KERNEL"
 #define RUNTIME "CUPTI_ACTIVITY_KIND_RUNTIME"
 #define NVTX_DEPTH 64           /* deeper ranges are not named (as the collector) */
 #define NVTX_OPEN_MAX 4096      /* ranges open at once on one thread that are kept */
 #define NVTX_NAME_MAX 1024      /* bytes of one range name kept (as the collector) */
 
-static int sqlite_sniff(const unsigned char *head, size_t n, const char *path)
+int nsys_sniff(const unsigned char *head, size_t n, const char *path)
 {
 	size_t l = path ? strlen(path) : 0;
 
@@ -264,7 +266,7 @@ static int read_gpu(struct nsys *x, struct kg_import_info *info)
 	return rc;
 }
 
-static int nsys_read_info(const char *path, struct kg_import_info *info)
+int nsys_read_info(const char *path, struct kg_import_info *info)
 {
 	struct nsys x;
 	int rc;
@@ -557,7 +559,7 @@ static int nvtx_prepare(struct ingest *in)
 	return nvtx_step(in) == KG_EXIT_PASS ? 1 : -1;
 }
 
-static int nsys_ingest(struct kg_import_sink *sink, const char *path)
+int nsys_ingest(struct kg_import_sink *sink, const char *path)
 {
 	struct ingest in;
 	struct kg_import_stats *st = import_sink_stats(sink);
@@ -670,11 +672,3 @@ out:
 	nsys_close(&in.x);
 	return rc;
 }
-
-const struct kg_importer kg_import_nsys_sqlite = {
-	.name = "nsys-sqlite",
-	.description = "Nsight Systems SQLite exports (nsys export --type sqlite)",
-	.sniff = sqlite_sniff,
-	.read_info = nsys_read_info,
-	.ingest = nsys_ingest,
-};

@@ -35,6 +35,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "formats.h"
+
 /* The most samples one state's sample file may hold (nvbench stops a state
  * at its time limit long before). */
 #define MAX_SAMPLES (64L << 20)
@@ -42,7 +44,7 @@
 static const char *const sniff_keys[] = { "\"meta\"", "\"devices\"", "\"benchmarks\"" };
 
 /* A JSON object with "devices" and "benchmarks" (and "meta" since 1.0). */
-static int nvbench_sniff(const unsigned char *head, size_t n, const char *path)
+int nvbench_sniff(const unsigned char *head, size_t n, const char *path)
 {
 	size_t i = 0;
 	int seen = 0;
@@ -342,7 +344,7 @@ static int info_bench(struct doc *d, json_t *b, size_t i)
 	return KG_EXIT_PASS;
 }
 
-static int nvbench_read_info(const char *path, struct kg_import_info *info)
+int nvbench_read_info(const char *path, struct kg_import_info *info)
 {
 	struct info c = { 0 };
 	struct doc d = { .path = path, .bench = info_bench, .ctx = &c };
@@ -526,7 +528,7 @@ static int ingest_bench(struct doc *d, json_t *b, size_t i)
 	return rc;
 }
 
-static int nvbench_ingest(struct kg_import_sink *sink, const char *path)
+int nvbench_ingest(struct kg_import_sink *sink, const char *path)
 {
 	struct ingest c = { .sink = sink };
 	struct doc d = { .path = path, .bench = ingest_bench, .ctx = &c };
@@ -538,11 +540,3 @@ static int nvbench_ingest(struct kg_import_sink *sink, const char *path)
 	doc_free(&d);
 	return rc;
 }
-
-const struct kg_importer kg_import_nvbench = {
-	.name = "nvbench",
-	.description = "nvbench JSON output (--json, and --jsonbin sample files)",
-	.sniff = nvbench_sniff,
-	.read_info = nvbench_read_info,
-	.ingest = nvbench_ingest,
-};
