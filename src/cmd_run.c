@@ -225,10 +225,7 @@ int cmd_run(int argc, char **argv)
 		if (shard_n)
 			json_object_set_new(o, "shard", json_pack("{s:i, s:i, s:s}", "index", shard_i,
 								  "of", shard_n, "balanced_by", basis));
-		json_dumpf(o, stdout, JSON_COMPACT);
-		putchar('\n');
-		kg_json_document_written();
-		json_decref(o);
+				kg_json_print(o, JSON_COMPACT);
 	} else {
 		int w = 9;
 		for (size_t i = 0; i < nsel; i++)
