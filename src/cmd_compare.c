@@ -250,9 +250,7 @@ static int confirm_rounds(struct kg_store *st, const struct kg_thresholds *t,
 out:
 	store_close(mem);
 	for (int k = 0; k < 2; k++) {
-		for (size_t i = 0; i < np; i++)
-			suiterun_recset_free(&sets[k][i]);
-		free(sets[k]);
+		suiterun_recsets_free(sets[k], np);
 		free(names[k]);
 	}
 	return rc;
@@ -471,10 +469,7 @@ out:
 	store_close(st);
 	for (int k = 0; k < 2; k++) {
 		store_run_info_free(&run[k]);
-		if (sets[k])
-			for (size_t i = 0; i < np; i++)
-				suiterun_recset_free(&sets[k][i]);
-		free(sets[k]);
+		suiterun_recsets_free(sets[k], np);
 		free(names[k]);
 		config_free_suite(s[k]);
 	}

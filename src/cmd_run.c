@@ -241,10 +241,7 @@ int cmd_run(int argc, char **argv)
 out:
 	store_close(st);
 	store_run_info_free(&run);
-	if (sets)
-		for (size_t i = 0; i < nsel; i++)
-			suiterun_recset_free(&sets[i]);
-	free(sets);
+	suiterun_recsets_free(sets, nsel);
 	free(names);
 	free(sum);
 	suiterun_free(&sr);

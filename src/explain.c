@@ -881,6 +881,13 @@ void explain_free(struct kg_explanation *x)
 	memset(x, 0, sizeof *x);
 }
 
+void explain_free_all(struct kg_explanation *x, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		explain_free(&x[i]);
+	free(x);
+}
+
 /* ---- what to explain ---- */
 
 static const struct kg_series *find_kernel(const struct kg_sampleset *s, const char *k)

@@ -117,6 +117,15 @@ void suiterun_recset_free(struct kg_recset *rs)
 	memset(rs, 0, sizeof(*rs));
 }
 
+void suiterun_recsets_free(struct kg_recset *sets, size_t n)
+{
+	if (!sets)
+		return;
+	for (size_t i = 0; i < n; i++)
+		suiterun_recset_free(&sets[i]);
+	free(sets);
+}
+
 /* name with everything but [A-Za-z0-9._-] replaced, at most 48 bytes. */
 static char *file_safe(const char *name)
 {
