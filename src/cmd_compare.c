@@ -312,8 +312,7 @@ int cmd_compare(int argc, char **argv)
 		KG_OPT_STR("thresholds", 't', "F", &tpath,
 			   "thresholds (default: the head suite's, else built in)"),
 		KG_OPT_DB(&db),
-		KG_OPT_STR("only", 0, "REGEX", &only,
-			   "only the benchmarks whose name matches (POSIX ERE)"),
+		KG_OPT_ONLY(&only),
 		KG_OPT_FLAG("quick", 0, &quick, "quick_repeat repeats instead of repeat"),
 		KG_OPT_CALL("seed", 0, "N", parse_seed, &so,
 			    "seed of the base/head order (default: from the clock; printed, so "

@@ -90,7 +90,7 @@ int cmd_metrics(int argc, char **argv)
 	int argi, json, rc = KG_EXIT_PASS;
 	const struct kg_opt opts[] = {
 		KG_OPT_STR("chip", 0, "CHIP", &chip, "the chip (default gh100: H100, H200)"),
-		KG_OPT_ONEOF("format", 0, "F", &format, kg_opt_text_json, "text (default) or json"),
+		KG_OPT_TEXT_JSON(&format, "text (default) or json"),
 		KG_OPT_END
 	};
 	const struct kg_optspec spec = { "metrics", synopsis, epilogue, opts, 1, 0 };
