@@ -105,12 +105,8 @@ int suiterun_load_suite(const char *dir, const char *cfg, struct kg_suite **s)
 
 void suiterun_recset_free(struct kg_recset *rs)
 {
-	for (size_t i = 0; i < rs->n; i++) {
-		free(rs->path[i]);
-		store_run_info_free(&rs->fp[i]);
-	}
-	free(rs->path);
-	free(rs->fp);
+	store_names_free(rs->path, rs->n);
+	store_runs_free(rs->fp, rs->n);
 	free(rs->repeat);
 	free(rs->gpu);
 	free(rs->gpu_uuid);
