@@ -95,7 +95,9 @@ under_collector() {
 	local mode=$1 tag=$2
 	shift 2
 	rm -f "$OUTDIR/$tag".*.jsonl
-	env CUDA_INJECTION64_PATH="$COLL" NVTX_INJECTION64_PATH="$COLL" \
+	# no cache flush: the ncu runs compared against use --cache-control none
+	# (benchmarks/self/gpu/cache_step.sh compares the flush with ncu's)
+	env CUDA_INJECTION64_PATH="$COLL" NVTX_INJECTION64_PATH="$COLL" KGATE_CACHE_CONTROL=none \
 		KGATE_MODE="$mode" KGATE_RECORDS="$OUTDIR/$tag.%p.jsonl" "$@" \
 		>"$OUTDIR/$tag.stdout" 2>"$OUTDIR/$tag.stderr"
 	RC=$?

@@ -1631,9 +1631,13 @@ static void co_kernels(struct ctx *c, const struct ynode *k, const struct ynode 
 static const char *const mode_names[] = { "trace", "metrics" };
 static const int mode_values[] = { KG_MODE_TRACE, KG_MODE_METRICS };
 static const struct choices mode_choices = CHOICES(mode_names, mode_values);
-static const char *const replay_names[] = { "kernel", "application" };
-static const int replay_values[] = { KG_REPLAY_KERNEL, KG_REPLAY_APPLICATION };
+static const char *const replay_names[] = { "kernel", "application", "step" };
+static const int replay_values[] = { KG_REPLAY_KERNEL, KG_REPLAY_APPLICATION, KG_REPLAY_STEP };
 static const struct choices replay_choices = CHOICES(replay_names, replay_values);
+
+static const char *const cache_names[] = { "all", "none" };
+static const int cache_values[] = { KG_CACHE_ALL, KG_CACHE_NONE };
+static const struct choices cache_choices = CHOICES(cache_names, cache_values);
 
 #define CO struct kg_collector_cfg
 static const struct field collector_fields[] = {
@@ -1644,6 +1648,8 @@ static const struct field collector_fields[] = {
 	F_LONG(CO, "launch_skip", launch_skip, 0, LONG_MAX),
 	F_LONG(CO, "launch_count", launch_count, 0, LONG_MAX),
 	F_ENUM(CO, "replay", replay, replay_choices),
+	F_ENUM(CO, "cache_control", cache_control, cache_choices),
+	F_STRING(CO, "step_range", step_range),
 };
 #undef CO
 
@@ -1914,6 +1920,7 @@ void config_free_suite(struct kg_suite *s)
 		free(s->collector.metrics[i]);
 	free(s->collector.metrics);
 	free(s->collector.kernels);
+	free(s->collector.step_range);
 	for (i = 0; i < s->n_benchmarks; i++)
 		benchmark_free(&s->benchmarks[i]);
 	free(s->benchmarks);

@@ -136,7 +136,12 @@ void runner_collector_env(char ***env, size_t *n, const char *collector, const c
 	snprintf(num, sizeof(num), "%ld", cc->launch_count);
 	env_addf(env, n, KG_ENV_LAUNCH_COUNT, num);
 	env_addf(env, n, KG_ENV_REPLAY, cc->replay == KG_REPLAY_APPLICATION ? "application"
-									    : "kernel");
+					: cc->replay == KG_REPLAY_STEP ? "step" : "kernel");
+	if (cc->step_range)
+		env_addf(env, n, KG_ENV_STEP_RANGE, cc->step_range);
+	if (cc->cache_control != KG_CACHE_UNSET)
+		env_addf(env, n, KG_ENV_CACHE_CONTROL,
+			 cc->cache_control == KG_CACHE_NONE ? "none" : "all");
 	if (pass >= 0) {
 		snprintf(num, sizeof(num), "%d", pass);
 		env_addf(env, n, KG_ENV_PASS, num);

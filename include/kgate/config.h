@@ -93,7 +93,9 @@ struct kg_thresholds {
 };
 
 enum kg_collect_mode { KG_MODE_TRACE = 0, KG_MODE_METRICS };
-enum kg_replay { KG_REPLAY_KERNEL = 0, KG_REPLAY_APPLICATION };
+enum kg_replay { KG_REPLAY_KERNEL = 0, KG_REPLAY_APPLICATION, KG_REPLAY_STEP };
+/* collector: cache_control; unset leaves the collector's default (all) */
+enum kg_cache_control { KG_CACHE_UNSET = 0, KG_CACHE_ALL, KG_CACHE_NONE };
 
 struct kg_collector_cfg {
 	enum kg_collect_mode mode;
@@ -104,6 +106,8 @@ struct kg_collector_cfg {
 	long launch_skip;       /* default 0 */
 	long launch_count;      /* default 0: no limit */
 	enum kg_replay replay;
+	enum kg_cache_control cache_control;
+	char *step_range;       /* replay: step: the NVTX range of a step; NULL: "step" */
 };
 
 struct kg_benchmark {

@@ -7,7 +7,7 @@
  *
  *   {"type":"header","format":2,"collector":"0.1.0","cupti":130000,
  *    "mode":"trace"|"metrics","pid":123,"ppid":1,"pass":0,"passes":1,
- *    "replay":"kernel"|"application","argv":["..."],"time":1764720000,
+ *    "replay":"kernel"|"application"|"user"|"step","argv":["..."],"time":1764720000,
  *    "rank":1,"rank_from":"RANK","local_rank":1,"world_size":2,
  *    "devices":[{"id":0,"name":"NVIDIA H200","uuid":"GPU-...","chip":"GH100",
  *                "sms":132,"cc":"9.0","driver":13000,"runtime":13000}],
@@ -54,8 +54,12 @@
 #define KG_ENV_NAME_BASE    "KGATE_KERNEL_NAME_BASE" /* function | demangled | mangled */
 #define KG_ENV_LAUNCH_SKIP  "KGATE_LAUNCH_SKIP"
 #define KG_ENV_LAUNCH_COUNT "KGATE_LAUNCH_COUNT"
-#define KG_ENV_REPLAY       "KGATE_REPLAY"        /* kernel | application */
+#define KG_ENV_REPLAY       "KGATE_REPLAY"        /* kernel | application | step */
+#define KG_ENV_STEP_RANGE   "KGATE_STEP_RANGE"    /* step replay: the NVTX range of a step */
 #define KG_ENV_PASS         "KGATE_PASS"          /* application replay: pass index */
+#define KG_ENV_CACHE_CONTROL "KGATE_CACHE_CONTROL" /* metrics mode: all | none */
+#define KG_ENV_RANGE        "KGATE_RANGE"         /* session ranges: auto | user */
+#define KG_ENV_DURATION     "KGATE_DURATION"      /* session duration: range | events */
 #define KG_ENV_FLUSH_MS     "KGATE_FLUSH_MS"      /* periodic flush, default 500 */
 #define KG_ENV_DEBUG        "KGATE_DEBUG"         /* 1: the profiler's decisions on stderr */
 

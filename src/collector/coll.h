@@ -27,10 +27,16 @@ struct coll_cfg {
 	long launch_skip;    /* matching launches to skip */
 	long launch_count;   /* matching launches to profile; -1 all (env: 0 or unset) */
 	int app_replay;      /* KGATE_REPLAY=application */
+	int step_replay;     /* KGATE_REPLAY=step: pass p of a group on its p-th step */
+	const char *step_range; /* step replay: the NVTX range (default "step") each push of which starts a step */
+	int step_passes;     /* step replay: the set's passes (steps a group takes) */
 	int pass;            /* application replay: this pass */
 	int passes;          /* number of passes of the metric set (1 if unknown) */
 	int duration_asked;  /* metrics mode: gpu__time_duration.sum was requested */
 	int replay_user;     /* metrics mode: one-pass set in a user-replay session */
+	int cache_all;       /* KGATE_CACHE_CONTROL=all: caches flushed before each profiled launch */
+	int user_range;      /* KGATE_RANGE=user: a session's ranges pushed around profiled launches */
+	int events;          /* KGATE_DURATION=events: a session's durations from CUDA events */
 	unsigned flush_ms;
 	int debug;           /* KGATE_DEBUG=1: the profiler's decisions on stderr */
 };

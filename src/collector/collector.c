@@ -210,6 +210,33 @@ static void coll_split_metrics(const char *s)
 	}
 }
 
+/* One of two words from the environment: 0 the first (or unset), 1 the
+ * second; a bad value is an error record and gives def. */
+static int coll_env_choice(const char *name, const char *a, const char *b, int def)
+{
+	const char *v = getenv(name);
+
+	if (!v || !*v)
+		return def;
+	if (!strcmp(v, a))
+		return 0;
+	if (!strcmp(v, b))
+		return 1;
+	coll_error("bad_config", -1, "%s='%s' is not %s or %s; using %s", name, v, a, b,
+		   def ? b : a);
+	return def;
+}
+
+/* Metrics mode's cache control, the session's ranges and where its
+ * durations come from (docs/collector.md). */
+static void coll_read_session_env(void)
+{
+	coll_cfg.cache_all = coll_env_choice(KG_ENV_CACHE_CONTROL, "none", "all", 1);
+	coll_cfg.user_range = coll_env_choice(KG_ENV_RANGE, "auto", "user", 0);
+	/* a user range's own duration is inflated: events by default there */
+	coll_cfg.events = coll_env_choice(KG_ENV_DURATION, "range", "events", coll_cfg.user_range);
+}
+
 static void coll_read_env(void)
 {
 	const char *mode = getenv(KG_ENV_MODE), *replay = getenv(KG_ENV_REPLAY);
@@ -227,10 +254,16 @@ static void coll_read_env(void)
 	if (replay && *replay && strcmp(replay, "kernel") != 0) {
 		if (strcmp(replay, "application") == 0)
 			coll_cfg.app_replay = 1;
+		else if (strcmp(replay, "step") == 0)
+			coll_cfg.step_replay = 1;
 		else
 			coll_error("bad_config", -1,
-				   "%s='%s' is not kernel or application; using kernel replay",
+				   "%s='%s' is not kernel, application or step; using kernel replay",
 				   KG_ENV_REPLAY, replay);
+	}
+	{
+		const char *sr = getenv(KG_ENV_STEP_RANGE);
+		coll_cfg.step_range = sr && *sr ? sr : "step";
 	}
 	coll_cfg.kernels = k && *k ? k : NULL;
 	const char *nb = getenv(KG_ENV_NAME_BASE);
@@ -254,6 +287,7 @@ static void coll_read_env(void)
 	coll_cfg.flush_ms = (unsigned)coll_env_long(KG_ENV_FLUSH_MS, 500, 0);
 	coll_cfg.debug = coll_env_long(KG_ENV_DEBUG, 0, 0) > 0;
 	coll_cfg.passes = 1;
+	coll_read_session_env();
 	if (coll_cfg.mode == COLL_METRICS) {
 		if (metrics && *metrics) {
 			coll_split_metrics(metrics);
@@ -473,8 +507,20 @@ static void coll_header_locked(void)
 	jw_kint(&w, "pass", coll_cfg.app_replay ? coll_cfg.pass : 0);
 	jw_kint(&w, "passes", coll_cfg.app_replay ? coll_cfg.passes : 1);
 	jw_kstr(&w, "replay", coll_cfg.app_replay ? "application"
+			      : coll_cfg.mode == COLL_METRICS && coll_cfg.step_replay ? "step"
 			      : coll_cfg.mode == COLL_METRICS && coll_cfg.replay_user ? "user"
 										 : "kernel");
+	if (coll_cfg.mode == COLL_METRICS && coll_cfg.step_replay) {
+		jw_kstr(&w, "step_range", coll_cfg.step_range);
+		jw_kint(&w, "step_passes", coll_cfg.step_passes);
+	}
+	if (coll_cfg.mode == COLL_METRICS) {
+		jw_kstr(&w, "cache_control", coll_cfg.cache_all ? "all" : "none");
+		if (coll_cfg.replay_user) {
+			jw_kstr(&w, "range", coll_cfg.user_range ? "user" : "auto");
+			jw_kstr(&w, "duration", coll_cfg.events ? "events" : "range");
+		}
+	}
 	coll_header_argv(&w);
 	jw_kint(&w, "time", (int64_t)coll_start_time);
 	coll_header_rank(&w);

@@ -25,6 +25,7 @@
 
 #include "kgate/records_format.h"
 #include "nvtx.h"
+#include "flush.h"
 #include "profiler.h"
 
 /* ------------------------------------------------------------------ */
@@ -86,6 +87,8 @@ struct sel_slot {
 	char *name; /* symbol name from the launch callback */
 	int session;  /* in a profiling session: parked is built from the callback */
 	int selected; /* session: the filter selected it (else its duration only) */
+	int64_t step;  /* step replay: the step of its group's first pass (-1: none) */
+	int step_passes; /* step replay: the passes, pass p from step + p */
 };
 
 static pthread_mutex_t sel_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -116,7 +119,8 @@ static void launch_dim3(struct jw *w, const char *key, const int32_t d[3])
 /* k may be NULL (values without an activity record); values may be NULL
  * (no profiler values); profiled says whether values were expected. */
 static void launch_emit(const struct coll_kernel *k, const char *name, int64_t ordinal,
-			const char *path, int from_main, const double *values, int profiled)
+			const char *path, int from_main, const double *values, int profiled,
+			int64_t step, int step_passes)
 {
 	struct jw w;
 	int have_ts = k && (k->start || k->end);
@@ -149,6 +153,10 @@ static void launch_emit(const struct coll_kernel *k, const char *name, int64_t o
 		jw_kstr(&w, "nvtx", path);
 		if (from_main)
 			jw_kstr(&w, "nvtx_from", "main_thread");
+	}
+	if (step >= 0) {
+		jw_kint(&w, "step", step);
+		jw_kint(&w, "step_passes", step_passes);
 	}
 	jw_key(&w, "metrics");
 	jw_obj_open(&w);
@@ -230,7 +238,8 @@ static void sel_flush_locked(struct sel_slot *s)
 		return;
 	if (s->parked || s->have_values)
 		launch_emit(s->parked, s->parked ? s->parked->name : s->name, s->ordinal, s->path,
-			    s->from_main, s->values, !s->session || s->selected);
+			    s->from_main, s->values, !s->session || s->selected,
+			    s->step_passes ? s->step : -1, s->step_passes);
 	launch_free_kernel(s->parked);
 	free(s->values);
 	free(s->name);
@@ -250,6 +259,17 @@ static struct sel_slot *sel_get_locked(int64_t ordinal, int create)
 	sel_flush_locked(s); /* an old launch never completed: write what it has */
 	s->ordinal = ordinal;
 	return s;
+}
+
+void launch_set_steps(int64_t ordinal, int64_t step, int passes)
+{
+	pthread_mutex_lock(&sel_mu);
+	struct sel_slot *s = sel_get_locked(ordinal, 0);
+	if (s) {
+		s->step = step;
+		s->step_passes = passes;
+	}
+	pthread_mutex_unlock(&sel_mu);
 }
 
 void launch_set_values(int64_t ordinal, const double *values)
@@ -282,6 +302,8 @@ void launch_on_kernel(const struct coll_kernel *k)
 	const char *path = "";
 	int profiled = 0, found = 0, from_main = 0;
 
+	if (flush_is_kernel(k->name))
+		return; /* the collector's own cache flush (kernel replay) */
 	if (!k->start && !k->end)
 		atomic_fetch_add(&launch_no_ts, 1);
 	pthread_once(&corr_once, corr_init);
@@ -320,7 +342,7 @@ void launch_on_kernel(const struct coll_kernel *k)
 		if (s)
 			profiled = 1;
 		if (s && s->have_values) {
-			launch_emit(k, k->name, ordinal, path, from_main, s->values, 1);
+			launch_emit(k, k->name, ordinal, path, from_main, s->values, 1, -1, 0);
 			free(s->values);
 			s->values = NULL;
 			s->have_values = 0;
@@ -337,7 +359,7 @@ void launch_on_kernel(const struct coll_kernel *k)
 		}
 		pthread_mutex_unlock(&sel_mu);
 	}
-	launch_emit(k, k->name, ordinal, path, from_main, NULL, profiled);
+	launch_emit(k, k->name, ordinal, path, from_main, NULL, profiled, -1, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -566,19 +588,21 @@ typedef CUresult (*launch_attr_fn)(int *, CUfunction_attribute, CUfunction);
  * nested in a runtime launch overwrites what the runtime call gave, and
  * knows the function, so registers and static and local memory too).
  */
-static void launch_config(struct coll_kernel *k, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
-			  const CUpti_CallbackData *cb)
+/* The launch call's function, stream, grid, block and dynamic shared
+ * memory from its parameters; 0 when the call is one of the launches
+ * known here. */
+static int launch_params(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
+			 const CUpti_CallbackData *cb, CUfunction *fp, CUstream *stp, unsigned g[3],
+			 unsigned b[3], unsigned *smemp, int *per_threadp)
 {
-	static launch_attr_fn attr;
-	static int attr_looked;
 	const void *p = cb->functionParams;
 	CUfunction f = NULL;
 	CUstream st = NULL;
-	unsigned g[3], b[3], smem = 0;
+	unsigned smem = 0;
 	int per_thread = 0;
 
 	if (!p)
-		return;
+		return -1;
 	if (dom == CUPTI_CB_DOMAIN_DRIVER_API) {
 		switch (cbid) {
 		case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
@@ -602,7 +626,7 @@ static void launch_config(struct coll_kernel *k, CUpti_CallbackDomain dom, CUpti
 		case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx: {
 			const cuLaunchKernelEx_params *q = p;
 			if (!q->config)
-				return;
+				return -1;
 			f = q->f;
 			g[0] = q->config->gridDimX, g[1] = q->config->gridDimY, g[2] = q->config->gridDimZ;
 			b[0] = q->config->blockDimX, b[1] = q->config->blockDimY, b[2] = q->config->blockDimZ;
@@ -611,7 +635,7 @@ static void launch_config(struct coll_kernel *k, CUpti_CallbackDomain dom, CUpti
 			break;
 		}
 		default:
-			return;
+			return -1;
 		}
 	} else {
 		switch (cbid) {
@@ -634,7 +658,7 @@ static void launch_config(struct coll_kernel *k, CUpti_CallbackDomain dom, CUpti
 		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060: {
 			const cudaLaunchKernelExC_v11060_params *q = p;
 			if (!q->config)
-				return;
+				return -1;
 			g[0] = q->config->gridDim.x, g[1] = q->config->gridDim.y, g[2] = q->config->gridDim.z;
 			b[0] = q->config->blockDim.x, b[1] = q->config->blockDim.y, b[2] = q->config->blockDim.z;
 			smem = (unsigned)q->config->dynamicSmemBytes;
@@ -642,9 +666,40 @@ static void launch_config(struct coll_kernel *k, CUpti_CallbackDomain dom, CUpti
 			break;
 		}
 		default:
-			return;
+			return -1;
 		}
 	}
+	*fp = f;
+	*stp = st;
+	*smemp = smem;
+	*per_threadp = per_thread;
+	return 0;
+}
+
+static CUstream launch_stream(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	CUfunction f;
+	CUstream st = NULL;
+	unsigned g[3], b[3], smem;
+	int per_thread = 0;
+
+	if (launch_params(dom, cbid, cb, &f, &st, g, b, &smem, &per_thread) != 0)
+		return NULL;
+	return !st && per_thread ? CU_STREAM_PER_THREAD : st;
+}
+
+static void launch_config(struct coll_kernel *k, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
+			  const CUpti_CallbackData *cb)
+{
+	static launch_attr_fn attr;
+	static int attr_looked;
+	CUfunction f = NULL;
+	CUstream st = NULL;
+	unsigned g[3], b[3], smem = 0;
+	int per_thread = 0;
+
+	if (launch_params(dom, cbid, cb, &f, &st, g, b, &smem, &per_thread) != 0)
+		return;
 	for (int i = 0; i < 3; i++) {
 		k->grid[i] = (int32_t)g[i];
 		k->block[i] = (int32_t)b[i];
@@ -688,7 +743,8 @@ static struct coll_kernel *launch_new_kernel(const CUpti_CallbackData *cb)
 
 static int launch_in_session(void)
 {
-	return launch_dec == PROF_SESSION || launch_dec == PROF_SESSION_OTHER;
+	return launch_dec == PROF_SESSION || launch_dec == PROF_SESSION_OTHER ||
+	       launch_dec == PROF_STEP_LATER;
 }
 
 /* Metrics mode, at the first enter of this launch that knows its context
@@ -701,7 +757,7 @@ static void launch_try_profile(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
 
 	launch_pending = 0;
 	if (launch_graph) {
-		launch_dec = profiler_launch_enter(cb->context, NULL, -1, 1);
+		launch_dec = profiler_launch_enter(cb->context, NULL, -1, 1, NULL);
 		if (launch_dec != PROF_NO)
 			launch_prof_depth = launch_depth;
 		return;
@@ -713,7 +769,8 @@ static void launch_try_profile(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
 	s->from_main = launch_from_main;
 	s->name = cb->symbolName ? strdup(cb->symbolName) : NULL;
 	pthread_mutex_unlock(&sel_mu);
-	launch_dec = profiler_launch_enter(cb->context, cb->symbolName, launch_ord, 0);
+	launch_dec = profiler_launch_enter(cb->context, cb->symbolName, launch_ord, 0,
+					   launch_stream(dom, cbid, cb));
 	if (launch_dec != PROF_NO)
 		launch_prof_depth = launch_depth;
 	pthread_mutex_lock(&sel_mu);
@@ -743,8 +800,8 @@ void launch_on_callback(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
 {
 	int kind = launch_kind(dom, cbid);
 
-	if (!cb)
-		return;
+	if (!cb || flush_busy())
+		return; /* the collector's own cache flush is no launch of the program */
 	if (!kind) {
 		if (coll_cfg.mode == COLL_METRICS && cb->callbackSite == CUPTI_API_ENTER &&
 		    launch_is_teardown(dom, cbid)) {

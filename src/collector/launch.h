@@ -23,6 +23,9 @@ void launch_on_kernel(const struct coll_kernel *k);
 /* The profiler's values for a profiled launch: one per coll_cfg.metrics,
  * NaN for a value it could not give; NULL when profiling the launch failed. */
 void launch_set_values(int64_t ordinal, const double *values);
+/* Step replay: the launch's values came from the passes of steps step ..
+ * step + passes - 1 (before launch_set_values). */
+void launch_set_steps(int64_t ordinal, int64_t step, int passes);
 /* Metrics mode: is some stream of the process being captured now? */
 int launch_capture_active(void);
 /* Write what is still waiting (at exit, after the last flush). */

@@ -24,6 +24,9 @@
 
 #include <generated_nvtx_meta.h>
 
+#include "coll.h"
+#include "profiler.h"
+
 #define NVTX_DEPTH 64         /* deeper ranges are counted, not named */
 #define NVTX_INTERN_MAX 65536 /* distinct paths kept; then "(too many NVTX paths)" */
 #define NVTX_NAME_MAX 1024    /* bytes of one range name kept */
@@ -205,6 +208,13 @@ static const char *nvtx_path_of(int i)
 	return nvtx_intern(buf, pl + 1 + nl);
 }
 
+/* Step replay: the frame is a push of the step range (default domain). */
+static int nvtx_is_step(const struct nvtx_frame *f)
+{
+	return coll_cfg.step_replay && coll_cfg.mode == COLL_METRICS && !f->domain && f->name &&
+	       strcmp(f->name, coll_cfg.step_range) == 0;
+}
+
 static void nvtx_push(const void *domain, const char *name, size_t len)
 {
 	if (nvtx_depth >= NVTX_DEPTH) {
@@ -219,6 +229,8 @@ static void nvtx_push(const void *domain, const char *name, size_t len)
 	nvtx_depth++;
 	f->path = nvtx_path_of(nvtx_depth - 1);
 	nvtx_publish();
+	if (nvtx_is_step(f))
+		profiler_step(1); /* step replay: the next step begins */
 }
 
 static void nvtx_pop(const void *domain)
@@ -235,12 +247,15 @@ static void nvtx_pop(const void *domain)
 	}
 	if (i < 0)
 		return; /* a pop without its push: ignore */
+	int step = nvtx_is_step(&nvtx_stack[i]);
 	memmove(&nvtx_stack[i], &nvtx_stack[i + 1],
 		(size_t)(nvtx_depth - i - 1) * sizeof(nvtx_stack[0]));
 	nvtx_depth--;
 	for (; i < nvtx_depth; i++)
 		nvtx_stack[i].path = nvtx_path_of(i);
 	nvtx_publish();
+	if (step)
+		profiler_step(0); /* step replay: the step ends */
 }
 
 /* Wide strings to UTF-8 (best effort; bad code points become U+FFFD). */

@@ -64,6 +64,7 @@
 #include <cupti_target.h>
 
 #include "coll.h"
+#include "flush.h"
 #include "kgate/records_format.h"
 #include "launch.h"
 #include "metrics.h"
@@ -91,6 +92,14 @@
 #define PROF_BATCH_MAX 1024
 #define PROF_SLACK 4
 
+/* What a waiting launch of a session is (pending_sel). */
+enum {
+	PROF_SEL_OTHER = 0, /* left out by the filter; its kernel made a range (auto ranges) */
+	PROF_SEL_RANGE = 1, /* profiled: its range has its values */
+	PROF_SEL_BARE = 2,  /* left out; no range (user ranges): a record, maybe a duration */
+	PROF_SEL_FLUSH = 3, /* the cache flush's kernel (auto ranges): its range is dropped */
+};
+
 struct prof_ctx {
 	CUcontext ctx;
 	int failed;             /* setup failed: never profile this context */
@@ -103,13 +112,22 @@ struct prof_ctx {
 	uint8_t *counter;
 	size_t counter_size;
 	CUpti_RangeProfiler_Object *obj;
-	int64_t *pending;       /* launch ordinal of each range in the image */
-	uint8_t *pending_sel;   /* session: 1 selected by the filter, 0 not */
+	int64_t *pending;       /* launch ordinal of each launch waiting (-1: a flush) */
+	uint8_t *pending_sel;   /* PROF_SEL_*: what each waiting launch is */
 	size_t n_pending;
+	size_t n_ranges;        /* ranges the waiting launches made */
+	CUevent *ev0, *ev1;     /* KGATE_DURATION=events: around each waiting launch */
 	pthread_t owner;        /* the thread that enabled the profiler */
 	int session;            /* one-pass set: one long user-replay session */
 	int open;               /* session: started, not yet stopped */
 	int others;             /* session: launches left out in a row since the last selected one */
+	int step;               /* step replay: pass p of a group collected on its p-th step */
+	char **step_names;      /* step replay: the first pass's launches, by name */
+	size_t step_idx;        /* step replay, a later pass: launches so far */
+	int step_pass;          /* step replay: the pass the open step collects */
+	int64_t step_first;     /* step replay: the group's first step */
+	int step_broken;        /* step replay: a step's launches differ from the first's */
+	char step_why[256];
 };
 
 typedef char *(*prof_demangle_fn)(const char *, char *, size_t *, int *);
@@ -159,8 +177,75 @@ static int prof_batch_set; /* KGATE_PROFILE_BATCH given */
 static int prof_session_ok = 1; /* KGATE_SESSION: 0 keeps kernel replay for one-pass sets */
 static int prof_any_session;    /* some context profiles in a session */
 static int prof_n_open;         /* sessions open now */
+static int64_t prof_step_no = -1; /* step replay: pushes of the step range so far, less 1 */
 
 static void prof_fail_locked(CUptiResult r, const char *what);
+static void prof_give_locked(struct prof_ctx *pc, size_t base);
+static void prof_step_abandon_locked(struct prof_ctx *pc, int push, const char *why);
+
+/*
+ * KGATE_DURATION=events: a session's durations from CUDA events recorded on
+ * the launch's stream around it (a user range's own duration is inflated:
+ * 59 us for a 5 us kernel on an H200; kernel activity records would change
+ * the counts).  The driver's event functions are looked up in the process.
+ */
+typedef CUresult (*prof_evcreate_fn)(CUevent *, unsigned);
+typedef CUresult (*prof_evrecord_fn)(CUevent, CUstream);
+typedef CUresult (*prof_evsync_fn)(CUevent);
+typedef CUresult (*prof_evtime_fn)(float *, CUevent, CUevent);
+static struct {
+	int looked, ok;
+	prof_evcreate_fn create;
+	prof_evrecord_fn record;
+	prof_evsync_fn sync;
+	prof_evtime_fn elapsed;
+} prof_ev;
+static CUstream prof_cur_stream; /* the running launch's stream (under the lock) */
+static int prof_dur_idx = -1;    /* the duration's index in the set */
+
+static int prof_events_lookup(void)
+{
+	if (!prof_ev.looked) {
+		prof_ev.looked = 1;
+		*(void **)&prof_ev.create = dlsym(RTLD_DEFAULT, "cuEventCreate");
+		*(void **)&prof_ev.record = dlsym(RTLD_DEFAULT, "cuEventRecord");
+		*(void **)&prof_ev.sync = dlsym(RTLD_DEFAULT, "cuEventSynchronize");
+		*(void **)&prof_ev.elapsed = dlsym(RTLD_DEFAULT, "cuEventElapsedTime_v2");
+		if (!prof_ev.elapsed)
+			*(void **)&prof_ev.elapsed = dlsym(RTLD_DEFAULT, "cuEventElapsedTime");
+		prof_ev.ok = prof_ev.create && prof_ev.record && prof_ev.sync && prof_ev.elapsed;
+		if (!prof_ev.ok)
+			coll_error("not_supported", -1, "KGATE_DURATION=events: the driver's event "
+				   "functions were not found; durations from the ranges");
+	}
+	return prof_ev.ok ? 0 : -1;
+}
+
+/* Record the i-th waiting launch's event (which: 0 before, 1 after). */
+static void prof_event_record(struct prof_ctx *pc, size_t i, int which)
+{
+	CUevent *ev = which ? pc->ev1 : pc->ev0;
+
+	if (!ev || i >= prof_cap)
+		return;
+	if (!ev[i] && prof_ev.create(&ev[i], CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
+		ev[i] = NULL;
+		return;
+	}
+	/* a failed record makes the elapsed time fail: no duration */
+	(void)prof_ev.record(ev[i], prof_cur_stream);
+}
+
+/* The i-th waiting launch's duration from its events, ns; NAN if none. */
+static double prof_event_ns(struct prof_ctx *pc, size_t i)
+{
+	float ms = 0;
+
+	if (!pc->ev0 || !pc->ev0[i] || !pc->ev1[i] || prof_ev.sync(pc->ev1[i]) != CUDA_SUCCESS ||
+	    prof_ev.elapsed(&ms, pc->ev0[i], pc->ev1[i]) != CUDA_SUCCESS)
+		return NAN;
+	return (double)ms * 1e6;
+}
 
 /* KGATE_DEBUG timings: a monotonic clock in ms, the running range's start. */
 static double prof_t_start, prof_start_ms;
@@ -480,6 +565,20 @@ static void prof_ctx_host_locked(struct prof_ctx *pc)
 	}
 	if (!coll_cfg.app_replay)
 		coll_cfg.passes = 1; /* kernel replay: one run, CUPTI replays each kernel */
+	if (coll_cfg.step_replay && !coll_cfg.app_replay) {
+		/* user replay over the program's steps: pass p on a group's p-th
+		 * step; every kernel of a step makes an auto range */
+		pc->step = 1;
+		coll_cfg.step_passes = passes;
+		coll_cfg.replay_user = 1;
+		coll_cfg.user_range = 0; /* auto ranges: every kernel of a step */
+		coll_cfg.events = 0;
+		if (!prof_batch_set) {
+			prof_batch = PROF_SESSION_BATCH_DEFAULT;
+			prof_cap = prof_batch + PROF_SLACK;
+		}
+		return;
+	}
 	if (passes == 1 && !coll_cfg.app_replay && prof_session_ok)
 		prof_session_setup_locked(pc);
 }
@@ -517,6 +616,20 @@ static int prof_ctx_enable_locked(struct prof_ctx *pc)
 	pc->pending_sel = calloc(prof_cap, 1);
 	if (!pc->counter || !pc->pending || !pc->pending_sel)
 		return -1;
+	if (pc->step && !(pc->step_names = calloc(prof_cap, sizeof(char *))))
+		return -1;
+	for (size_t j = 0; j < coll_cfg.n_metrics; j++)
+		if (strcmp(coll_cfg.metrics[j], KG_M_DURATION) == 0)
+			prof_dur_idx = (int)j;
+	if (pc->session && coll_cfg.events && prof_events_lookup() == 0) {
+		pc->ev0 = calloc(prof_cap, sizeof(CUevent));
+		pc->ev1 = calloc(prof_cap, sizeof(CUevent));
+		if (!pc->ev0 || !pc->ev1)
+			return -1;
+	}
+	/* the flush kernel and its buffer, before any session starts */
+	if (coll_cfg.cache_all)
+		(void)flush_prepare(pc->ctx);
 	return 0;
 }
 
@@ -539,8 +652,8 @@ static int prof_reset_locked(struct prof_ctx *pc)
 	sc.pConfig = pc->config;
 	sc.counterDataImageSize = pc->counter_size;
 	sc.pCounterDataImage = pc->counter;
-	sc.range = CUPTI_AutoRange;
-	sc.replayMode = pc->session ? CUPTI_UserReplay : CUPTI_KernelReplay;
+	sc.range = pc->session && coll_cfg.user_range ? CUPTI_UserRange : CUPTI_AutoRange;
+	sc.replayMode = pc->session || pc->step ? CUPTI_UserReplay : CUPTI_KernelReplay;
 	sc.maxRangesPerPass = prof_cap;
 	sc.numNestingLevels = 1;
 	sc.minNestingLevel = 1;
@@ -552,6 +665,7 @@ static int prof_reset_locked(struct prof_ctx *pc)
 		return -1;
 	}
 	pc->n_pending = 0;
+	pc->n_ranges = 0;
 	return 0;
 }
 
@@ -607,6 +721,7 @@ static void prof_ctx_release_locked(struct prof_ctx *pc)
 	for (size_t i = 0; pc->pending && i < pc->n_pending; i++)
 		launch_set_values(pc->pending[i], NULL);
 	pc->n_pending = 0;
+	pc->n_ranges = 0;
 	if (pc->open) {
 		/* best effort: the profiler failed or the context goes */
 		CUpti_RangeProfiler_Stop_Params sp = { .structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE };
@@ -625,6 +740,13 @@ static void prof_ctx_release_locked(struct prof_ctx *pc)
 	free(pc->counter);
 	free(pc->pending);
 	free(pc->pending_sel);
+	free(pc->ev0);
+	free(pc->ev1);
+	pc->ev0 = pc->ev1 = NULL;
+	for (size_t i = 0; pc->step_names && i < prof_cap; i++)
+		free(pc->step_names[i]);
+	free(pc->step_names);
+	pc->step_names = NULL;
 	pc->host = NULL;
 	pc->avail = pc->config = pc->counter = NULL;
 	pc->pending = NULL;
@@ -674,6 +796,13 @@ static void prof_decode_locked(struct prof_ctx *pc, int push)
 
 	if (prof_off || !pc->enabled || pc->failed || (!pc->n_pending && !pc->open))
 		return;
+	if (pc->step == 1) {
+		/* a capture, a graph launch, a teardown or the exit in the middle
+		 * of a group: its passes cannot be completed */
+		prof_step_abandon_locked(pc, push, "the program ended, or captured a stream, launched "
+					 "a graph or destroyed its context");
+		return;
+	}
 	if (push) {
 		prof_ctx_fn push_fn = (prof_ctx_fn)dlsym(RTLD_DEFAULT, "cuCtxPushCurrent_v2");
 		if (push_fn && push_fn(pc->ctx) == CUDA_SUCCESS)
@@ -697,7 +826,7 @@ static void prof_decode_locked(struct prof_ctx *pc, int push)
 	CUpti_RangeProfiler_DecodeData_Params dd = { .structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE };
 	dd.pRangeProfilerObject = pc->obj;
 	double td = prof_ms();
-	if (r == CUPTI_SUCCESS && pc->n_pending) {
+	if (r == CUPTI_SUCCESS && pc->n_ranges) {
 		what = "cuptiRangeProfilerDecodeData";
 		r = cuptiRangeProfilerDecodeData(&dd);
 	}
@@ -715,6 +844,11 @@ static void prof_decode_locked(struct prof_ctx *pc, int push)
 		prof_reset_locked(pc);
 		return;
 	}
+	if (!pc->n_ranges) {
+		/* only launches without ranges (user ranges, left out) */
+		prof_give_locked(pc, 0);
+		return;
+	}
 	if (!all_submitted && prof_errs_launch++ < PROF_ERR_MAX)
 		coll_error("range_mismatch", -1,
 			   "the profiler's session ended with passes not submitted; values may be "
@@ -727,13 +861,13 @@ static void prof_decode_locked(struct prof_ctx *pc, int push)
 		return;
 	}
 	size_t n = pc->n_pending, base;
-	COLL_DEBUG("decode: %zu launches waiting, %zu ranges, %zu dropped; %.3f ms", n,
-		   (size_t)gi.numTotalRanges, (size_t)dd.numOfRangeDropped, td);
-	if (gi.numTotalRanges == n && !dd.numOfRangeDropped) {
+	COLL_DEBUG("decode: %zu launches waiting, %zu ranges expected, %zu made, %zu dropped; %.3f ms",
+		   n, pc->n_ranges, (size_t)gi.numTotalRanges, (size_t)dd.numOfRangeDropped, td);
+	if (gi.numTotalRanges == pc->n_ranges && !dd.numOfRangeDropped) {
 		base = 0;
-	} else if (n == 1 && gi.numTotalRanges >= 1) {
+	} else if (n == 1 && pc->n_ranges == 1 && gi.numTotalRanges >= 1) {
 		base = gi.numTotalRanges - 1; /* one launch: its range is the last */
-	} else if (n == 1 && gi.numTotalRanges == 0) {
+	} else if (n == 1 && pc->n_ranges == 1 && gi.numTotalRanges == 0) {
 		/* this launch made no range (seen for launches off the thread
 		 * that enabled the profiler): it alone goes without values */
 		if (prof_errs_launch++ < PROF_ERR_MAX)
@@ -758,15 +892,35 @@ static void prof_decode_locked(struct prof_ctx *pc, int push)
 		prof_reset_locked(pc);
 		return;
 	}
+	prof_give_locked(pc, base);
+}
+
+/* Evaluate the ranges of the decoded image (the first at base) and give each
+ * waiting launch its values, in order; then a fresh image. */
+static void prof_give_locked(struct prof_ctx *pc, size_t base)
+{
+	size_t n = pc->n_pending, range = base;
+	CUptiResult r;
 	double tev = prof_ms();
 	for (size_t i = 0; i < n; i++) {
+		uint8_t sel = pc->session || pc->step ? pc->pending_sel[i] : PROF_SEL_RANGE;
 		for (size_t j = 0; j < coll_cfg.n_metrics; j++)
 			prof_values[j] = NAN;
+		if (sel == PROF_SEL_FLUSH) {
+			range++; /* the flush kernel's range: no launch of the program */
+			continue;
+		}
+		if (sel == PROF_SEL_BARE) {
+			if (coll_cfg.events && prof_dur_idx >= 0)
+				prof_values[prof_dur_idx] = prof_event_ns(pc, i);
+			launch_set_values(pc->pending[i], prof_values);
+			continue;
+		}
 		CUpti_Profiler_Host_EvaluateToGpuValues_Params ev = { .structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE };
 		ev.pHostObject = pc->host;
 		ev.pCounterDataImage = pc->counter;
 		ev.counterDataImageSize = pc->counter_size;
-		ev.rangeIndex = base + i;
+		ev.rangeIndex = range++;
 		ev.ppMetricNames = (const char **)coll_cfg.metrics;
 		ev.numMetrics = coll_cfg.n_metrics;
 		ev.pMetricValues = prof_values;
@@ -778,6 +932,8 @@ static void prof_decode_locked(struct prof_ctx *pc, int push)
 					   "this launch has no metric values");
 			launch_set_values(pc->pending[i], NULL);
 		} else {
+			if (pc->session && coll_cfg.events && prof_dur_idx >= 0)
+				prof_values[prof_dur_idx] = prof_event_ns(pc, i);
 			launch_set_values(pc->pending[i], prof_values);
 		}
 	}
@@ -786,6 +942,239 @@ static void prof_decode_locked(struct prof_ctx *pc, int push)
 	prof_reset_locked(pc);
 	COLL_DEBUG("evaluate: %zu ranges, %.3f ms; new counter data image and config: %.3f ms", n,
 		   tre - tev, prof_ms() - tre);
+}
+
+/* ------------------------------------------------------------------ */
+/* Step replay                                                         */
+
+/*
+ * KGATE_REPLAY=step: the program repeats identical steps, each begun by a
+ * push of the NVTX range KGATE_STEP_RANGE (default "step") and ended by its
+ * pop (or the next push).  A set of P passes is collected with user replay
+ * over P consecutive steps, a group: the Range Profiler is started at the
+ * step's push and stopped at its pop, and every kernel launched in the
+ * context meanwhile makes an auto range; CUPTI collects pass p on the
+ * group's p-th step and joins the passes by range index, which is the
+ * launch's ordinal within the step, as application replay joins processes.
+ * The first pass's launches get the values (and say which steps gave them:
+ * "step" and "step_passes"); the launches of later passes are recorded
+ * without values.  A step whose launches differ from the first step's (in
+ * number or names) breaks the group: a step_mismatch error record, no
+ * values, and a new group begins at the next step.  Kernel activity is off
+ * during the steps of a group (records from the launch callbacks, as in a
+ * session) and on between them.
+ */
+
+static CUcontext prof_ctx_push(CUcontext ctx)
+{
+	prof_ctx_fn push_fn = (prof_ctx_fn)dlsym(RTLD_DEFAULT, "cuCtxPushCurrent_v2");
+	return push_fn && push_fn(ctx) == CUDA_SUCCESS ? ctx : NULL;
+}
+
+static void prof_ctx_pop(CUcontext pushed)
+{
+	CUcontext popped = NULL;
+	prof_pop_fn pop_fn = (prof_pop_fn)dlsym(RTLD_DEFAULT, "cuCtxPopCurrent_v2");
+	if (pushed && pop_fn)
+		pop_fn(&popped);
+}
+
+static void prof_step_clear_locked(struct prof_ctx *pc)
+{
+	for (size_t i = 0; pc->step_names && i < prof_cap; i++) {
+		free(pc->step_names[i]);
+		pc->step_names[i] = NULL;
+	}
+	pc->step_pass = 0;
+	pc->step_idx = 0;
+	pc->step_broken = 0;
+	pc->step_why[0] = '\0';
+}
+
+/* The group ends without values (the launches waiting get none). */
+static void prof_step_drop_locked(struct prof_ctx *pc, const char *code, const char *why)
+{
+	if (pc->n_pending && prof_errs_launch++ < PROF_ERR_MAX)
+		coll_error(code, -1, "step replay: the group of steps from step %lld (%zu ranges a "
+			   "step, %d of %d passes collected) has no values: %s",
+			   (long long)pc->step_first, pc->n_pending, pc->step_pass, coll_cfg.step_passes,
+			   why);
+	for (size_t i = 0; pc->pending && i < pc->n_pending; i++)
+		if (pc->pending[i] >= 0)
+			launch_set_values(pc->pending[i], NULL);
+	pc->n_pending = 0;
+	prof_step_clear_locked(pc);
+	prof_reset_locked(pc);
+}
+
+static void prof_step_stop_locked(struct prof_ctx *pc, int push, int *all)
+{
+	CUcontext pushed = push ? prof_ctx_push(pc->ctx) : NULL;
+	CUpti_RangeProfiler_Stop_Params sp = { .structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE };
+	sp.pRangeProfilerObject = pc->obj;
+	CUptiResult r = cuptiRangeProfilerStop(&sp);
+	prof_ctx_pop(pushed);
+	prof_session_closed_locked(pc);
+	*all = sp.isAllPassSubmitted;
+	if (r != CUPTI_SUCCESS)
+		prof_fail_locked(r, "cuptiRangeProfilerStop");
+}
+
+static void prof_step_abandon_locked(struct prof_ctx *pc, int push, const char *why)
+{
+	int all = 0;
+
+	if (pc->open)
+		prof_step_stop_locked(pc, push, &all);
+	if (!prof_off)
+		prof_step_drop_locked(pc, "step_incomplete", why);
+}
+
+/* The step ends: its pass is stopped; after the group's last, the values. */
+static void prof_step_end_locked(struct prof_ctx *pc)
+{
+	int all = 0;
+
+	prof_step_stop_locked(pc, 1, &all);
+	if (prof_off)
+		return;
+	if (pc->step_pass > 0 && !pc->step_broken && pc->step_idx != pc->n_pending) {
+		pc->step_broken = 1;
+		snprintf(pc->step_why, sizeof(pc->step_why),
+			 "step %lld made %zu launches, the group's first step %zu",
+			 (long long)(pc->step_first + pc->step_pass), pc->step_idx, pc->n_pending);
+	}
+	COLL_DEBUG("step %lld ends: pass %d of %d, %zu launches, all passes submitted %d%s%s",
+		   (long long)prof_step_no, pc->step_pass + 1, coll_cfg.step_passes,
+		   pc->step_pass ? pc->step_idx : pc->n_pending, all, pc->step_broken ? "; " : "",
+		   pc->step_why);
+	pc->step_pass++;
+	if (pc->step_broken) {
+		prof_step_drop_locked(pc, "step_mismatch", pc->step_why);
+		return;
+	}
+	if (!all)
+		return; /* the next step collects the next pass */
+	/* every pass collected: decode as a session's batch */
+	for (size_t i = 0; pc->pending && i < pc->n_pending; i++)
+		if (pc->pending[i] >= 0)
+			launch_set_steps(pc->pending[i], pc->step_first, pc->step_pass);
+	pc->step = 2; /* prof_decode_locked: decode, not abandon */
+	prof_decode_locked(pc, 1);
+	pc->step = 1;
+	prof_step_clear_locked(pc);
+}
+
+void profiler_step(int begin)
+{
+	if (coll_cfg.mode != COLL_METRICS || !coll_cfg.step_replay)
+		return;
+	prof_lock();
+	if (begin)
+		prof_step_no++;
+	struct prof_ctx *pc = NULL;
+	for (size_t i = 0; i < prof_n_ctx; i++)
+		if (prof_ctxs[i].step && prof_ctxs[i].enabled && !prof_ctxs[i].failed)
+			pc = &prof_ctxs[i];
+	if (prof_off || !pc || launch_capture_active()) {
+		prof_unlock();
+		return; /* before the first launch, steps are not profiled */
+	}
+	if (pc->open)
+		prof_step_end_locked(pc); /* the pop, or a push without it */
+	if (begin && !prof_off && !pc->failed) {
+		if (pc->step_pass == 0)
+			pc->step_first = prof_step_no;
+		CUcontext pushed = prof_ctx_push(pc->ctx);
+		CUpti_RangeProfiler_Start_Params st = { .structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE };
+		st.pRangeProfilerObject = pc->obj;
+		CUptiResult r = cuptiRangeProfilerStart(&st);
+		prof_ctx_pop(pushed);
+		if (r != CUPTI_SUCCESS) {
+			prof_fail_locked(r, "cuptiRangeProfilerStart");
+		} else {
+			prof_session_opened_locked(pc);
+			pc->step_idx = 0;
+			COLL_DEBUG("step %lld begins: pass %d of %d", (long long)prof_step_no,
+				   pc->step_pass + 1, coll_cfg.step_passes);
+		}
+	}
+	prof_unlock();
+}
+
+/* A launch under step replay (the lock held; it is released unless a range
+ * is made). */
+static int prof_step_launch_locked(CUcontext ctx, const char *symbol, int64_t ordinal,
+				   CUstream stream)
+{
+	struct prof_ctx *pc = prof_find_locked(ctx, 1);
+
+	if (!pc || pc->failed || !pc->step)
+		goto no;
+	if (!pc->enabled) {
+		/* on the launching thread, before the next step begins */
+		if (prof_ctx_enable_locked(pc) != 0) {
+			pc->enabled = pc->obj != NULL;
+			prof_ctx_release_locked(pc);
+			goto no;
+		}
+		pc->enabled = 1;
+		if (prof_reset_locked(pc) != 0)
+			goto no;
+		COLL_DEBUG("profiler enabled (step replay of %d passes)", coll_cfg.step_passes);
+	}
+	if (!pc->open)
+		goto no; /* between steps: traced */
+	int sel = prof_matches(symbol);
+	prof_active = pc;
+	if (pc->step_pass > 0) {
+		/* the flush before a selected launch has its place too */
+		if (sel && coll_cfg.cache_all && !pc->step_broken) {
+			size_t f = pc->step_idx++;
+			if (f < pc->n_pending && pc->step_names[f] &&
+			    strcmp(pc->step_names[f], FLUSH_KERNEL) == 0) {
+				(void)flush_run(pc->ctx, stream, 0);
+			} else {
+				pc->step_broken = 1;
+				snprintf(pc->step_why, sizeof(pc->step_why),
+					 "launch %zu of step %lld has no cache flush before it in the "
+					 "group's first step", f, (long long)prof_step_no);
+			}
+		}
+		/* the same launch as the first pass's at this index? */
+		size_t i = pc->step_idx++;
+		const char *want = i < pc->n_pending ? pc->step_names[i] : NULL;
+		if (!pc->step_broken && (!want || !symbol || strcmp(want, symbol) != 0)) {
+			pc->step_broken = 1;
+			snprintf(pc->step_why, sizeof(pc->step_why),
+				 "launch %zu of step %lld is %.90s, of the group's first step %.90s", i,
+				 (long long)prof_step_no, symbol ? symbol : "(unnamed)",
+				 want ? want : "(none: fewer launches)");
+		}
+		return PROF_STEP_LATER;
+	}
+	if (pc->n_pending + 2 > prof_cap) {
+		if (!pc->step_broken) {
+			pc->step_broken = 1;
+			snprintf(pc->step_why, sizeof(pc->step_why),
+				 "a step makes more than %zu launches (KGATE_PROFILE_BATCH)", prof_batch);
+		}
+		return PROF_STEP_LATER;
+	}
+	/* the flush makes a range in every pass, at the same place */
+	if (sel && coll_cfg.cache_all && flush_run(pc->ctx, stream, 0) == 0) {
+		pc->pending[pc->n_pending] = -1;
+		pc->pending_sel[pc->n_pending] = PROF_SEL_FLUSH;
+		pc->step_names[pc->n_pending++] = strdup(FLUSH_KERNEL);
+		pc->n_ranges++;
+	}
+	free(pc->step_names[pc->n_pending]);
+	pc->step_names[pc->n_pending] = symbol ? strdup(symbol) : NULL;
+	(void)ordinal;
+	return sel ? PROF_SESSION : PROF_SESSION_OTHER;
+no:
+	prof_unlock();
+	return PROF_NO;
 }
 
 void profiler_prepare(CUcontext ctx)
@@ -856,11 +1245,37 @@ static int prof_session_start_locked(struct prof_ctx *pc, int64_t ordinal)
 	return 0;
 }
 
-int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, int graph)
+/* A user range around the launch (KGATE_RANGE=user); 0 ok. */
+static int prof_push_locked(struct prof_ctx *pc, int64_t ordinal)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "%lld", (long long)ordinal);
+	CUpti_RangeProfiler_PushRange_Params pr = { .structSize = CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE };
+	pr.pRangeProfilerObject = pc->obj;
+	pr.pRangeName = name;
+	CUptiResult r = cuptiRangeProfilerPushRange(&pr);
+	if (r != CUPTI_SUCCESS) {
+		prof_fail_locked(r, "cuptiRangeProfilerPushRange");
+		return -1;
+	}
+	return 0;
+}
+
+/* A session's waiting launches and ranges are full: the session ends. */
+static int prof_session_full(const struct prof_ctx *pc)
+{
+	/* room for a flush's range and the launch's */
+	return pc->n_ranges >= prof_batch || pc->n_pending + 2 > prof_cap;
+}
+
+int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, int graph,
+			  CUstream stream)
 {
 	if (coll_cfg.mode != COLL_METRICS || !ctx)
 		return PROF_NO;
 	prof_lock();
+	prof_cur_stream = stream;
 	/* A capture may have begun since the launch looked (its begin marks
 	 * it, then waits for this lock): no profiler call during a capture. */
 	if (prof_off || launch_capture_active()) {
@@ -871,13 +1286,15 @@ int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, in
 	if (graph) {
 		/* A graph's kernels are not profiled: an open session ends before
 		 * the graph launch, and none starts until its call returns. */
-		if (!prof_any_session)
+		if (!prof_any_session && !coll_cfg.step_replay)
 			goto no;
 		for (size_t i = 0; i < prof_n_ctx; i++)
 			if (prof_ctxs[i].open)
 				prof_decode_locked(&prof_ctxs[i], 0);
 		return PROF_HELD;
 	}
+	if (coll_cfg.step_replay)
+		return prof_step_launch_locked(ctx, symbol, ordinal, stream);
 	int sel = prof_matches(symbol);
 	if (sel) {
 		long m = prof_matched++;
@@ -889,15 +1306,19 @@ int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, in
 		/* In an open session every kernel of the context makes a range:
 		 * this one's range gives its duration; it has no counters. */
 		if (pc && pc->open && !pc->failed) {
-			if (pc->n_pending >= prof_batch || pc->others >= PROF_OTHERS_MAX) {
+			/* with user ranges it makes no range: it costs nothing, and
+			 * the session stays open */
+			int many = !coll_cfg.user_range && pc->others >= PROF_OTHERS_MAX;
+			if (prof_session_full(pc) || many) {
 				COLL_DEBUG("launch %lld: the session stops (%s)", (long long)ordinal,
-					   pc->others >= PROF_OTHERS_MAX ? "launches left out in a row"
-									 : "a full batch");
+					   many ? "launches left out in a row" : "a full batch");
 				prof_decode_locked(pc, 0);
 			}
 			if (pc->open) {
 				pc->others++;
 				prof_active = pc;
+				if (coll_cfg.events)
+					prof_event_record(pc, pc->n_pending, 0);
 				return PROF_SESSION_OTHER;
 			}
 		}
@@ -928,12 +1349,25 @@ int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, in
 			   pc->session ? "user replay session" : "kernel replay", prof_ms() - te);
 	}
 	if (pc->session) {
-		if (pc->n_pending >= prof_batch)
+		if (prof_session_full(pc))
 			prof_decode_locked(pc, 0); /* a full batch: the session ends */
 		if (prof_off || pc->failed)
 			goto no;
 		if (!pc->open && prof_session_start_locked(pc, ordinal) != 0)
 			goto no;
+		/* Cache control: with auto ranges the flush kernel makes a range
+		 * of its own (dropped); with user ranges it runs, and is waited
+		 * for, before the range is pushed, so it is not counted. */
+		if (coll_cfg.cache_all && flush_run(pc->ctx, stream, coll_cfg.user_range) == 0 &&
+		    !coll_cfg.user_range) {
+			pc->pending[pc->n_pending] = -1;
+			pc->pending_sel[pc->n_pending++] = PROF_SEL_FLUSH;
+			pc->n_ranges++;
+		}
+		if (coll_cfg.user_range && prof_push_locked(pc, ordinal) != 0)
+			goto no;
+		if (coll_cfg.events)
+			prof_event_record(pc, pc->n_pending, 0);
 		pc->others = 0;
 		prof_active = pc;
 		prof_t_start = prof_ms();
@@ -944,6 +1378,9 @@ int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, in
 		prof_decode_locked(pc, 0); /* a full batch, or another thread's turn */
 	if (prof_off || pc->failed)
 		goto no;
+	/* cache control: the flush runs, and is waited for, before the range */
+	if (coll_cfg.cache_all)
+		(void)flush_run(pc->ctx, stream, 1);
 	CUpti_RangeProfiler_Start_Params st = { .structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE };
 	st.pRangeProfilerObject = pc->obj;
 	double t0 = prof_ms();
@@ -975,7 +1412,31 @@ void profiler_launch_exit(CUcontext ctx, int64_t ordinal, int decision, int fail
 		prof_unlock();
 		return;
 	}
+	if (decision == PROF_STEP_LATER) {
+		/* its range is the first pass's launch's: no values of its own */
+		prof_unlock();
+		launch_set_values(ordinal, NULL);
+		return;
+	}
 	if (decision == PROF_SESSION || decision == PROF_SESSION_OTHER) {
+		int ranged = !coll_cfg.user_range || decision == PROF_SESSION;
+		if (pc && !prof_off && !pc->failed && pc->open && coll_cfg.events)
+			prof_event_record(pc, pc->n_pending, 1);
+		if (pc && !prof_off && !pc->failed && pc->open && coll_cfg.user_range &&
+		    decision == PROF_SESSION) {
+			CUpti_RangeProfiler_PopRange_Params pp = { .structSize = CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE };
+			pp.pRangeProfilerObject = pc->obj;
+			r = cuptiRangeProfilerPopRange(&pp);
+			if (r != CUPTI_SUCCESS)
+				prof_fail_locked(r, "cuptiRangeProfilerPopRange");
+			/* a failed launch in a user range still makes the range:
+			 * it is dropped with the launch's values */
+			if (r == CUPTI_SUCCESS && failed) {
+				pc->pending[pc->n_pending] = -1;
+				pc->pending_sel[pc->n_pending++] = PROF_SEL_FLUSH;
+				pc->n_ranges++;
+			}
+		}
 		if (!pc || prof_off || pc->failed || !pc->open || failed) {
 			/* a launch that failed made no range */
 			COLL_DEBUG("launch %lld exits: no range (%s)", (long long)ordinal,
@@ -985,14 +1446,17 @@ void profiler_launch_exit(CUcontext ctx, int64_t ordinal, int decision, int fail
 			return;
 		}
 		pc->pending[pc->n_pending] = ordinal;
-		pc->pending_sel[pc->n_pending++] = decision == PROF_SESSION;
+		pc->pending_sel[pc->n_pending++] = decision == PROF_SESSION ? PROF_SEL_RANGE
+					       : ranged ? PROF_SEL_OTHER : PROF_SEL_BARE;
+		if (ranged)
+			pc->n_ranges++;
 		COLL_DEBUG("launch %lld: in the session (%s), launch call %.3f ms, %zu ranges waiting",
 			   (long long)ordinal, decision == PROF_SESSION ? "profiled" : "filtered out",
 			   prof_ms() - prof_t_start, pc->n_pending);
 		/* a full batch, or the last launch the filter can select: the
 		 * session ends, so that later launches cost nothing */
-		if (pc->n_pending >= prof_batch ||
-		    (decision == PROF_SESSION && prof_selection_over_locked()))
+		if (!pc->step && (prof_session_full(pc) ||
+				  (decision == PROF_SESSION && prof_selection_over_locked())))
 			prof_decode_locked(pc, 0);
 		prof_unlock();
 		return;
@@ -1017,6 +1481,7 @@ void profiler_launch_exit(CUcontext ctx, int64_t ordinal, int decision, int fail
 		return;
 	}
 	pc->pending[pc->n_pending++] = ordinal;
+	pc->n_ranges++;
 	if (pc->n_pending >= prof_batch || prof_active_foreign)
 		prof_decode_locked(pc, 0);
 	prof_unlock();

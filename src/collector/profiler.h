@@ -39,12 +39,18 @@ enum {
 	PROF_SESSION_OTHER, /* not selected, but in an open session its kernel
 			       makes a range: duration only; no activity record */
 	PROF_HELD,          /* not profiled; no session starts until its exit */
+	PROF_STEP_LATER,    /* step replay, a later pass: its range belongs to the
+			       first pass's launch; no values, no activity record */
 };
-/* Launch enter (graph: a graph launch, never profiled). */
-int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, int graph);
+/* Launch enter (graph: a graph launch, never profiled; stream: the launch's,
+ * for the cache flush and the duration's events). */
+int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, int graph,
+			  CUstream stream);
 /* failed: the launch call returned an error (it made no range). */
 void profiler_launch_exit(CUcontext ctx, int64_t ordinal, int decision, int failed);
 void profiler_finish(void);
+/* Step replay: the step range was pushed (begin 1) or popped (0). */
+void profiler_step(int begin);
 /* 0 once profiling is off for the whole process (bad metric set, ...). */
 int profiler_usable(void);
 

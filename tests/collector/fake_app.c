@@ -4,7 +4,11 @@
  * threads, runtime and nested driver launches, a graph launch, then kernel
  * activity records delivered at exit (tests/e2e/collector.t).
  *
- *   fake_app COLLECTOR [nvtx-first | autograd | many | only-init]
+ *   fake_app COLLECTOR [nvtx-first | autograd | many | steps | only-init]
+ *
+ * steps: FAKE_STEPS steps (default 5), each a push of "step" around two
+ * launches; FAKE_STEP_ODD=k: step k launches another kernel in the second
+ * place.
  */
 #include <cupti.h>
 #include <dlfcn.h>
@@ -122,6 +126,29 @@ int main(int argc, char **argv)
 		pthread_join(t, NULL);
 		kernel("_Z8backwardv", 80, 1000, 2000, 1, 32);
 		kernel("_Z8backwardv", 90, 3000, 4000, 1, 32);
+		return 0;
+	}
+	if (argc > 2 && !strcmp(argv[2], "steps")) {
+		int steps = getenv("FAKE_STEPS") ? atoi(getenv("FAKE_STEPS")) : 5;
+		int odd = getenv("FAKE_STEP_ODD") ? atoi(getenv("FAKE_STEP_ODD")) : -1;
+		uint32_t corr = 1000;
+		launch(10, "_Z4initv");
+		for (int s = 0; s < steps && s < 12; s++) {
+			push("step");
+			launch(corr, "_Z5saxpyifPKfPf");
+			push("inner");
+			launch(corr + 2, s == odd ? "_Z3oddv" : "_Z7stridediPKfPfi");
+			pop();
+			pop();
+			corr += 4;
+		}
+		launch(20, "_Z4tailiPf");
+		kernel("_Z4initv", 10, 100, 200, 1, 32);
+		for (uint32_t k = 1000; k < corr; k += 4) {
+			kernel("_Z5saxpyifPKfPf", k, 1000 + k, 1100 + k, 4, 256);
+			kernel("_Z7stridediPKfPfi", k + 2, 1200 + k, 1300 + k, 2, 128);
+		}
+		kernel("_Z4tailiPf", 20, 90000, 90100, 1, 32);
 		return 0;
 	}
 	if (argc > 2 && !strcmp(argv[2], "many")) {

@@ -5,7 +5,12 @@
  * (fake_app.c) makes CUPTI's callbacks and activity records happen through
  * fake_callback() and fake_kernel().  FAKE_* variables in the environment
  * select failures: FAKE_BUSY, FAKE_NOPRIV, FAKE_NOPROF, FAKE_NOHOST,
- * FAKE_HWBUSY, FAKE_EARLY, FAKE_DROPPED=N.
+ * FAKE_HWBUSY, FAKE_EARLY, FAKE_DROPPED=N, FAKE_NOMODULE.
+ *
+ * It also stands in for the few driver functions the collector looks up in
+ * the process for metrics mode's cache flush and CUDA events (a flush
+ * kernel's launch fires the launch callbacks as the driver's would; each
+ * launch of the program advances a clock that the events read).
  */
 #include <cupti.h>
 #include <cupti_profiler_host.h>
@@ -25,6 +30,16 @@ static size_t nqueue;
  * stop; user replay: one per kernel launched while started), the first
  * range of the counter data image, a session started, user replay set. */
 static int ranges, img_base, started, user_replay;
+/* User ranges (CUPTI_UserRange): ranges are made by PushRange/PopRange
+ * only; depth is the pushed ranges now open. */
+static int user_range, depth;
+/* User replay of a set of npasses passes: the pass being collected (the
+ * ranges are made in the first; later passes repeat them). */
+static int npasses = 1, pass_idx;
+/* The driver: flush kernels launched (while a user range was open), the
+ * GPU's clock in units of 1/1024 ms (each kernel of the program takes one). */
+static int flushes, flushes_in_range;
+static long gpu_clock;
 /* Kernel activity off (cuptiActivityDisable); the correlation ids of the
  * launches made while it was off, whose kernels get no activity record. */
 static int act_off;
@@ -44,8 +59,9 @@ int fake_callback(CUpti_CallbackDomain d, CUpti_CallbackId id, const void *data)
 	 * user-replay session, and no activity record while activity is off */
 	if (d == CUPTI_CB_DOMAIN_DRIVER_API && id == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel &&
 	    c->callbackSite == CUPTI_API_ENTER) {
-		if (started && user_replay)
+		if (started && user_replay && !user_range && pass_idx == 0)
 			ranges++;
+		gpu_clock++;
 		if (act_off && nsilent + 2 <= 64) {
 			silent[nsilent++] = c->correlationId;
 			silent[nsilent++] = rt_corr;
@@ -197,7 +213,11 @@ CUptiResult CUPTIAPI cuptiRangeProfilerSetConfig(CUpti_RangeProfiler_SetConfig_P
 	if (started) /* as CUPTI: not while a session runs */
 		return CUPTI_ERROR_INVALID_OPERATION;
 	user_replay = p->replayMode == CUPTI_UserReplay;
-	printf("fake-cupti: set config, %s replay\n", user_replay ? "user" : "kernel");
+	user_range = p->range == CUPTI_UserRange;
+	npasses = p->pConfig && p->configSize && p->pConfig[0] ? 2 : 1;
+	pass_idx = 0;
+	printf("fake-cupti: set config, %s replay, %s ranges\n", user_replay ? "user" : "kernel",
+	       user_range ? "user" : "auto");
 	return CUPTI_SUCCESS;
 }
 CUptiResult CUPTIAPI cuptiRangeProfilerStart(CUpti_RangeProfiler_Start_Params *p)
@@ -214,6 +234,10 @@ CUptiResult CUPTIAPI cuptiRangeProfilerStop(CUpti_RangeProfiler_Stop_Params *p)
 		return CUPTI_ERROR_INVALID_OPERATION;
 	started = 0;
 	p->isAllPassSubmitted = 1;
+	if (user_replay) { /* one pass per start and stop */
+		pass_idx++;
+		p->isAllPassSubmitted = pass_idx >= npasses;
+	}
 	if (!user_replay)
 		ranges++;
 	if (getenv("FAKE_EARLY")) /* the activity record before the values */
@@ -224,9 +248,127 @@ CUptiResult CUPTIAPI cuptiRangeProfilerDecodeData(CUpti_RangeProfiler_DecodeData
 {
 	if (started && user_replay) /* a session is decoded after its stop */
 		return CUPTI_ERROR_INVALID_OPERATION;
+	if (user_replay && pass_idx < npasses) /* and after its last pass */
+		return CUPTI_ERROR_INVALID_OPERATION;
 	p->numOfRangeDropped = 0;
 	return CUPTI_SUCCESS;
 }
 CUptiResult CUPTIAPI cuptiRangeProfilerGetCounterDataInfo(CUpti_RangeProfiler_GetCounterDataInfo_Params *p) { p->numTotalRanges = (size_t)(ranges - img_base); return CUPTI_SUCCESS; }
 #define NS(f, t) CUptiResult CUPTIAPI f(t *p) { (void)p; return CUPTI_ERROR_NOT_SUPPORTED; }
 NS(cuptiProfilerHostGetBaseMetrics, CUpti_Profiler_Host_GetBaseMetrics_Params)
+
+CUptiResult CUPTIAPI cuptiRangeProfilerPushRange(CUpti_RangeProfiler_PushRange_Params *p)
+{
+	if (!started || !user_range || !p->pRangeName)
+		return CUPTI_ERROR_INVALID_OPERATION;
+	depth++;
+	return CUPTI_SUCCESS;
+}
+CUptiResult CUPTIAPI cuptiRangeProfilerPopRange(CUpti_RangeProfiler_PopRange_Params *p)
+{
+	(void)p;
+	if (!started || depth == 0)
+		return CUPTI_ERROR_INVALID_OPERATION;
+	depth--;
+	ranges++;
+	return CUPTI_SUCCESS;
+}
+
+/* ---- the driver functions the collector looks up ---- */
+static int fake_mod, fake_fn;
+CUresult cuCtxGetDevice(CUdevice *d);
+CUresult cuCtxGetDevice(CUdevice *d) { *d = 0; return CUDA_SUCCESS; }
+CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d);
+CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
+{
+	(void)d;
+	*v = a == CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE ? 4 << 20 : 2;
+	return CUDA_SUCCESS;
+}
+CUresult cuModuleLoadData(CUmodule *m, const void *image);
+CUresult cuModuleLoadData(CUmodule *m, const void *image)
+{
+	if (getenv("FAKE_NOMODULE") || !strstr(image, ".entry kgate_flush("))
+		return CUDA_ERROR_INVALID_PTX;
+	*m = (CUmodule)&fake_mod;
+	return CUDA_SUCCESS;
+}
+CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name);
+CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
+{
+	if (m != (CUmodule)&fake_mod || strcmp(name, "kgate_flush") != 0)
+		return CUDA_ERROR_NOT_FOUND;
+	*f = (CUfunction)&fake_fn;
+	return CUDA_SUCCESS;
+}
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n);
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
+{
+	*p = n >= (8u << 20) ? 0x10000 : 0; /* twice the L2 asked for */
+	return *p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+CUresult cuStreamSynchronize(CUstream s);
+CUresult cuStreamSynchronize(CUstream s) { (void)s; return CUDA_SUCCESS; }
+/* The flush kernel: the driver's launch callbacks fire for it as for any
+ * launch; in a started session with auto ranges it makes a range. */
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+			unsigned by, unsigned bz, unsigned smem, CUstream st, void **args, void **extra);
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+			unsigned by, unsigned bz, unsigned smem, CUstream st, void **args, void **extra)
+{
+	static uint32_t corr = 90000;
+	cuLaunchKernel_params lp = { f, gx, gy, gz, bx, by, bz, smem, st, args, extra };
+	CUresult ok = CUDA_SUCCESS;
+	CUpti_CallbackData d = { .callbackSite = CUPTI_API_ENTER, .functionName = "cuLaunchKernel",
+				 .symbolName = "kgate_flush", .context = (CUcontext)&fake_fn,
+				 .correlationId = ++corr, .functionParams = &lp };
+	if (f != (CUfunction)&fake_fn || !args || gx != 8 || bx != 512)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (cb)
+		cb(NULL, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &d);
+	flushes++;
+	if (!act_off) /* its activity record, as for any kernel */
+		fake_kernel("kgate_flush", corr, 1, 2, (int)gx, (int)bx);
+	if (depth)
+		flushes_in_range++;
+	if (started && user_replay && !user_range && pass_idx == 0)
+		ranges++;
+	d.callbackSite = CUPTI_API_EXIT;
+	d.functionReturnValue = &ok;
+	if (cb)
+		cb(NULL, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &d);
+	return CUDA_SUCCESS;
+}
+/* CUDA events: each records the clock */
+static long ev_time[4096];
+static size_t n_ev;
+CUresult cuEventCreate(CUevent *e, unsigned flags);
+CUresult cuEventCreate(CUevent *e, unsigned flags)
+{
+	(void)flags;
+	if (n_ev == 4096)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*e = (CUevent)(uintptr_t)++n_ev;
+	return CUDA_SUCCESS;
+}
+CUresult cuEventRecord(CUevent e, CUstream s);
+CUresult cuEventRecord(CUevent e, CUstream s)
+{
+	(void)s;
+	ev_time[(uintptr_t)e - 1] = gpu_clock;
+	return CUDA_SUCCESS;
+}
+CUresult cuEventSynchronize(CUevent e);
+CUresult cuEventSynchronize(CUevent e) { (void)e; return CUDA_SUCCESS; }
+CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b);
+CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b)
+{
+	*ms = (float)(ev_time[(uintptr_t)b - 1] - ev_time[(uintptr_t)a - 1]) / 1024.0f;
+	return CUDA_SUCCESS;
+}
+__attribute__((destructor)) static void fake_report(void)
+{
+	if (flushes)
+		printf("fake-cupti: %d flush kernels, %d inside a user range\n", flushes,
+		       flushes_in_range);
+}

@@ -140,7 +140,8 @@ like "$err" "^kgate-collector: cannot open '$T/no/such/dir/r.jsonl': No such fil
 mkdir -p "$T/fake"
 ok "the stand-in libcupti is built" test -f "$CT/libcupti.so.13"
 ok "the scenario driver is built" test -x "$CT/fake_app"
-fake() { run env LD_LIBRARY_PATH="$CT" KGATE_RECORDS="$T/fake/r.%p.jsonl" "$@"; }
+# (the cache flush is tested on its own below)
+fake() { run env LD_LIBRARY_PATH="$CT" KGATE_RECORDS="$T/fake/r.%p.jsonl" KGATE_CACHE_CONTROL=none "$@"; }
 
 rm -f "$T"/fake/r.*.jsonl
 fake FAKE_DROPPED=3 "$CT/fake_app" "$COLL"
@@ -359,6 +360,152 @@ like "$(grep strided "$f")" '"ordinal":1,.*"metrics":\{"gpu__time_duration.sum":
 	"session: a launch the filter leaves out, in the open session: its range's duration, no counters"
 like "$(grep '"ordinal":3,' "$f")" '_Z4tailiPf.*"metrics":\{"m__a.sum":400.0,' "session: the next selected launch after a graph launch opens a new session"
 like "$(grep '_Z4widev' "$f")" '"metrics":\{"gpu__time_duration.sum":601.0,' "session: the session stays open to the end (exit decodes it)"
+# user ranges (KGATE_RANGE=user): a range is pushed around each selected
+# launch only, so launches the filter leaves out make none and cost nothing;
+# durations come from CUDA events around the launch (the stand-in's clock:
+# 1/1024 ms a kernel), as a user range's own duration is inflated
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics "$M" KGATE_RANGE=user KGATE_PROFILE_BATCH=2 "$CT/fake_app" "$COLL"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+is "$rc" 0 "user ranges: the program exits 0"
+like "$out" "fake-cupti: set config, user replay, user ranges" "user ranges: the session is set up with user ranges"
+like "$(head -1 "$f")" '"replay":"user","cache_control":"none","range":"user","duration":"events"' "user ranges: the header says so"
+for o in 0 1 2 3; do
+	like "$(grep "\"ordinal\":$o," "$f")" "\"metrics\":\\{\"m__a.sum\":$((100 * (o + 1))).0,\"gpu__time_duration.sum\":976.5625," \
+		"user ranges, batches of 2: launch $o has range $((o + 1))'s values and its events' duration"
+done
+like "$(tail -1 "$f")" '"errors":0' "user ranges: no error"
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics "$M" KGATE_RANGE=user "KGATE_KERNELS=regex:^(saxpy|tail)\(" "$CT/fake_app" "$COLL"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+like "$(grep strided "$f")" '"ordinal":1,.*"metrics":\{"gpu__time_duration.sum":976.5625,"launch__grid_size":4,' \
+	"user ranges: a launch the filter leaves out, in the open session: its events' duration, no range"
+like "$(grep '"ordinal":3,' "$f")" '_Z4tailiPf.*"metrics":\{"m__a.sum":200.0,' \
+	"user ranges: the next selected launch has the second range (no range for those left out)"
+unlike "$(grep '_Z4widev' "$f")" 'm__a' "user ranges: a launch left out at the end has no counters"
+like "$(grep '_Z4widev' "$f")" '"gpu__time_duration.sum":976.5625' "and its events' duration"
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics "$M" KGATE_RANGE=user KGATE_KERNELS=saxpy "$CT/fake_app" "$COLL" many
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+is "$(grep '_Z5otherv' "$f" | grep -vc '"start":')" 30 "user ranges: 30 launches left out in a row do not stop the session"
+like "$(grep '"ordinal":31,' "$f")" '"metrics":\{"m__a.sum":200.0,' "user ranges: the next selected launch has range 2"
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics "$M" KGATE_RANGE=user KGATE_DURATION=range "$CT/fake_app" "$COLL"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+like "$(grep saxpy "$f")" '"metrics":\{"m__a.sum":100.0,"gpu__time_duration.sum":101.0,' \
+	"user ranges, KGATE_DURATION=range: the range's own duration"
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics "$M" KGATE_DURATION=events "$CT/fake_app" "$COLL"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+like "$(grep saxpy "$f")" '"metrics":\{"m__a.sum":100.0,"gpu__time_duration.sum":976.5625,' \
+	"auto ranges, KGATE_DURATION=events: the events' duration"
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics KGATE_RANGE=manual KGATE_DURATION=clock KGATE_CACHE_CONTROL=some "$CT/fake_app" "$COLL" only-init
+f=$(cat "$(ls "$T"/fake/r.*.jsonl)")
+like "$f" "KGATE_RANGE='manual' is not auto or user; using auto" "a bad KGATE_RANGE is reported"
+like "$f" "KGATE_DURATION='clock' is not range or events; using range" "a bad KGATE_DURATION is reported"
+like "$f" "KGATE_CACHE_CONTROL='some' is not none or all; using all" "a bad KGATE_CACHE_CONTROL is reported"
+
+# cache control all (the default; the tests above turn it off): the
+# collector's flush kernel before each profiled launch, never a launch of
+# the program (no record, no ordinal).  With auto ranges it makes a range
+# of its own, dropped; with user ranges it runs before the range is pushed
+# the footer without the flush, to compare
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics "$M" "$CT/fake_app" "$COLL"
+foot_none=$(tail -1 "$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)")
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics "$M" KGATE_CACHE_CONTROL=all "$CT/fake_app" "$COLL"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+is "$rc" 0 "cache control: the program exits 0"
+nprof=$(grep -c '"m__a.sum":[0-9]' "$f")
+like "$out" "fake-cupti: $nprof flush kernels, 0 inside a user range" "cache control, auto ranges: a flush before each of the $nprof profiled launches"
+like "$(head -1 "$f")" '"cache_control":"all"' "cache control: the header says all"
+for o in 0 1 2 3; do
+	like "$(grep "\"ordinal\":$o," "$f")" "\"metrics\":\\{\"m__a.sum\":$((200 * (o + 1))).0," \
+		"cache control, auto ranges: launch $o has range $((2 * (o + 1)))'s values (the flush's range before it is dropped)"
+done
+unlike "$(cat "$f")" 'kgate_flush' "cache control: the flush kernel has no record"
+is "$(tail -1 "$f")" "$foot_none" "cache control: the same footer as without it (records, unmatched, errors)"
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics "$M" KGATE_CACHE_CONTROL=all KGATE_RANGE=user "$CT/fake_app" "$COLL"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+like "$out" "fake-cupti: $nprof flush kernels, 0 inside a user range" "cache control, user ranges: a flush before each profiled launch, outside its range"
+like "$(grep saxpy "$f")" '"metrics":\{"m__a.sum":100.0,' "cache control, user ranges: the flush makes no range"
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics "$M" "$F" KGATE_SESSION=0 "$CT/fake_app" "$COLL"
+foot_none=$(tail -1 "$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)")
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics "$M" "$F" KGATE_CACHE_CONTROL=all KGATE_SESSION=0 "$CT/fake_app" "$COLL"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+nprof=$(grep -c '"m__a.sum":[0-9]' "$f")
+like "$out" "fake-cupti: $nprof flush kernels" "cache control, kernel replay: a flush before each of the $nprof profiled launches"
+like "$(grep saxpy "$f")" '"metrics":\{"m__a.sum":100.0,' "cache control, kernel replay: outside the range"
+unlike "$(cat "$f")" 'kgate_flush' "cache control, kernel replay: the flush's activity record is dropped"
+is "$(tail -1 "$f")" "$foot_none" "cache control, kernel replay: the same footer as without it (nothing unmatched)"
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics "$M" KGATE_CACHE_CONTROL=all FAKE_NOMODULE=1 "$CT/fake_app" "$COLL"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+is "$rc" 0 "cache control, the flush kernel cannot load: the program exits 0"
+like "$(cat "$f")" '"code":"cache_control","message":"cannot flush the caches before profiled launches: cuModuleLoadData' \
+	"one error record says why"
+like "$(grep saxpy "$f")" '"metrics":\{"m__a.sum":100.0,' "and the launches are profiled without it"
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_CACHE_CONTROL=all "$CT/fake_app" "$COLL"
+unlike "$out" "flush kernels" "cache control: nothing flushed in trace mode"
+
+# step replay (KGATE_REPLAY=step): a set of 2 passes in the stand-in (a
+# "multi" name) over steps, each a push of the NVTX range "step": pass p of
+# a group on its p-th step, the values to the first step's launches, which
+# say which steps gave them; the later pass's launches have none
+steps() {
+	rm -f "$T"/fake/r.*.jsonl
+	fake KGATE_MODE=metrics KGATE_METRICS=m__a.sum,m__multi.sum KGATE_REPLAY=step "$@" "$CT/fake_app" "$COLL" steps
+	f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+	check=$(python3 - "$f" <<'PYEOF'
+import json, sys
+for l in open(sys.argv[1], encoding="utf-8"):
+    r = json.loads(l)
+    if r["type"] == "kernel":
+        m = r["metrics"]
+        print("K", r["ordinal"], r["name"][:10], r.get("step", "-"), r.get("step_passes", "-"),
+              m.get("m__a.sum", "-"), m.get("m__multi.sum", "-"), "start" in r)
+    elif r["type"] == "error":
+        print("E", r["code"], r["message"])
+PYEOF
+)
+}
+steps
+is "$rc" 0 "step replay: the program exits 0"
+like "$out" "fake-cupti: set config, user replay, auto ranges" "step replay: user replay with auto ranges"
+like "$(head -1 "$f")" '"passes":1,"replay":"step","step_range":"step","step_passes":2,' "step replay: the header says so (one run)"
+like "$check" "^K 1 _Z5saxpyif 0 2 100.0 101.0 False$" "step replay: the first step's first launch has range 1's values of both passes, from steps 0 and 1"
+like "$check" "^K 2 _Z7strided 0 2 200.0 201.0 False$" "step replay: its second launch range 2's (the join by launch ordinal within the step)"
+like "$check" "^K 3 _Z5saxpyif - - - - False$" "step replay: a launch of the second pass's step has no values"
+like "$check" "^K 5 _Z5saxpyif 2 2 300.0 301.0 False$" "step replay: the next group begins at step 2"
+like "$check" "^K 0 _Z4initv - - - - True$" "step replay: a launch before the first step is traced"
+like "$check" "^K 11 _Z4tailiPf - - - - True$" "step replay: and after the last"
+like "$check" "^E step_incomplete step replay: the group of steps from step 4 .* 1 of 2 passes collected\) has no values" \
+	"step replay: a group the program ends in the middle of: an error record"
+like "$check" "^K 9 _Z5saxpyif - - None None False$" "step replay: and its launches have no values"
+run "$KGATE" ingest --db "$T/step.db" --commit step1 --records "$f"
+is "$rc" 0 "step replay: kgate ingest stores the records"
+unlike "$err" "must be|bad JSON" "and finds nothing malformed"
+steps FAKE_STEP_ODD=3
+like "$check" "^E step_mismatch step replay: the group of steps from step 2 .* launch 1 of step 3 is _Z3oddv, of the group's first step _Z7stridediPKfPfi" \
+	"step replay: a step that launches another kernel breaks the join: an error record names it"
+like "$check" "^K 6 _Z7strided - - None None False$" "step replay: and the group's launches have no values"
+like "$check" "^K 1 _Z5saxpyif 0 2 100.0 101.0 False$" "step replay: the group before it keeps its values"
+steps FAKE_STEPS=1
+like "$check" "^E step_incomplete step replay: the group of steps from step 0 " "step replay: one step for two passes: no values, an error record"
+steps KGATE_CACHE_CONTROL=all
+like "$check" "^K 1 _Z5saxpyif 0 2 200.0 201.0 False$" "step replay with cache control: the flush's range before each launch is dropped, in every pass"
+like "$check" "^K 6 _Z7strided 2 2 800.0 801.0 False$" "step replay with cache control: the second group too"
+steps KGATE_STEP_RANGE=iteration
+like "$check" "^K 1 _Z5saxpyif - - - - True$" "step replay, KGATE_STEP_RANGE names a range the program never pushes: traced"
+unlike "$check" "^K [0-9]+ [^ ]+ [0-9]|^E " "and nothing profiled, no error"
+like "$(head -1 "$f")" '"step_range":"iteration"' "and the header names the range"
+
 # kernel_name_base (as ncu's --kernel-name-base): the same selection by the
 # function's base name, and by the mangled name
 for nb in "function|regex:^(saxpy|tail)\$" "mangled|regex:^_Z(5saxpy|4tail)"; do

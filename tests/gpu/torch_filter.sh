@@ -16,7 +16,7 @@ NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 SET=gpu__time_duration.sum,sm__cycles_elapsed.max,smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__inst_executed.avg.pct_of_peak_sustained_elapsed,smsp__issue_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed
 STEP=("$ROOT/tests/gpu/torch_step.py" 5 8192 1024)
 for r in 1 2; do
-	env CUDA_INJECTION64_PATH="$COLL" NVTX_INJECTION64_PATH="$COLL" KGATE_MODE=metrics \
+	env CUDA_INJECTION64_PATH="$COLL" NVTX_INJECTION64_PATH="$COLL" KGATE_MODE=metrics KGATE_CACHE_CONTROL=none \
 		KGATE_METRICS="$SET" KGATE_KERNELS="regex:reduce_kernel" KGATE_RECORDS="$OUT/kg$r.%p.jsonl" \
 		python3 "${STEP[@]}" >"$OUT/kg$r.out" 2>&1
 	"$NCU" --clock-control none --cache-control none --metrics "$SET" -k regex:reduce_kernel \

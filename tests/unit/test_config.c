@@ -311,6 +311,7 @@ static void test_suite_block(void **state)
 	assert_int_equal(s->collector.launch_skip, 2);
 	assert_int_equal(s->collector.launch_count, 20);
 	assert_int_equal(s->collector.replay, KG_REPLAY_APPLICATION);
+	assert_int_equal(s->collector.cache_control, KG_CACHE_NONE);
 	assert_int_equal(s->n_benchmarks, 2);
 
 	b = &s->benchmarks[0];
@@ -327,7 +328,7 @@ static void test_suite_block(void **state)
 	assert_int_equal(b->n_env, 0);
 	assert_null(b->env[0]);
 	assert_null(b->workdir);
-	assert_int_equal(b->line, 14);
+	assert_int_equal(b->line, 15);
 	assert_int_equal(b->column, 5);
 
 	b = &s->benchmarks[1];
@@ -378,6 +379,37 @@ static void test_suite_flow(void **state)
 	config_free_suite(s);
 	free(text);
 	free(path);
+	buf_free(&errs);
+}
+
+/* Step replay and cache control in the collector block. */
+static void test_suite_step(void **state)
+{
+	struct kg_buf errs = KG_BUF_INIT;
+	struct kg_suite *s = NULL;
+
+	(void)state;
+	assert_int_equal(suite("kgate.yaml", "version: 1\ncollector: {mode: metrics, replay: step, "
+			       "step_range: iteration, cache_control: all}\n"
+			       "benchmarks: [{name: a, cmd: [b]}]\n", &s, &errs),
+			 KG_EXIT_PASS);
+	assert_int_equal(s->collector.replay, KG_REPLAY_STEP);
+	assert_string_equal(s->collector.step_range, "iteration");
+	assert_int_equal(s->collector.cache_control, KG_CACHE_ALL);
+	config_free_suite(s);
+	assert_int_equal(suite("kgate.yaml", "version: 1\ncollector: {mode: metrics}\n"
+			       "benchmarks: [{name: a, cmd: [b]}]\n", &s, &errs),
+			 KG_EXIT_PASS);
+	assert_int_equal(s->collector.replay, KG_REPLAY_KERNEL);
+	assert_null(s->collector.step_range);
+	assert_int_equal(s->collector.cache_control, KG_CACHE_UNSET);
+	config_free_suite(s);
+	assert_int_not_equal(suite("kgate.yaml", "version: 1\ncollector: {mode: metrics, "
+				   "cache_control: some, step_range: \"\"}\n"
+				   "benchmarks: [{name: a, cmd: [b]}]\n", &s, &errs),
+			     KG_EXIT_PASS);
+	assert_non_null(strstr(errs.s, "cache_control"));
+	assert_non_null(strstr(errs.s, "'step_range' must not be empty"));
 	buf_free(&errs);
 }
 
@@ -917,6 +949,7 @@ int main(void)
 		cmocka_unit_test(test_thresholds_values),
 		cmocka_unit_test(test_suite_block),
 		cmocka_unit_test(test_suite_flow),
+		cmocka_unit_test(test_suite_step),
 		cmocka_unit_test(test_bad_fixtures),
 		cmocka_unit_test(test_messages_inline),
 		cmocka_unit_test(test_multiple_errors),

@@ -115,7 +115,8 @@ static void test_env(void **state)
 
 	struct kg_collector_cfg cc = { .mode = KG_MODE_METRICS, .kernels = "regex:gemm",
 				       .launch_skip = 2, .launch_count = 20,
-				       .replay = KG_REPLAY_APPLICATION };
+				       .replay = KG_REPLAY_APPLICATION,
+				       .cache_control = KG_CACHE_NONE };
 	char *metrics[] = { "gpu__time_duration.sum", "sm__throughput.avg.pct_of_peak_sustained_elapsed", NULL };
 	cc.metrics = metrics;
 	cc.n_metrics = 2;
@@ -126,12 +127,27 @@ static void test_env(void **state)
 		"CUDA_INJECTION64_PATH=/c.so", "KGATE_RECORDS=/tmp/x.%p.jsonl", "KGATE_MODE=metrics",
 		"KGATE_METRICS=gpu__time_duration.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed",
 		"KGATE_KERNELS=regex:gemm", "KGATE_LAUNCH_SKIP=2", "KGATE_LAUNCH_COUNT=20",
-		"KGATE_REPLAY=application", "KGATE_PASS=1",
+		"KGATE_REPLAY=application", "KGATE_CACHE_CONTROL=none", "KGATE_PASS=1",
 	};
 	assert_int_equal(n, sizeof(want) / sizeof(want[0]));
 	for (size_t i = 0; i < n; i++)
 		assert_string_equal(env[i], want[i]);
 	assert_null(env[n]);
+	runner_env_free(env, n);
+
+	/* step replay: the replay and the step's range */
+	struct kg_collector_cfg cs = { .mode = KG_MODE_METRICS, .replay = KG_REPLAY_STEP,
+				       .step_range = "iteration" };
+	env = NULL;
+	n = 0;
+	runner_collector_env(&env, &n, NULL, NULL, &cs, "/tmp/x.%p.jsonl", -1);
+	const char *want_step[] = {
+		"KGATE_RECORDS=/tmp/x.%p.jsonl", "KGATE_MODE=metrics", "KGATE_LAUNCH_SKIP=0",
+		"KGATE_LAUNCH_COUNT=0", "KGATE_REPLAY=step", "KGATE_STEP_RANGE=iteration",
+	};
+	assert_int_equal(n, sizeof(want_step) / sizeof(want_step[0]));
+	for (size_t i = 0; i < n; i++)
+		assert_string_equal(env[i], want_step[i]);
 	runner_env_free(env, n);
 }
 

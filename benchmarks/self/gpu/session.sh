@@ -48,7 +48,8 @@ coll() { # mode tag cmd...
 	local mode=$1 tag=$2
 	shift 2
 	rm -f "$OUT/$tag".*.jsonl
-	timeout -k 5 "${TMO:-150}" env CUDA_INJECTION64_PATH="$COLL" NVTX_INJECTION64_PATH="$COLL" \
+	# no cache flush, as the ncu runs compared against (--cache-control none)
+	timeout -k 5 "${TMO:-150}" env CUDA_INJECTION64_PATH="$COLL" NVTX_INJECTION64_PATH="$COLL" KGATE_CACHE_CONTROL=none \
 		KGATE_MODE="$mode" KGATE_METRICS="$DEFAULT_SET" KGATE_RECORDS="$OUT/$tag.%p.jsonl" "$@" \
 		>"$OUT/$tag.stdout" 2>"$OUT/$tag.stderr"
 }
