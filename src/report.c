@@ -2,8 +2,9 @@
  * report.c: the Markdown verdict table of a stored check and the nightly
  * HTML trend report (see kgate/report.h).
  *
- * Owns the grouping of samples into per-commit series (read from the store
- * as they stream by), the SVG drawing and the summary text.
+ * Owns the grouping of each run's points into series (the points the store
+ * keeps per run, or for a run without them its samples, reduced as they
+ * stream by), the SVG drawing and the summary text.
  * Change points come from changepoint.c, run on each series' per-commit
  * medians.
  */
@@ -16,6 +17,7 @@
 #include "kgate/gpustate.h"
 #include "kgate/kgate.h"
 #include "kgate/metric.h"
+#include "kgate/points.h"
 #include "kgate/verdict.h"
 #include "report_js.h"
 
@@ -614,39 +616,25 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* quantile of sorted v[0..n) by linear interpolation */
-static double quant(const double *v, size_t n, double q)
+static void series_point(struct series *x, size_t nruns, uint32_t pos, const struct kg_point *p)
 {
-	double h = q * (double)(n - 1);
-	size_t i = (size_t)h;
-	if (i + 1 >= n)
-		return v[n - 1];
-	return v[i] + (h - (double)i) * (v[i + 1] - v[i]);
-}
-
-/* The values read for the series' current commit become its point; a
- * series has at most a point per selected run. */
-static void series_flush(struct series *x, size_t nruns)
-{
-	if (!x->ncur)
-		return;
 	if (x->npt == x->cappt) {
 		x->cappt = x->cappt ? 2 * x->cappt : (nruns < 64 ? nruns : 64);
 		x->pt = xrealloc(x->pt, x->cappt * sizeof *x->pt);
 	}
-	double *v = x->cur;
-	size_t m = x->ncur;
-	if (m <= 16)   /* a commit's few launches */
-		for (size_t i = 1; i < m; i++)
-			for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
-				double t = v[j];
-				v[j] = v[j - 1];
-				v[j - 1] = t;
-			}
-	else
-		qsort(v, m, sizeof *v, cmp_double);
-	x->pt[x->npt++] = (struct point){ x->cur_pos, (uint32_t)m, (float)quant(v, m, 0.5),
-		(float)quant(v, m, 0.25), (float)quant(v, m, 0.75), (float)v[0], (float)v[m - 1] };
+	x->pt[x->npt++] = (struct point){ pos, p->n, p->med, p->q1, p->q3, p->lo, p->hi };
+}
+
+/* The values read for the series' current commit become its point, by the
+ * reduction the store's points are made with; a series has at most a point
+ * per selected run. */
+static void series_flush(struct series *x, size_t nruns)
+{
+	struct kg_point p;
+	if (!x->ncur)
+		return;
+	points_of(x->cur, x->ncur, &p);
+	series_point(x, nruns, x->cur_pos, &p);
 	x->ncur = 0;
 }
 
@@ -664,12 +652,67 @@ static void series_reset(struct ctx *c)
 }
 
 /*
- * The samples of the selected runs, each series' values reduced to a point
- * per commit as they are read, so memory holds points, not samples: the
- * store streams each run's rows together (store_samples_stream), into two
- * parts that it may fill at once from two threads.  Each part has its own
- * series; the second's points are appended to the first's at the end.
+ * The points of the selected runs: each run's as the store keeps them
+ * (store_run_points: a blob per run, a point per series), and for a run
+ * stored without them its samples, each series' values reduced to a point
+ * as they are read (store_samples_stream), so memory holds points, not
+ * samples.  The store streams each run's rows together, into two parts
+ * that it may fill at once from two threads; each part has its own series,
+ * whose points are appended to the stored points' series at the end.
  */
+struct points_run {
+	struct ctx *c;
+	uint32_t pos;
+	size_t *last;           /* per point index: the series it went to in the last run */
+	size_t nlast;
+};
+
+static int point_add(void *arg, size_t i, const struct kg_point *p)
+{
+	struct points_run *pr = arg;
+	struct ctx *c = pr->c;
+	int gpu = c->runs[pr->pos].gpu;
+	struct series *x = NULL;
+	/* runs mostly hold the same series in the same order: try where the
+	 * last run's i-th point went before hashing */
+	if (i < pr->nlast && pr->last[i] < c->ns) {
+		x = &c->s[pr->last[i]];
+		if (x->gpu != gpu || x->bench != p->benchmark || x->nvtx != p->nvtx ||
+		    x->kernel != p->kernel || x->metric != p->metric)
+			x = NULL;
+	}
+	if (!x)
+		x = series_get(c, gpu, p->benchmark, p->nvtx, p->kernel, p->metric);
+	if (i >= pr->nlast) {
+		size_t n = 2 * i + 64;
+		pr->last = xrealloc(pr->last, n * sizeof *pr->last);
+		for (size_t k = pr->nlast; k < n; k++)
+			pr->last[k] = SIZE_MAX;
+		pr->nlast = n;
+	}
+	pr->last[i] = (size_t)(x - c->s);
+	series_point(x, c->nruns, pr->pos, p);
+	return 0;
+}
+
+struct points_load {
+	struct points_run pr;
+	unsigned char *got;     /* per run position: its points were read */
+};
+
+static int run_points(void *arg, int64_t run, const void *data, size_t len)
+{
+	struct points_load *pl = arg;
+	uint32_t pos;
+	if (!run_pos_of(pl->pr.c, run, &pos))
+		return 0;
+	pl->pr.pos = pos;
+	/* a damaged blob: the run is read sample by sample */
+	if (points_decode(data, len, point_add, &pl->pr) == 0)
+		pl->got[pos] = 1;
+	return 0;
+}
+
 static void sample_row(void *part, int64_t run, int64_t b, int64_t nv, int64_t k, int64_t m,
 		       double v)
 {
@@ -695,6 +738,7 @@ static void sample_reset(void *part)
 
 static int load_samples(struct ctx *c)
 {
+	struct points_load pl = { { c, 0, NULL, 0 }, xcalloc(c->nruns + 1, 1) };
 	struct ctx h[2];
 	for (int k = 0; k < 2; k++) {
 		h[k] = *c;
@@ -706,9 +750,17 @@ static int load_samples(struct ctx *c)
 	void *parts[2] = { &h[0], &h[1] };
 	struct kg_sample_reader rd = { parts, 2, sample_row, sample_reset };
 	int64_t *ids = xmalloc((c->nruns ? c->nruns : 1) * sizeof *ids);
+	size_t nids = 0;
 	for (size_t i = 0; i < c->nruns; i++)
 		ids[i] = c->runs[i].id;
-	int rc = store_samples_stream(c->st, ids, c->nruns, &rd);
+	int rc = store_run_points(c->st, ids, c->nruns, run_points, &pl);
+	free(pl.pr.last);
+	for (size_t i = 0; i < c->nruns; i++)
+		if (!pl.got[i])
+			ids[nids++] = c->runs[i].id;
+	free(pl.got);
+	if (rc == KG_EXIT_PASS && nids)
+		rc = store_samples_stream(c->st, ids, nids, &rd);
 	free(ids);
 	for (int k = 0; rc == KG_EXIT_PASS && k < 2; k++)
 		for (size_t i = 0; i < h[k].ns; i++) {
@@ -717,17 +769,10 @@ static int load_samples(struct ctx *c)
 			h[k].s[i].cur = NULL;
 			h[k].s[i].capcur = 0;
 		}
-	if (rc == KG_EXIT_PASS) {
-		/* the first part's series, then the second's points appended */
-		c->s = h[0].s;
-		c->slot = h[0].slot;
-		c->ns = h[0].ns;
-		c->cap = h[0].cap;
-		h[0].s = NULL;
-		h[0].slot = NULL;
-		h[0].ns = 0;
-		for (size_t i = 0; i < h[1].ns; i++) {
-			struct series *y = &h[1].s[i];
+	for (int k = 0; rc == KG_EXIT_PASS && k < 2; k++) {
+		/* each part's points appended to the stored points' series */
+		for (size_t i = 0; i < h[k].ns; i++) {
+			struct series *y = &h[k].s[i];
 			struct series *x = series_get(c, y->gpu, y->bench, y->nvtx, y->kernel, y->metric);
 			if (!x->npt) {
 				x->pt = y->pt;

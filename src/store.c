@@ -410,6 +410,12 @@ int store_samples_stream(struct kg_store *st, const int64_t *run_ids, size_t n_r
 	return st->be->samples_stream(st, run_ids, n_runs, rd);
 }
 
+int store_run_points(struct kg_store *st, const int64_t *run_ids, size_t n_runs,
+		     kg_points_fn fn, void *arg)
+{
+	return st->be->run_points(st, run_ids, n_runs, fn, arg);
+}
+
 int store_check_newest(struct kg_store *st, const struct kg_check_filter *f,
 		       struct kg_stored_check *out)
 {

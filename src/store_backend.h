@@ -89,6 +89,8 @@ struct kg_store_backend {
 	int (*samples_stream)(struct kg_store *st, const int64_t *run_ids, size_t n_runs,
 			      const struct kg_sample_reader *rd);
 	int (*run_samples_each)(struct kg_store *st, int64_t run, kg_sample_fn fn, void *arg);
+	int (*run_points)(struct kg_store *st, const int64_t *run_ids, size_t n_runs,
+			  kg_points_fn fn, void *arg);
 
 	/* Reading checks. */
 	int (*check_newest)(struct kg_store *st, const struct kg_check_filter *f,

@@ -26,6 +26,7 @@
 #include "store_shared.h"
 
 #include "kgate/metric.h"
+#include "kgate/points.h"
 #include "kgate/store.h"
 #include "kgate/verdict.h"
 #include "kgate/util.h"
@@ -224,6 +225,28 @@ static const char *const migrations[] = {
 	"  FROM samples s JOIN benchmarks b ON b.id = s.benchmark"
 	"  JOIN nvtx n ON n.id = s.nvtx JOIN kernels k ON k.id = s.kernel"
 	"  JOIN metrics m ON m.id = s.metric;",
+
+	/* 6 -> 7: each run's points (kgate/points.h) as one blob, which the
+	 * trend report reads instead of every sample; runs stored before are
+	 * backfilled from their samples (backfill_points).  Samples changed
+	 * or removed with SQL void their runs' points (per statement) */
+	"CREATE TABLE run_points ("
+	"  run bigint PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,"
+	"  data bytea NOT NULL);"
+	"CREATE FUNCTION kgate_points_void_update() RETURNS trigger LANGUAGE plpgsql AS $$"
+	"  BEGIN DELETE FROM run_points WHERE run IN (SELECT run FROM o UNION SELECT run FROM n);"
+	"  RETURN NULL; END $$;"
+	"CREATE FUNCTION kgate_points_void_delete() RETURNS trigger LANGUAGE plpgsql AS $$"
+	"  BEGIN DELETE FROM run_points WHERE run IN (SELECT run FROM o); RETURN NULL; END $$;"
+	"CREATE FUNCTION kgate_points_void_all() RETURNS trigger LANGUAGE plpgsql AS $$"
+	"  BEGIN DELETE FROM run_points; RETURN NULL; END $$;"
+	"CREATE TRIGGER samples_update_points AFTER UPDATE ON samples"
+	"  REFERENCING OLD TABLE AS o NEW TABLE AS n"
+	"  FOR EACH STATEMENT EXECUTE FUNCTION kgate_points_void_update();"
+	"CREATE TRIGGER samples_delete_points AFTER DELETE ON samples"
+	"  REFERENCING OLD TABLE AS o FOR EACH STATEMENT EXECUTE FUNCTION kgate_points_void_delete();"
+	"CREATE TRIGGER samples_truncate_points AFTER TRUNCATE ON samples"
+	"  FOR EACH STATEMENT EXECUTE FUNCTION kgate_points_void_all();",
 };
 #undef T
 #undef ID
@@ -252,6 +275,9 @@ struct pg {
 	struct namemap bench, nvtx, kern, metric;
 	struct runbench rb;     /* the benchmarks of the open run */
 	struct kg_buf copy;     /* samples not yet sent with COPY */
+	int version;            /* the schema version once open */
+	struct points_acc acc;  /* the open run's points (schema 7 on) */
+	struct kg_buf blob;
 	int failed;             /* the connection is lost: no ROLLBACK to send */
 };
 
@@ -514,6 +540,62 @@ static int version_ok(struct pg *st, int v, int foreign)
 
 /* Migrate to target in one transaction, under kgate's advisory lock (two
  * kgates opening a new database at once: the second finds it done). */
+/* The open run's points (st->acc) stored, inside its transaction: 0
+ * also when it has none. */
+static int points_write(struct pg *st, int64_t run)
+{
+	static const char hex[] = "0123456789abcdef";
+	if (points_encode(&st->acc, &st->blob) != 0) {
+		points_reset(&st->acc);
+		return KG_EXIT_PASS;   /* read sample by sample */
+	}
+	char *h = xmalloc(2 * st->blob.len + 1);
+	for (size_t i = 0; i < st->blob.len; i++) {
+		h[2 * i] = hex[(unsigned char)st->blob.s[i] >> 4];
+		h[2 * i + 1] = hex[(unsigned char)st->blob.s[i] & 15];
+	}
+	h[2 * st->blob.len] = '\0';
+	buf_free(&st->blob);
+	struct num id;
+	const char *v[] = { num_i(&id, run), h };
+	PGresult *r = q(st, st->db, "cannot store the run's points", PGRES_COMMAND_OK,
+			"INSERT INTO run_points(run, data) VALUES ($1, decode($2, 'hex'))", "it", v);
+	free(h);
+	if (!r)
+		return KG_EXIT_RUNTIME;
+	pq.clear(r);
+	return KG_EXIT_PASS;
+}
+
+/* Migration to schema 7: the points of every run stored before, from its
+ * samples (inside the migration's transaction). */
+static int backfill_points(struct pg *st)
+{
+	PGresult *runs = q(st, st->db, "migration to schema 7: cannot list the runs",
+			   PGRES_TUPLES_OK, "SELECT id FROM runs ORDER BY id", NULL, NULL);
+	int rc = runs ? KG_EXIT_PASS : KG_EXIT_RUNTIME;
+	for (int i = 0, n = runs ? pq.ntuples(runs) : 0; rc == KG_EXIT_PASS && i < n; i++) {
+		int64_t run = val_i(runs, i, 0);
+		struct num id;
+		const char *v[] = { num_i(&id, run) };
+		PGresult *r = q(st, st->db, "migration to schema 7: cannot read the samples",
+				PGRES_TUPLES_OK, "SELECT benchmark, nvtx, kernel, metric, value"
+				" FROM samples WHERE run = $1", "i", v);
+		if (!r) {
+			rc = KG_EXIT_RUNTIME;
+			break;
+		}
+		for (int j = 0, rows = pq.ntuples(r); j < rows; j++)
+			points_add(&st->acc, val_i(r, j, 0), val_i(r, j, 1), val_i(r, j, 2),
+				   val_i(r, j, 3), val_d(r, j, 4));
+		pq.clear(r);
+		rc = points_write(st, run);
+	}
+	points_reset(&st->acc);
+	pq.clear(runs);
+	return rc;
+}
+
 static int migrate(struct pg *st, int target)
 {
 	int v, foreign;
@@ -535,6 +617,8 @@ static int migrate(struct pg *st, int target)
 		char what[80];
 		snprintf(what, sizeof what, "migration from schema %d to %d failed", from, from + 1);
 		if (cmd(st, st->db, what, migrations[from]) != KG_EXIT_PASS)
+			goto fail;
+		if (from + 1 == 7 && backfill_points(st) != KG_EXIT_PASS)
 			goto fail;
 	}
 	if (v < target) {
@@ -592,6 +676,7 @@ static int open_db(const char *target, const char *shown, int flags, int version
 	} else if (v < version && migrate(st, version) != KG_EXIT_PASS) {
 		goto fail;
 	}
+	st->version = v > version ? v : version;
 	*out = st;
 	return KG_EXIT_PASS;
 fail:
@@ -636,6 +721,8 @@ static void pg_close(struct kg_store *kst)
 	namemap_clear(&st->metric);
 	runbench_free(&st->rb);
 	buf_free(&st->copy);
+	points_reset(&st->acc);
+	buf_free(&st->blob);
 	if (st->db)
 		pq.finish(st->db);
 	if (st->names)
@@ -890,6 +977,8 @@ static int pg_sample_add(struct kg_store *kst, const char *benchmark, const char
 	    !(k = intern_kernel(st, kernel)) || !(m = intern_metric(st, metric, unit, deterministic)))
 		return KG_EXIT_RUNTIME;
 	runbench_note(&st->rb, b);
+	if (st->version >= 7)
+		points_add(&st->acc, b, n, k, m, value);
 	buf_printf(&st->copy, "%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64
 		   "\t%d\t%" PRId64 "\t%.17g\t", st->run_id, b, n, k, m, repeat, ordinal, value);
 	if (st->base.rank >= 0)
@@ -905,6 +994,8 @@ static int pg_run_commit(struct kg_store *kst)
 {
 	struct pg *st = (struct pg *)kst;
 	int rc = copy_flush(st);
+	if (rc == KG_EXIT_PASS && st->version >= 7)
+		rc = points_write(st, st->run_id);
 	for (size_t i = 0; rc == KG_EXIT_PASS && i < st->rb.n; i++) {
 		struct num id, b;
 		const char *v[] = { num_i(&id, st->run_id), num_i(&b, st->rb.id[i]),
@@ -945,6 +1036,7 @@ static void pg_run_abort(struct kg_store *kst)
 	st->base.in_run = 0;
 	st->run_id = 0;
 	runbench_reset(&st->rb);
+	points_reset(&st->acc);
 	st->copy.len = 0;
 	/* names were committed on their own connection: the caches stay true */
 }
@@ -1447,6 +1539,43 @@ static int pg_samples_stream(struct kg_store *kst, const int64_t *run_ids, size_
 	return KG_EXIT_PASS;
 }
 
+static int hexval(int c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+static int pg_run_points(struct kg_store *kst, const int64_t *run_ids, size_t n_runs,
+			 kg_points_fn fn, void *arg)
+{
+	struct pg *st = (struct pg *)kst;
+	int stop = 0;
+	for (size_t i = 0; !stop && i < n_runs; i++) {
+		struct num id;
+		const char *v[] = { num_i(&id, run_ids[i]) };
+		PGresult *r = q(st, st->db, "cannot read the runs' points", PGRES_TUPLES_OK,
+				"SELECT encode(data, 'hex') FROM run_points WHERE run = $1", "i", v);
+		if (!r)
+			return KG_EXIT_RUNTIME;
+		if (pq.ntuples(r) == 1 && !pq.getisnull(r, 0, 0)) {
+			const char *h = pq.getvalue(r, 0, 0);
+			size_t hl = strlen(h), n = hl / 2;
+			unsigned char *d = xmalloc(n + 1);
+			int bad = hl % 2 != 0;
+			for (size_t j = 0; !bad && j < n; j++) {
+				int a = hexval(h[2 * j]), b = hexval(h[2 * j + 1]);
+				bad = a < 0 || b < 0;
+				if (!bad)
+					d[j] = (unsigned char)(a << 4 | b);
+			}
+			/* not hex: passed empty, which is no blob points_encode wrote */
+			stop = fn(arg, run_ids[i], d, bad ? 0 : n);
+			free(d);
+		}
+		pq.clear(r);
+	}
+	return KG_EXIT_PASS;
+}
+
 /* Every sample of one run with its names, in the order stored: read whole
  * before the first call, so fn may write on this connection. */
 static int pg_run_samples_each(struct kg_store *kst, int64_t run, kg_sample_fn fn, void *arg)
@@ -1708,6 +1837,7 @@ const struct kg_store_backend store_pg_backend = {
 	.summary_values = pg_summary_values,
 	.names_each = pg_names_each,
 	.samples_stream = pg_samples_stream,
+	.run_points = pg_run_points,
 	.run_samples_each = pg_run_samples_each,
 	.check_newest = pg_check_newest,
 	.check_verdicts = pg_check_verdicts,

@@ -25,6 +25,11 @@
 # Goals: 500 kernels x 20 launches under 150 ms; 2,000 kernels x 50
 # launches (a PyTorch training step's scale) under 1 s and 64 MiB; 50,000
 # kernels x 20 launches (one baseline run) under 10 s and 256 MiB.
+#
+# KGATE_OLD=BINARY: in each round, that kgate's check too (on a copy of the
+# database taken back to schema 6, for a kgate before schema 7), with its
+# own figures and old/new (wall) as min and median; the two must give the
+# same verdicts.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 : "${KGATE_SRC:=$(cd "$here/../.." && pwd)}"
@@ -98,6 +103,14 @@ for c in $CASES; do
 	build_db "$db" "$k" "$l" "$nb"
 	t1=$(date +%s.%N)
 	samples=$(sqlite3 "$db" "SELECT count(*) FROM samples")
+	if [ -n "${KGATE_OLD:-}" ]; then
+		cp "$db" "$db.v6"
+		sqlite3 "$db.v6" "DROP TRIGGER IF EXISTS samples_update_points;
+			DROP TRIGGER IF EXISTS samples_delete_points; DROP TRIGGER IF EXISTS runs_delete_points;
+			DROP TABLE IF EXISTS run_points; PRAGMA user_version = 6"
+		"$KGATE_OLD" check --db "$db.v6" --commit head --baseline base -t "$W/thresholds.yaml" \
+			--no-store --format json >"$W/old.json" 2>/dev/null || [ $? -eq 1 ]
+	fi
 	chk() {
 		"$KGATE" check --db "$db" --commit head --baseline base -t "$W/thresholds.yaml" \
 			--no-store --format json >"$W/out.json" 2>"$W/err" || [ $? -eq 1 ]
@@ -117,6 +130,13 @@ for c in $CASES; do
 			[ $? -eq 1 ]
 		c1=$(date +%s.%N)
 		echo "$(echo "$b - $a" | bc -l) $(echo "$c1 - $c0" | bc -l) $(tail -1 "$W/time")" >>"$W/rounds"
+		if [ -n "${KGATE_OLD:-}" ]; then
+			o0=$(date +%s.%N); /usr/bin/time -f '%M %U %S' -o "$W/time" "$KGATE_OLD" check --db "$db.v6" \
+				--commit head --baseline base -t "$W/thresholds.yaml" --no-store --format json \
+				>"$W/old.json" 2>/dev/null || [ $? -eq 1 ]
+			o1=$(date +%s.%N)
+			echo "$(echo "$c1 - $c0" | bc -l) $(echo "$o1 - $o0" | bc -l) $(tail -1 "$W/time")" >>"$W/old"
+		fi
 	done
 	jq -e '.results | length > 0' "$W/out.json" >/dev/null
 	fails=$(jq '[.results[] | select(.verdict == "FAIL")] | length' "$W/out.json")
@@ -131,5 +151,17 @@ for c in $CASES; do
 			printf "check: %d kernels x 4 metrics x %d launches, %d baseline run(s), %d samples: wall %.0f/%.0f ms, CPU %.0f/%.0f ms (min/median of %d), peak %.1f MiB; anchor (sqlite3 reads the samples) %.0f/%.0f ms; ratio %.2f/%.2f; %d comparisons, %d FAIL, %d INCONCLUSIVE (db built in %.0f s)\n",
 				k, l, nb, n, 1000 * c[1], 1000 * c[m], 1000 * u[1], 1000 * u[m], n2, mem / 1024, 1000 * a[1], 1000 * a[m], r[1], r[m], cmp, f, inc, built
 		}' "$W/rounds"
+	if [ -n "${KGATE_OLD:-}" ]; then
+		jq -S '[.results[] | [.benchmark, .kernel, .metric, .verdict]]' "$W/old.json" >"$W/o.v"
+		jq -S '[.results[] | [.benchmark, .kernel, .metric, .verdict]]' "$W/out.json" >"$W/n.v"
+		cmp -s "$W/o.v" "$W/n.v" || { echo "bench_check: the old kgate's verdicts differ" >&2; exit 1; }
+		awk '{ n[NR] = $1; o[NR] = $2; r[NR] = $2 / $1; u[NR] = $4 + $5; if ($3 > mem) mem = $3 }
+		function sort(x, n,   i, j, t) { for (i = 2; i <= n; i++) for (j = i; j > 1 && x[j-1] > x[j]; j--) { t = x[j]; x[j] = x[j-1]; x[j-1] = t } }
+		END { n2 = NR; sort(o, n2); sort(r, n2); sort(u, n2); m = int((n2 + 1) / 2)
+			printf "  the old kgate (same verdicts): wall %.0f/%.0f ms, CPU %.0f/%.0f ms, peak %.1f MiB; old/new wall %.2f/%.2f (min/median of %d)\n",
+				1000 * o[1], 1000 * o[m], 1000 * u[1], 1000 * u[m], mem / 1024, r[1], r[m], n2 }' "$W/old"
+		: >"$W/old"
+		rm -f "$db.v6"
+	fi
 	rm -f "$db"
 done

@@ -5,7 +5,8 @@
 # round, alternately, over 3 rounds; then jansson against json-c on
 # 1,000,000 kernel records.  Prints both rates and the ratio of rates (min
 # and median over the rounds).  Goals: ingest <= 2 s and >= 2x the .import
-# rate.
+# rate.  KGATE_OLD=BINARY: in each round, that kgate's ingest too, and
+# old/new (time) as min and median.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 : "${KGATE_SRC:=$(cd "$here/../.." && pwd)}"
@@ -36,7 +37,24 @@ for r in $(seq "$ROUNDS"); do
 	[ "$stored" -eq "$samples" ] || { echo "bench_ingest: stored $stored samples, expected $samples" >&2; exit 1; }
 	ts=$(anchor_import "$W/s.db" "$W/rows.csv")
 	echo "$tk $ts" >> "$W/times"
+	if [ -n "${KGATE_OLD:-}" ]; then
+		rm -f "$W/o.db" "$W/o.db-wal" "$W/o.db-shm"
+		t0=$(now)
+		"$KGATE_OLD" ingest --db "$W/o.db" --commit bench --records "$W/records.jsonl" 2>/dev/null
+		t1=$(now)
+		echo "$(elapsed "$t0" "$t1") $tk" >> "$W/old"
+	fi
 done
+if [ -n "${KGATE_OLD:-}" ]; then
+	awk '{ o[NR] = $1; q[NR] = $1 / $2 }
+	END {
+		for (i = 1; i <= NR; i++) for (j = i + 1; j <= NR; j++) {
+			if (o[j] < o[i]) { t = o[i]; o[i] = o[j]; o[j] = t }
+			if (q[j] < q[i]) { t = q[i]; q[i] = q[j]; q[j] = t } }
+		m = NR % 2 ? q[(NR + 1) / 2] : (q[NR / 2] + q[NR / 2 + 1]) / 2
+		printf "the old kgate ingest best %.3f s; old/new time: min %.2f, median %.2f\n", o[1], q[1], m
+	}' "$W/old"
+fi
 awk -v n="$samples" -v k="$N" '
 { a[NR] = $1; b[NR] = $2; q[NR] = $2 / $1 }
 END {

@@ -21,7 +21,9 @@
 # browser's start.  BENCH_REPORT_RUNS and BENCH_REPORT_KERNELS size the large
 # case; BENCH_REPORT_CASES=nightly (or large) runs one; BENCH_REPORT_PAGES=all
 # opens every page (default: the index, the first, middle, last and largest
-# chart pages).
+# chart pages).  KGATE_OLD=BINARY: in each round, that kgate too (one
+# before schema 7, on the database as it was before the migration), and
+# the ratio old/new (min, median).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 : "${KGATE:?}" "${KGATE_SRC:?}"
@@ -49,7 +51,11 @@ bench() {
 	name=$1 runs=$2 kernels=$3 goal=$4 form=$5
 	db="$T/$name.db" out="$T/$name"
 	t0=$(date +%s.%N)
-	sh "$here/report_db.sh" "$db" "$runs" "$kernels"
+	if [ -n "${KGATE_OLD:-}" ]; then
+		OLD_DB="$T/$name.v6.db" sh "$here/report_db.sh" "$db" "$runs" "$kernels"
+	else
+		sh "$here/report_db.sh" "$db" "$runs" "$kernels"
+	fi
 	t1=$(date +%s.%N)
 	n=$(sqlite3 "$db" "SELECT count(*) FROM samples s JOIN runs r ON r.id = s.run WHERE r.branch = 'main'")
 	echo "$name: $runs runs x $kernels kernels x 4 metrics x 3 launches, $n samples (built in $(echo "$t1 - $t0" | bc) s)"
@@ -66,7 +72,37 @@ bench() {
 		sqlite3 "$db" "SELECT count(*), sum(run + benchmark + nvtx + kernel + metric + value) FROM samples" >/dev/null
 		c=$(date +%s.%N)
 		echo "$(echo "$b - $a" | bc) $(echo "$c - $b" | bc)" | awk '{ print $1, $2, $1 / $2 }' >> "$T/times"
+		if [ -n "${KGATE_OLD:-}" ]; then
+			rm -rf "$out.old" "$out.old.html"
+			if [ "$form" = --dir ]; then
+				"$KGATE_OLD" report --db "$T/$name.v6.db" --branch main --dir "$out.old" 2>/dev/null
+			else
+				"$KGATE_OLD" report --db "$T/$name.v6.db" --branch main --html "$out.old.html" 2>/dev/null
+			fi
+			d=$(date +%s.%N)
+			echo "$(echo "$d - $c" | bc) $(echo "$b - $a" | bc)" | awk '{ print $1, $2, $1 / $2 }' >> "$T/old"
+		fi
 	done
+	if [ -n "${KGATE_OLD:-}" ]; then
+		set -- $(sort3 "$T/old" 1)
+		o1=$1 o2=$2
+		set -- $(sort3 "$T/old" 3)
+		echo "$name: the old kgate ($KGATE_OLD, schema 6) best $o1 s, median $o2 s; old/new over 3 rounds: min $1, median $2"
+		: > "$T/old"
+		if [ "$form" = --dir ]; then
+			for f in "$out.old"/*; do
+				sed 's/nonce[-=]"\{0,1\}[0-9a-f]*/nonce/g' "$f" > "$T/o.html"
+				sed 's/nonce[-=]"\{0,1\}[0-9a-f]*/nonce/g' "$out/$(basename "$f")" > "$T/n.html"
+				cmp -s "$T/o.html" "$T/n.html" || { echo "$name: $(basename "$f") differs from the old kgate's" >&2; exit 1; }
+			done
+		else
+			sed 's/nonce[-=]"\{0,1\}[0-9a-f]*/nonce/g' "$out.old.html" > "$T/o.html"
+			sed 's/nonce[-=]"\{0,1\}[0-9a-f]*/nonce/g' "$out.html" > "$T/n.html"
+			cmp -s "$T/o.html" "$T/n.html" || { echo "$name: the page differs from the old kgate's" >&2; exit 1; }
+		fi
+		echo "$name: every page the same as the old kgate's (but for the script's nonce)"
+		rm -rf "$out.old" "$out.old.html"
+	fi
 	if [ "$form" = --dir ]; then
 		/usr/bin/time -f "%M %U %S" -o "$T/rss" "$KGATE" report --db "$db" --branch main --dir "$out" 2>/dev/null
 	else

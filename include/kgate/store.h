@@ -290,6 +290,14 @@ struct kg_sample_reader {
 int store_samples_stream(struct kg_store *st, const int64_t *run_ids, size_t n_runs,
 			 const struct kg_sample_reader *rd);
 
+/* The points (kgate/points.h's blob) of each run among run_ids[0 ..
+ * n_runs) that has them stored, to fn(arg, run, data, len) in the order
+ * asked (fn returns non-zero to stop).  A run without (its samples too
+ * many to summarise when stored) is left out: read its samples instead. */
+typedef int (*kg_points_fn)(void *arg, int64_t run, const void *data, size_t len);
+int store_run_points(struct kg_store *st, const int64_t *run_ids, size_t n_runs,
+		     kg_points_fn fn, void *arg);
+
 /* ---- Checks: verdicts and explanations ---- */
 
 /* Verdicts, as stored after a check (one row per series compared). */

@@ -188,7 +188,9 @@ const char *import_unsupported(const unsigned char *head, size_t n, const char *
 		return "a binary Nsight Compute report (.ncu-rep), which 'ncu --import FILE --csv "
 		       "--page raw > FILE.csv' exports as the CSV kgate reads";
 	if (n >= 16 && !memcmp(head, "SQLite format 3", 16)) {
-		if (has(head, n, "run_benchmarks") || has(head, n, "CREATE TABLE samples"))
+		/* schema 7 on: "kgat", its application id; before, its tables' text */
+		if ((n >= 72 && !memcmp(head + 68, "kgat", 4)) || has(head, n, "run_benchmarks") ||
+		    has(head, n, "CREATE TABLE samples"))
 			return "a kgate database: give it as --db";
 		if (has(head, n, "CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL") || has(head, n, "StringTable"))
 			return "an nvprof database (nvprof --export-profile); kgate reads Nsight "

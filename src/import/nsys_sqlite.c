@@ -59,7 +59,8 @@ static int sqlite_sniff(const unsigned char *head, size_t n, const char *path)
 		/* "SQLite format 3" then NUL: the report itself is binary */
 		return KG_SNIFF_NO;
 	}
-	if (memmem(head, n, "CREATE TABLE samples", 20) || memmem(head, n, "run_benchmarks", 14))
+	if ((n >= 72 && !memcmp(head + 68, "kgat", 4)) ||   /* application id, schema 7 on */
+	    memmem(head, n, "CREATE TABLE samples", 20) || memmem(head, n, "run_benchmarks", 14))
 		return KG_SNIFF_NO;     /* kgate's own database */
 	if (memmem(head, n, KERNELS, strlen(KERNELS)) || memmem(head, n, "TARGET_INFO_", 12) ||
 	    memmem(head, n, "StringIds", 9) || memmem(head, n, "NVTX_EVENTS", 11))

@@ -71,6 +71,28 @@ ok "report: the same page as from SQLite (but for the script's nonce)" cmp "$T/p
 run env KGATE_DB="$P" "$KGATE" stats --commit "$H" --report nvtx_sum --format json
 ok "KGATE_DB names the PostgreSQL database" cmp "$T/.out" "$T/qs.json"
 
+# --- each run's points (schema 7) --------------------------------------------
+is "$(pg_psql same "SELECT count(*) FROM run_points")" 2 "each run's points stored with it"
+pg_psql same "UPDATE samples SET value = value * 1 WHERE run = 1" >/dev/null
+is "$(pg_psql same "SELECT string_agg(run::text, ',') FROM run_points")" 2 \
+	"an UPDATE of run 1's samples voids its points"
+"$KGATE" report --db "$P" --html "$T/p2.html" 2>/dev/null
+sed 's/nonce[-=]"\{0,1\}[0-9a-f]*/nonce/g' "$T/p2.html" >"$T/p2.nononce.html"
+ok "report: the same page, run 1 read sample by sample" cmp "$T/p2.nononce.html" "$T/q.nononce.html"
+pg_psql same "DROP TABLE run_points; DROP TRIGGER samples_update_points ON samples;
+	DROP TRIGGER samples_delete_points ON samples; DROP TRIGGER samples_truncate_points ON samples;
+	DROP FUNCTION kgate_points_void_update(); DROP FUNCTION kgate_points_void_delete();
+	DROP FUNCTION kgate_points_void_all(); UPDATE kgate_schema SET version = 6" >/dev/null
+E=3333333333333333333333333333333333333333
+ingest "$P" "$E" head stream_triad 2>/dev/null
+ingest "$Q" "$E" head stream_triad 2>/dev/null
+is "$(pg_psql same "SELECT version FROM kgate_schema") $(pg_psql same "SELECT count(*) FROM run_points")" \
+	"7 3" "schema 6 migrated to 7: the points of the 2 runs before and of the new one"
+"$KGATE" report --db "$P" --html "$T/p3.html" 2>/dev/null
+"$KGATE" report --db "$Q" --html "$T/q3.html" 2>/dev/null
+for f in p3 q3; do sed 's/nonce[-=]"\{0,1\}[0-9a-f]*/nonce/g' "$T/$f.html" >"$T/$f.nononce.html"; done
+ok "report: the same page as from SQLite" cmp "$T/p3.nononce.html" "$T/q3.nononce.html"
+
 # --- 8 writers at once -------------------------------------------------------
 pg_createdb many
 M=$(pg_url many)
