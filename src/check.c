@@ -1135,9 +1135,7 @@ int check_runs(struct kg_store *st, const struct kg_thresholds *t,
 		kg_warn("the verdicts were not stored; the check itself is complete");
 	if (rc == KG_EXIT_PASS)
 		rc = oc.exit_status;
-	for (size_t i = 0; i < n_why; i++)
-		explain_free(&why[i]);
-	free(why);
+	explain_free_all(why, n_why);
 	free(bl_sha);
 	free(bl_reason);
 	gate_free(&g);

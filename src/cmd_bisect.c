@@ -847,8 +847,7 @@ int cmd_bisect(int argc, char **argv)
 		KG_OPT_STR("thresholds", 't', "F", &a.thresholds,
 			   "the thresholds (default: the suite's, else built-in)"),
 		KG_OPT_DB(&a.db),
-		KG_OPT_ONEOF("format", 0, "F", &a.format, kg_opt_text_json,
-			     "text (default) or json: the result on stdout"),
+		KG_OPT_TEXT_JSON(&a.format, "text (default) or json: the result on stdout"),
 		/* one step of "git bisect run", and the directory it was started in */
 		KG_OPT_FLAG("step", 0, &a.step, NULL),
 		KG_OPT_STR("dir", 0, "DIR", &a.dir, NULL),

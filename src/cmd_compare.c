@@ -250,9 +250,7 @@ static int confirm_rounds(struct kg_store *st, const struct kg_thresholds *t,
 out:
 	store_close(mem);
 	for (int k = 0; k < 2; k++) {
-		for (size_t i = 0; i < np; i++)
-			suiterun_recset_free(&sets[k][i]);
-		free(sets[k]);
+		suiterun_recsets_free(sets[k], np);
 		free(names[k]);
 	}
 	return rc;
@@ -314,8 +312,7 @@ int cmd_compare(int argc, char **argv)
 		KG_OPT_STR("thresholds", 't', "F", &tpath,
 			   "thresholds (default: the head suite's, else built in)"),
 		KG_OPT_DB(&db),
-		KG_OPT_STR("only", 0, "REGEX", &only,
-			   "only the benchmarks whose name matches (POSIX ERE)"),
+		KG_OPT_ONLY(&only),
 		KG_OPT_FLAG("quick", 0, &quick, "quick_repeat repeats instead of repeat"),
 		KG_OPT_CALL("seed", 0, "N", parse_seed, &so,
 			    "seed of the base/head order (default: from the clock; printed, so "
@@ -471,10 +468,7 @@ out:
 	store_close(st);
 	for (int k = 0; k < 2; k++) {
 		store_run_info_free(&run[k]);
-		if (sets[k])
-			for (size_t i = 0; i < np; i++)
-				suiterun_recset_free(&sets[k][i]);
-		free(sets[k]);
+		suiterun_recsets_free(sets[k], np);
 		free(names[k]);
 		config_free_suite(s[k]);
 	}

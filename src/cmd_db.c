@@ -155,8 +155,8 @@ int cmd_db(int argc, char **argv)
 	const struct kg_opt opts[] = {
 		KG_OPT_FLAG("dry-run", 'n', &dry,
 			    "say what would be copied, skipped and in conflict; write nothing"),
-		KG_OPT_ONEOF("format", 0, "F", &format, kg_opt_text_json,
-			     "text (default): the summary on stderr; json: also as JSON on stdout"),
+		KG_OPT_TEXT_JSON(&format,
+				 "text (default): the summary on stderr; json: also as JSON on stdout"),
 		KG_OPT_OPERAND("copy FROM TO", "the databases: a path, sqlite:PATH or a "
 			       "postgresql:// URL (a password in it is never printed)"),
 		KG_OPT_END

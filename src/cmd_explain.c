@@ -306,12 +306,10 @@ static int collect_side(struct kg_suiterun *sr, const struct kg_suite *s, int k,
 		rc = suiterun_store(sc, &run, benches, sets, nb, NULL);
 	if (rc == KG_EXIT_PASS)
 		rc = store_load_samples(sc, &run.id, 1, got);
-	for (size_t i = 0; i < nb; i++)
-		suiterun_recset_free(&sets[i]);
+	suiterun_recsets_free(sets, nb);
 	for (size_t i = 0; i < nm; i++)
 		free(metrics[i]);
 	free(metrics);
-	free(sets);
 	store_run_info_free(&run);
 	return rc;
 }
@@ -557,9 +555,7 @@ int cmd_explain(int argc, char **argv)
 		store_explanations(st, head->id, label, x, nx);
 		free(label);
 	}
-	for (size_t i = 0; i < nx; i++)
-		explain_free(&x[i]);
-	free(x);
+	explain_free_all(x, nx);
 	for (size_t i = 0; i < n; i++) {
 		explain_map_free(&mb[i]);
 		explain_map_free(&mh[i]);

@@ -372,8 +372,7 @@ int cmd_ingest(int argc, char **argv)
 			    "store an ncu export although ncu reported errors (==ERROR== lines: a "
 			    "launch it failed to profile, an application that failed), with a "
 			    "warning; without it such an export is refused"),
-		KG_OPT_ONEOF("format", 0, "F", &format, kg_opt_text_json,
-			     "text (default) or json: a JSON summary on stdout"),
+		KG_OPT_TEXT_JSON(&format, "text (default) or json: a JSON summary on stdout"),
 		KG_OPT_OPERANDS_CALL("FILE | DIR", take_input, &ia,
 				     "files and directories to store, in order among the options"),
 		KG_OPT_END

@@ -60,14 +60,11 @@ int cmd_merge(int argc, char **argv)
 		KG_OPT_STR("config", 'c', "FILE", &cfg,
 			   "the suite: each of its benchmarks must be in exactly one shard (default "
 			   "kgate.yaml where it exists; without one, not checked)"),
-		KG_OPT_STR("commit", 0, "SHA", &commit,
-			   "the commit whose shards to merge (default: git rev-parse HEAD; in a pull "
-			   "request's GitHub Actions job, its head commit)"),
+		KG_OPT_HEAD_COMMIT(&commit, "whose shards to merge", ""),
 		KG_OPT_STR("only", 0, "REGEX", &only,
 			   "the shards ran 'kgate run --only REGEX': only those benchmarks of the "
 			   "suite are expected"),
-		KG_OPT_ONEOF("format", 0, "F", &format, kg_opt_text_json,
-			     "text (default) or json: what was merged, on stdout"),
+		KG_OPT_TEXT_JSON(&format, "text (default) or json: what was merged, on stdout"),
 		KG_OPT_OPERAND("PART...", "databases holding shards (paths, sqlite:PATH or "
 			       "postgresql:// URLs)"),
 		KG_OPT_END

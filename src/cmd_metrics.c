@@ -74,10 +74,7 @@ static int list_metrics(const char *chip, int json)
 		for (size_t i = 0; metricinfo_derived[i]; i++)
 			json_array_append_new(d, json_string(metricinfo_derived[i]));
 		json_t *o = json_pack("{s:s, s:o, s:o}", "chip", chip, "metrics", a, "derived", d);
-		json_dumpf(o, stdout, JSON_INDENT(2));
-		putchar('\n');
-		kg_json_document_written();
-		json_decref(o);
+				kg_json_print(o, JSON_INDENT(2));
 	} else {
 		for (size_t i = 0; i < n; i++)
 			puts(names[i]);
@@ -93,7 +90,7 @@ int cmd_metrics(int argc, char **argv)
 	int argi, json, rc = KG_EXIT_PASS;
 	const struct kg_opt opts[] = {
 		KG_OPT_STR("chip", 0, "CHIP", &chip, "the chip (default gh100: H100, H200)"),
-		KG_OPT_ONEOF("format", 0, "F", &format, kg_opt_text_json, "text (default) or json"),
+		KG_OPT_TEXT_JSON(&format, "text (default) or json"),
 		KG_OPT_END
 	};
 	const struct kg_optspec spec = { "metrics", synopsis, epilogue, opts, 1, 0 };
@@ -170,10 +167,7 @@ int cmd_metrics(int argc, char **argv)
 		}
 		json_t *o = json_pack("{s:s, s:o}", "chip", chip, "metrics", arr);
 		json_object_set_new(o, "passes", passes >= 0 ? json_integer(passes) : json_null());
-		json_dumpf(o, stdout, JSON_INDENT(2));
-		putchar('\n');
-		kg_json_document_written();
-		json_decref(o);
+				kg_json_print(o, JSON_INDENT(2));
 	} else {
 		size_t w = 0;
 		for (size_t i = 0; i < n; i++)

@@ -101,14 +101,11 @@ int cmd_run(int argc, char **argv)
 	const struct kg_opt opts[] = {
 		KG_OPT_STR("config", 'c', "FILE", &cfg, "the suite (default kgate.yaml)"),
 		KG_OPT_DB(&db),
-		KG_OPT_STR("commit", 0, "SHA", &commit,
-			   "the commit measured (default: git rev-parse HEAD; in a pull request's "
-			   "GitHub Actions job, its head commit); a short SHA or ref is stored as "
-			   "the full SHA git gives"),
+		KG_OPT_HEAD_COMMIT(&commit, "measured",
+				   "; a short SHA or ref is stored as the full SHA git gives"),
 		KG_OPT_STR("branch", 0, "NAME", &branch,
 			   "its branch (default: from git or GITHUB_HEAD_REF)"),
-		KG_OPT_STR("only", 0, "REGEX", &only,
-			   "only the benchmarks whose name matches (POSIX ERE)"),
+		KG_OPT_ONLY(&only),
 		KG_OPT_FLAG("quick", 0, &quick,
 			    "quick_repeat repeats instead of repeat (pre-push); a quick run is "
 			    "never a baseline"),
@@ -122,8 +119,7 @@ int cmd_run(int argc, char **argv)
 		KG_OPT_ONEOF("balance", 0, "B", &balance, balance_choices,
 			     "time (default): balance the shards by the stored wall times; count: by "
 			     "the number of benchmarks alone"),
-		KG_OPT_ONEOF("format", 0, "F", &format, kg_opt_text_json,
-			     "text (default) or json: the summary on stdout"),
+		KG_OPT_TEXT_JSON(&format, "text (default) or json: the summary on stdout"),
 		KG_OPT_END
 	};
 	const struct kg_optspec spec = { "run", synopsis, epilogue, opts, 0, 0 };
@@ -225,10 +221,7 @@ int cmd_run(int argc, char **argv)
 		if (shard_n)
 			json_object_set_new(o, "shard", json_pack("{s:i, s:i, s:s}", "index", shard_i,
 								  "of", shard_n, "balanced_by", basis));
-		json_dumpf(o, stdout, JSON_COMPACT);
-		putchar('\n');
-		kg_json_document_written();
-		json_decref(o);
+				kg_json_print(o, JSON_COMPACT);
 	} else {
 		int w = 9;
 		for (size_t i = 0; i < nsel; i++)
@@ -244,10 +237,7 @@ int cmd_run(int argc, char **argv)
 out:
 	store_close(st);
 	store_run_info_free(&run);
-	if (sets)
-		for (size_t i = 0; i < nsel; i++)
-			suiterun_recset_free(&sets[i]);
-	free(sets);
+	suiterun_recsets_free(sets, nsel);
 	free(names);
 	free(sum);
 	suiterun_free(&sr);

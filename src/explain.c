@@ -200,6 +200,17 @@ static void na(struct kg_xrule *r, const char *why)
 	snprintf(r->text, sizeof r->text, "not applied: %s", why);
 }
 
+/* Whether rule r applies: it has what it needs, else why not is its text. */
+static int applies(struct kg_xrule *r, int has_needs, const char *needs)
+{
+	if (!has_needs) {
+		na(r, needs);
+		return 0;
+	}
+	r->applicable = 1;
+	return 1;
+}
+
 static const char *const stall_names[] = {
 	"barrier", "branch_resolving", "dispatch_stall", "drain", "gmma", "imc_miss",
 	"lg_throttle", "long_scoreboard", "math_pipe_throttle", "membar", "mio_throttle",
@@ -248,10 +259,8 @@ void explain_rules(const struct kg_metricmap *m, const struct kg_chip *chip,
 	/* SOLBottleneck */
 	r = &out[KG_RULE_BOTTLENECK];
 	set(r, "SOLBottleneck");
-	if (isnan(sm) || isnan(mem)) {
-		na(r, "needs sm__throughput and gpu__compute_memory_throughput (pct_of_peak)");
-	} else {
-		r->applicable = 1;
+	if (applies(r, !isnan(sm) && !isnan(mem),
+		    "needs sm__throughput and gpu__compute_memory_throughput (pct_of_peak)")) {
 		const char *cls;
 		if (sm >= 80 || mem >= 80)
 			cls = "high throughput";
@@ -268,10 +277,7 @@ void explain_rules(const struct kg_metricmap *m, const struct kg_chip *chip,
 	/* LaunchConfiguration: small grid */
 	r = &out[KG_RULE_SMALL_GRID];
 	set(r, "SmallGrid");
-	if (isnan(grid) || isnan(sms)) {
-		na(r, "needs launch__grid_size and the SM count");
-	} else {
-		r->applicable = 1;
+	if (applies(r, !isnan(grid) && !isnan(sms), "needs launch__grid_size and the SM count")) {
 		r->fires = grid < sms;
 		if (r->fires)
 			r->speedup = (sms - grid) / sms * 100;
@@ -281,11 +287,8 @@ void explain_rules(const struct kg_metricmap *m, const struct kg_chip *chip,
 	/* LaunchConfiguration: block size */
 	r = &out[KG_RULE_BLOCK_SIZE];
 	set(r, "BlockSize");
-	if (isnan(block)) {
-		na(r, "needs launch__block_size");
-	} else {
+	if (applies(r, !isnan(block), "needs launch__block_size")) {
 		int bs = (int)block;
-		r->applicable = 1;
 		r->fires = bs % 32 != 0;
 		if (r->fires)
 			r->speedup = (1.0 / ((bs + 31) / 32)) * (1 - (bs % 32) / 32.0) * 100;
@@ -331,12 +334,10 @@ void explain_rules(const struct kg_metricmap *m, const struct kg_chip *chip,
 
 	r = &out[KG_RULE_TAIL_EFFECT];
 	set(r, "TailEffect");
-	if (!bpsm || isnan(grid) || isnan(sms)) {
-		na(r, chip ? "needs grid, block size and the SM count" : "unknown chip: no occupancy table");
-	} else {
+	if (applies(r, bpsm && !isnan(grid) && !isnan(sms),
+		    chip ? "needs grid, block size and the SM count" : "unknown chip: no occupancy table")) {
 		double waves = grid / (bpsm * sms), whole;
 		double part = modf(waves, &whole);
-		r->applicable = 1;
 		double sp = whole >= 1 && part > 0 ? 100 / (1 + whole) : 0;
 		r->fires = sp >= 20;
 		if (r->fires)
@@ -347,10 +348,7 @@ void explain_rules(const struct kg_metricmap *m, const struct kg_chip *chip,
 	/* IssueSlotUtilization */
 	r = &out[KG_RULE_ISSUE_SLOTS];
 	set(r, "IssueSlotUtilization");
-	if (isnan(ia)) {
-		na(r, "needs smsp__issue_active.avg.per_cycle_active");
-	} else {
-		r->applicable = 1;
+	if (applies(r, !isnan(ia), "needs smsp__issue_active.avg.per_cycle_active")) {
 		r->fires = ia < 0.6;
 		if (r->fires) {
 			double mx = fmax(isnan(sm) ? 0 : sm, isnan(mem) ? 0 : mem) / 100;
@@ -368,10 +366,8 @@ void explain_rules(const struct kg_metricmap *m, const struct kg_chip *chip,
 	double ach = G("sm__warps_active.avg.pct_of_peak_sustained_active");
 	if (isnan(theo_pct) && out[KG_RULE_THEORETICAL_OCC].applicable && bpsm)
 		theo_pct = fmin(100, (double)bpsm * (((int)block + 31) / 32) / chip->max_warps_sm * 100);
-	if (isnan(ach) || isnan(theo_pct)) {
-		na(r, "needs sm__warps_active.avg.pct_of_peak_sustained_active and the theoretical occupancy");
-	} else {
-		r->applicable = 1;
+	if (applies(r, !isnan(ach) && !isnan(theo_pct),
+		    "needs sm__warps_active.avg.pct_of_peak_sustained_active and the theoretical occupancy")) {
 		r->fires = theo_pct - ach > 10;
 		if (r->fires) {
 			double local = (theo_pct - ach) / theo_pct;
@@ -393,10 +389,8 @@ void explain_rules(const struct kg_metricmap *m, const struct kg_chip *chip,
 		if (!isnan(v) && v > topv && strcmp(stall_names[i], "selected"))
 			topv = v, top = stall_names[i];
 	}
-	if (!top || isnan(cpi) || isnan(ia) || cpi <= 0) {
-		na(r, "needs the smsp__average_warps_issue_stalled_*_per_issue_active.ratio metrics, the CPI and issue_active");
-	} else {
-		r->applicable = 1;
+	if (applies(r, top && !isnan(cpi) && !isnan(ia) && cpi > 0,
+		    "needs the smsp__average_warps_issue_stalled_*_per_issue_active.ratio metrics, the CPI and issue_active")) {
 		double ratio = topv / cpi;
 		r->fires = ia < 0.8 && ratio > 0.3;
 		if (r->fires)
@@ -410,14 +404,12 @@ void explain_rules(const struct kg_metricmap *m, const struct kg_chip *chip,
 	set(r, "UncoalescedGlobalAccess");
 	double ls, lr, li, ss, sr, si;
 	int hl = coalescing(m, "ld", &ls, &lr, &li), hs = coalescing(m, "st", &ss, &sr, &si);
-	if (!hl && !hs) {
-		na(r, "needs l1tex__t_{sectors,requests}_pipe_lsu_mem_global_op_{ld,st}.sum");
-	} else {
+	if (applies(r, hl || hs,
+		    "needs l1tex__t_{sectors,requests}_pipe_lsu_mem_global_op_{ld,st}.sum")) {
 		double tot = (hl ? ls : 0) + (hs ? ss : 0), ideal = (hl ? li : 0) + (hs ? si : 0);
 		double exc = tot - ideal;
 		double la = G("lts__cycles_active.sum"), le = G("lts__cycles_elapsed.sum");
 		double w = !isnan(la) && !isnan(le) && le > 0 ? la / le : 1;
-		r->applicable = 1;
 		r->fires = tot > 0 && exc / tot > 0.001;
 		if (r->fires)
 			r->speedup = w * exc / tot * 100;
@@ -437,13 +429,11 @@ void explain_rules(const struct kg_metricmap *m, const struct kg_chip *chip,
 	double cs = G("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum");
 	double wl = G("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum");
 	double ws = G("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum");
-	if (isnan(cl) || isnan(wl) || isnan(cs) || isnan(ws)) {
-		na(r, "needs l1tex__data_bank_conflicts_* and l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}.sum");
-	} else {
+	if (applies(r, !isnan(cl) && !isnan(wl) && !isnan(cs) && !isnan(ws),
+		    "needs l1tex__data_bank_conflicts_* and l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}.sum")) {
 		double pl = wl > 0 ? cl * 100 / wl : 0, ps = ws > 0 ? cs * 100 / ws : 0;
 		double p = fmax(pl, ps);
 		double l1 = G("l1tex__throughput.avg.pct_of_peak_sustained_active");
-		r->applicable = 1;
 		r->fires = p >= 10;
 		if (r->fires)
 			r->speedup = isnan(l1) ? p : p * l1 / 100;
@@ -457,11 +447,9 @@ void explain_rules(const struct kg_metricmap *m, const struct kg_chip *chip,
 	double fm = G("smsp__sass_thread_inst_executed_op_fmul_pred_on.sum");
 	double ff = G("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum");
 	double br = G("dram__bytes_read.sum"), bw = G("dram__bytes_write.sum");
-	if (isnan(fa) || isnan(fm) || isnan(ff) || isnan(br) || isnan(bw)) {
-		na(r, "needs the fadd/fmul/ffma thread-instruction counts and DRAM bytes");
-	} else {
+	if (applies(r, !isnan(fa) && !isnan(fm) && !isnan(ff) && !isnan(br) && !isnan(bw),
+		    "needs the fadd/fmul/ffma thread-instruction counts and DRAM bytes")) {
 		double flop = fa + fm + 2 * ff, bytes = br + bw;
-		r->applicable = 1;
 		snprintf(r->text, sizeof r->text, "%.3g FP32 FLOP over %.3g DRAM bytes: %.3f FLOP/byte", flop,
 			 bytes, bytes > 0 ? flop / bytes : 0);
 	}
@@ -879,6 +867,13 @@ void explain_free(struct kg_explanation *x)
 	for (size_t i = 0; i < x->n_moved; i++)
 		free(x->moved[i].metric);
 	memset(x, 0, sizeof *x);
+}
+
+void explain_free_all(struct kg_explanation *x, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		explain_free(&x[i]);
+	free(x);
 }
 
 /* ---- what to explain ---- */

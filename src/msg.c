@@ -35,6 +35,14 @@ void kg_json_document_written(void)
 	json_written = 1;
 }
 
+void kg_json_print(struct json_t *doc, size_t flags)
+{
+	json_dumpf(doc, stdout, flags);
+	putchar('\n');
+	kg_json_document_written();
+	json_decref(doc);
+}
+
 void kg_json_errors_finish(int status)
 {
 	if (!json_mode || json_written || status < 2)

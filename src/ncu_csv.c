@@ -155,6 +155,7 @@ int ncu_csv_read_record(FILE *fp, struct ncu_csv_reader *rd)
 			state = UNQUOTED;
 			/* fall through */
 		case UNQUOTED:
+		unquoted:
 			if (c == ',') {
 				rd_end_field(rd, start);
 				state = FIELD_START;
@@ -183,17 +184,12 @@ int ncu_csv_read_record(FILE *fp, struct ncu_csv_reader *rd)
 				rd_addc(rd, '"');
 				state = QUOTED;
 				rd_span(rd, stop_quoted);
-			} else if (c == ',') {
-				rd_end_field(rd, start);
-				state = FIELD_START;
-			} else if (c == '\n' || c == EOF) {
-				rd_end_field(rd, start);
-				rd->next_line++;
-				goto done;
 			} else if (c != '\r') {
-				/* text after a closing quote: keep it, as most readers do */
-				rd_addc(rd, c);
+				/* after the closing quote the field or the record ends
+				 * as after unquoted text; text there is kept, as most
+				 * readers do */
 				state = UNQUOTED;
+				goto unquoted;
 			}
 			break;
 		}

@@ -340,6 +340,20 @@ static void render_text(const struct kg_check_info *info, const struct kg_gate *
 
 /* ---- markdown ---- */
 
+void output_outcome_notes_markdown(struct kg_buf *b, const struct kg_outcome *o)
+{
+	if (o->verdict == KG_VERDICT_NO_BASELINE) {
+		buf_adds(b, "**No baseline:** ");
+		escape_markdown(b, o->note ? o->note : "nothing to compare with");
+		buf_adds(b, ".\n\n");
+	}
+	if (o->not_compared) {
+		buf_adds(b, "**Not compared:** ");
+		escape_markdown(b, o->not_compared);
+		buf_adds(b, ".\n\n");
+	}
+}
+
 void output_commit_markdown(struct kg_buf *b, const char *sha)
 {
 	char sh[KG_SHA_SHORT_BUF];
@@ -382,16 +396,7 @@ static void render_markdown(const struct kg_check_info *info, const struct kg_ga
 	buf_adds(out, ". ");
 	summary_line(out, info);
 	buf_adds(out, ".\n\n");
-	if (oc->verdict == KG_VERDICT_NO_BASELINE) {
-		buf_adds(out, "**No baseline:** ");
-		escape_markdown(out, oc->note ? oc->note : "nothing to compare with");
-		buf_adds(out, ".\n\n");
-	}
-	if (oc->not_compared) {
-		buf_adds(out, "**Not compared:** ");
-		escape_markdown(out, oc->not_compared);
-		buf_adds(out, ".\n\n");
-	}
+	output_outcome_notes_markdown(out, oc);
 	size_t shown = 0;
 	for (size_t i = 0; i < g->n; i++)
 		shown += result_shown(info, &g->r[i]);

@@ -312,16 +312,7 @@ void report_check_markdown(const struct report_check *c, struct kg_buf *b)
 	if (o->n_failing != o->n_fail)
 		buf_printf(b, "; %zu failing the check", o->n_failing);
 	buf_adds(b, ".\n\n");
-	if (o->verdict == KG_VERDICT_NO_BASELINE) {
-		buf_adds(b, "**No baseline:** ");
-		escape_markdown(b, o->note ? o->note : "nothing to compare with");
-		buf_adds(b, ".\n\n");
-	}
-	if (o->not_compared) {
-		buf_adds(b, "**Not compared:** ");
-		escape_markdown(b, o->not_compared);
-		buf_adds(b, ".\n\n");
-	}
+	output_outcome_notes_markdown(b, o);
 	const struct report_verdict **ord = xmalloc((c->n + 1) * sizeof *ord);
 	for (size_t i = 0; i < c->n; i++)
 		ord[i] = &c->v[i];

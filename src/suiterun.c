@@ -105,16 +105,21 @@ int suiterun_load_suite(const char *dir, const char *cfg, struct kg_suite **s)
 
 void suiterun_recset_free(struct kg_recset *rs)
 {
-	for (size_t i = 0; i < rs->n; i++) {
-		free(rs->path[i]);
-		store_run_info_free(&rs->fp[i]);
-	}
-	free(rs->path);
-	free(rs->fp);
+	store_names_free(rs->path, rs->n);
+	store_runs_free(rs->fp, rs->n);
 	free(rs->repeat);
 	free(rs->gpu);
 	free(rs->gpu_uuid);
 	memset(rs, 0, sizeof(*rs));
+}
+
+void suiterun_recsets_free(struct kg_recset *sets, size_t n)
+{
+	if (!sets)
+		return;
+	for (size_t i = 0; i < n; i++)
+		suiterun_recset_free(&sets[i]);
+	free(sets);
 }
 
 /* name with everything but [A-Za-z0-9._-] replaced, at most 48 bytes. */

@@ -9,6 +9,9 @@
 # 100,000 repetitions of 4 figures (400,000 samples).  Prints per importer
 # its best time and rate in samples/s, the anchor's, and the ratio of rates
 # (min and median over the rounds).  Goal: >= 500,000 samples/s each.
+# KGATE_BASE=PATH: a second kgate binary (another build, the code before a
+# change) timed in the same rounds, alternately; its rate and the ratio of
+# rates kgate/base are printed too.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 : "${KGATE_SRC:=$(cd "$here/../.." && pwd)}"
@@ -22,6 +25,13 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/kgate-bench.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 
 . "$here/anchor.sh"
+# CPU seconds (user + system) and peak RSS (KiB) of a command, appended to a
+# file (zeros without GNU time)
+if [ -x /usr/bin/time ]; then
+	cpurss() { f=$1; shift; /usr/bin/time -f '%U %S %M' -o "$f.t" "$@" && awk '{ print $1 + $2, $3 }' "$f.t" >> "$f"; }
+else
+	cpurss() { f=$1; shift; echo 0 0 >> "$f"; "$@"; }
+fi
 
 # The inputs, and the rows each stores as CSV (run, benchmark, nvtx, kernel,
 # metric, repeat, ordinal, value), for the anchor.
@@ -71,29 +81,63 @@ json.dump({"context": {"executable": "./bench_copy", "num_cpus": 1, "mhz_per_cpu
           open(w + "/gb.json", "w"))
 EOF
 
+# the floor: jansson's parse alone of the same JSON file (bench_jparse.c)
+cc -O2 -std=c11 -D_GNU_SOURCE -o "$W/bench_jparse" "$here/bench_jparse.c" -ljansson 2>"$W/cc.err" ||
+	echo "bench_importers: bench_jparse not built: $(head -1 "$W/cc.err")"
+
 for imp in nvbench gbench; do
 	case $imp in nvbench) in=$W/nv.json csv=$W/nv.csv;; gbench) in=$W/gb.json csv=$W/gb.csv;; esac
 	samples=$(wc -l < "$csv")
 	: > "$W/times"
+	: > "$W/cpu.k"
+	: > "$W/cpu.b"
 	for r in $(seq "$ROUNDS"); do
 		rm -f "$W/k.db" "$W/k.db-wal" "$W/k.db-shm"
 		t0=$(now)
-		"$KGATE" ingest --db "$W/k.db" --commit bench "$in" 2>"$W/ingest.err"
+		cpurss "$W/cpu.k" "$KGATE" ingest --db "$W/k.db" --commit bench "$in" 2>"$W/ingest.err"
 		t1=$(now)
 		tk=$(elapsed "$t0" "$t1")
 		stored=$(sqlite3 "$W/k.db" "SELECT count(*) FROM samples")
 		[ "$stored" -eq "$samples" ] || { echo "bench_importers: $imp stored $stored samples, expected $samples" >&2; exit 1; }
-		echo "$tk $(anchor_import "$W/s.db" "$csv")" >> "$W/times"
+		ts=$(anchor_import "$W/s.db" "$csv")
+		tb=0
+		if [ -n "${KGATE_BASE:-}" ]; then
+			rm -f "$W/k.db" "$W/k.db-wal" "$W/k.db-shm"
+			t0=$(now)
+			cpurss "$W/cpu.b" "$KGATE_BASE" ingest --db "$W/k.db" --commit bench "$in" 2>"$W/ingest.err"
+			t1=$(now)
+			tb=$(elapsed "$t0" "$t1")
+			stored=$(sqlite3 "$W/k.db" "SELECT count(*) FROM samples")
+			[ "$stored" -eq "$samples" ] || { echo "bench_importers: $imp (base) stored $stored samples, expected $samples" >&2; exit 1; }
+		fi
+		echo "$tk $ts $tb" >> "$W/times"
 	done
 	awk -v n="$samples" -v imp="$imp" '
-	{ a[NR] = $1; b[NR] = $2; q[NR] = $2 / $1 }
+	{ a[NR] = $1; b[NR] = $2; q[NR] = $2 / $1; c[NR] = $3; if ($3 > 0) r[NR] = $3 / $1 }
 	END {
 		for (i = 1; i <= NR; i++) for (j = i + 1; j <= NR; j++) {
 			if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
 			if (b[j] < b[i]) { t = b[i]; b[i] = b[j]; b[j] = t }
+			if (c[j] < c[i]) { t = c[i]; c[i] = c[j]; c[j] = t }
+			if (r[j] < r[i]) { t = r[i]; r[i] = r[j]; r[j] = t }
 			if (q[j] < q[i]) { t = q[i]; q[i] = q[j]; q[j] = t } }
 		m = NR % 2 ? q[(NR + 1) / 2] : (q[NR / 2] + q[NR / 2 + 1]) / 2
 		printf "%s import of %d samples, %d rounds: kgate ingest best %.3f s (%.0f samples/s), sqlite3 .import best %.3f s (%.0f samples/s); rate kgate/sqlite3: min %.2fx, median %.2fx\n", imp, n, NR, a[1], n / a[1], b[1], n / b[1], q[1], m
+		if (c[1] > 0) {
+			mb = NR % 2 ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2
+			printf "%s: base (KGATE_BASE) best %.3f s (%.0f samples/s); rate kgate/base: min %.2fx, median %.2fx\n", imp, c[1], n / c[1], r[1], mb
+		}
 		printf "goal >= 500000 samples/s: %s\n", (n / a[1] >= 500000 ? "met" : "missed")
 	}' "$W/times"
+	for side in k b; do
+		[ -s "$W/cpu.$side" ] || continue
+		awk -v imp="$imp" -v who="$([ $side = k ] && echo kgate || echo base)" -v n="$samples" '
+		{ c = $1; if (NR == 1 || c < m) m = c; if ($2 > r) r = $2 }
+		END { printf "%s: %s CPU (user + system) best %.2f s (%.0f samples per CPU second), peak RSS %d KiB\n", imp, who, m, n / m, r }' "$W/cpu.$side"
+	done
+	if [ -x "$W/bench_jparse" ]; then
+		jp=$("$W/bench_jparse" "$in")
+		awk -v imp="$imp" -v n="$samples" -v jp="$jp" -v sz="$(wc -c < "$in")" 'BEGIN {
+			printf "%s: jansson json_loadb of the same %d-byte JSON file alone: best %.3f s CPU (%.0f samples per CPU second)\n", imp, sz, jp, (jp > 0 ? n / jp : 0) }'
+	fi
 done

@@ -6,6 +6,9 @@
 # ratio of rates (min and median over the rounds), and the CPU time each
 # took (user + system, GNU time; under load, CPU time tells more than the
 # wall clock).  Goal: >= 500,000 samples/s for each importer.
+# KGATE_BASE=PATH: a second kgate binary (another build, the code before a
+# change) timed in the same rounds, alternately; its rate, CPU time and the
+# ratio of rates kgate/base are printed too.
 #
 # The inputs are SYNTHETIC, made from the shape of the real fixtures: the
 # export is tests/fixtures/nsys/nvfuser_h200_report1.sqlite (all of it) with
@@ -64,7 +67,7 @@ db.execute("VACUUM")
 EOF
 
 # --- the synthetic trace: the fixture's events repeated ---
-python3 - "$KGATE_SRC/tests/fixtures/kineto/step_based_trace_2543932.json.gz" "$KK" "$W/trace.json.gz" <<'EOF'
+python3 - "$KGATE_SRC/tests/fixtures/kineto/step_based_trace_2543932.json.gz" "$KK" "$W/trace.json.gz" "$W/events.jsonl" <<'EOF'
 import gzip, json, sys
 d = json.load(gzip.open(sys.argv[1], "rt"))
 ev = d.pop("traceEvents")
@@ -73,6 +76,8 @@ k0 = sum(1 for e in ev if e.get("cat") == "kernel")
 ts = [e["ts"] for e in ev if "ts" in e]
 span = max(ts) - min(ts) + 1000
 reps = max(1, (n + k0 - 1) // k0)
+# and, one a line, the events the importer parses (for the floor below)
+read = open(sys.argv[4], "w")
 with gzip.open(sys.argv[3], "wt", compresslevel=6) as f:
     f.write("{\n")
     for k, v in d.items():
@@ -87,6 +92,8 @@ with gzip.open(sys.argv[3], "wt", compresslevel=6) as f:
                 continue
             f.write(("" if first else ",\n") + "  " + json.dumps(e))
             first = False
+            if e.get("cat") in ("kernel", "gpu_user_annotation", "cuda_profiler_range"):
+                read.write(json.dumps(e) + "\n")
     f.write("\n  ]\n}\n")
 EOF
 
@@ -104,7 +111,19 @@ for _ in $(seq "$ROUNDS"); do
 		sqlite3 -csv "$W/k.db" "SELECT run, benchmark, nvtx, kernel, metric, repeat, ordinal, value FROM samples" > "$W/rows.csv"
 		samples=$(wc -l < "$W/rows.csv")
 		ts=$(anchor_import "$W/s.db" "$W/rows.csv" $TIME "$W/cpu.s")
-		echo "$tk $ts $samples $(cat "$W/cpu.k") $(cat "$W/cpu.s")" >> "$W/times.$fmt"
+		tb=0
+		echo 0 > "$W/cpu.b"
+		if [ -n "${KGATE_BASE:-}" ]; then
+			rm -f "$W"/k.db*
+			t0=$(now)
+			$TIME "$W/cpu.b" "$KGATE_BASE" ingest --db "$W/k.db" --commit bench --benchmark b "$in" 2>"$W/ingest.err" ||
+				{ cat "$W/ingest.err" >&2; exit 1; }
+			t1=$(now)
+			tb=$(elapsed "$t0" "$t1")
+			[ "$(sqlite3 "$W/k.db" "SELECT count(*) FROM samples")" -eq "$samples" ] ||
+				{ echo "bench_traces: $fmt (base) stored another number of samples" >&2; exit 1; }
+		fi
+		echo "$tk $ts $samples $(cat "$W/cpu.k") $(cat "$W/cpu.s") $tb $(cat "$W/cpu.b")" >> "$W/times.$fmt"
 	done
 done
 for fmt in nsys kineto; do
@@ -113,13 +132,35 @@ for fmt in nsys kineto; do
 	kineto) what="a Kineto .json.gz trace (synthetic, $(du -k "$W/trace.json.gz" | cut -f1) KiB gzip, $(gzip -dc "$W/trace.json.gz" | wc -c | awk '{ printf "%d", $1 / 1048576 }') MiB JSON)" ;;
 	esac
 	awk -v what="$what" '
-	{ a[NR] = $1; b[NR] = $2; q[NR] = $2 / $1; n = $3; ck += $4; cs += $5 }
+	{ a[NR] = $1; b[NR] = $2; q[NR] = $2 / $1; n = $3; ck += $4; cs += $5
+	  c[NR] = $6; cb += $7; if ($6 > 0) r[NR] = $6 / $1 }
 	END {
 		for (i = 1; i <= NR; i++) for (j = i + 1; j <= NR; j++) {
+			if (c[j] < c[i]) { t = c[i]; c[i] = c[j]; c[j] = t }
+			if (r[j] < r[i]) { t = r[i]; r[i] = r[j]; r[j] = t }
 			if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
 			if (b[j] < b[i]) { t = b[i]; b[i] = b[j]; b[j] = t }
 			if (q[j] < q[i]) { t = q[i]; q[i] = q[j]; q[j] = t } }
 		m = NR % 2 ? q[(NR + 1) / 2] : (q[NR / 2] + q[NR / 2 + 1]) / 2
 		printf "ingest of %s, %d samples, %d rounds: kgate ingest best %.3f s (%.0f samples/s), sqlite3 .import of the same rows best %.3f s (%.0f samples/s); rate kgate/sqlite3: min %.2fx, median %.2fx; CPU per round: kgate %.2f s, sqlite3 %.2f s; goal >= 500000 samples/s: %s\n", what, n, NR, a[1], n / a[1], b[1], n / b[1], q[1], m, ck / NR, cs / NR, (n / a[1] >= 500000 ? "met" : "missed")
+		if (c[1] > 0) {
+			mb = NR % 2 ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2
+			printf "  base (KGATE_BASE) best %.3f s (%.0f samples/s), CPU per round %.2f s; rate kgate/base: min %.2fx, median %.2fx\n", c[1], n / c[1], cb / NR, r[1], mb
+		}
 	}' "$W/times.$fmt"
 done
+# The floor under the Kineto importer's rate: inflating the trace once
+# (gzip -dc; kgate inflates it twice, once for what the trace says of
+# itself and once for the samples), and jansson's parse alone of the events
+# kgate parses (kernels, annotations, counters), one at a time
+# (bench_jparse.c -l).
+n=$(awk 'END { print $3 }' "$W/times.kineto")
+$TIME "$W/cpu.z" sh -c 'gzip -dc "$1" > /dev/null' sh "$W/trace.json.gz"
+if cc -O2 -std=c11 -D_GNU_SOURCE -o "$W/bench_jparse" "$here/bench_jparse.c" -ljansson 2>"$W/cc.err"; then
+	jp=$("$W/bench_jparse" -l "$W/events.jsonl")
+else
+	jp=0
+fi
+awk -v n="$n" -v z="$(cat "$W/cpu.z")" -v jp="$jp" 'BEGIN {
+	printf "floor of the Kineto import: inflating the trace once (gzip -dc) %.2f s CPU (%.0f samples/s), twice %.0f samples/s; jansson alone on the %s events kgate parses, one at a time: %.2f s CPU (%.0f samples/s); both, one core: %.0f samples/s\n",
+		z, (z > 0 ? n / z : 0), (z > 0 ? n / (2 * z) : 0), "kernel/annotation", jp, (jp > 0 ? n / jp : 0), ((2 * z + jp) > 0 ? n / (2 * z + jp) : 0) }'

@@ -136,6 +136,8 @@ int explain_from_json(const char *benchmark, const char *nvtx, const char *base_
 		      const char *head_kernel, const char *why, const char *json,
 		      struct kg_explanation *x);
 void explain_free(struct kg_explanation *x);
+/* explain_free on each of the n in x, then free(x). */
+void explain_free_all(struct kg_explanation *x, size_t n);
 
 /* One kernel to explain: base kernel bk against head kernel hk (equal
  * unless one replaced the other).  Strings point into the sample sets. */

@@ -143,15 +143,7 @@ void import_context(struct kg_run_info *run);
 int import_ingest(const struct kg_importer *im, struct kg_store *st, const char *path,
 		  const char *benchmark, int repeat, struct kg_import_stats *stats);
 
-/* ---- for importers of JSON documents (import.c) ---- */
-
-/* The JSON document of path (jansson; the caller decrefs it), or NULL after
- * printing "kgate: PATH:LINE: bad WHAT JSON: why" or why it cannot be read;
- * a file over max bytes is refused.  The document read last is kept (its
- * path, size, time and inode) and handed out again while the file is
- * unchanged: an importer's read_info and ingest parse it once. */
-struct json_t;
-struct json_t *import_json_load(const char *path, long max, const char *what);
+/* (Importers of JSON documents stream them: src/import/jstream.h.) */
 
 /* ---- the sink (sink.c), for importers ---- */
 

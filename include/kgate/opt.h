@@ -70,6 +70,17 @@ struct kg_opt {
 
 /* The choices of a --format that is text or json. */
 extern const char *const kg_opt_text_json[];
+/* --format F, text or json; HELP says what each writes where. */
+#define KG_OPT_TEXT_JSON(DEST, HELP) \
+	KG_OPT_ONEOF("format", 0, "F", DEST, kg_opt_text_json, HELP)
+/* --commit SHA of the commands whose default is the commit under test:
+ * WHAT says which commit it is, MORE what follows the default. */
+#define KG_OPT_HEAD_COMMIT(DEST, WHAT, MORE) \
+	KG_OPT_STR("commit", 0, "SHA", DEST, "the commit " WHAT " (default: git rev-parse HEAD; " \
+		   "in a pull request's GitHub Actions job, its head commit)" MORE)
+/* --only REGEX, the benchmarks of the suite that are run. */
+#define KG_OPT_ONLY(DEST) \
+	KG_OPT_STR("only", 0, "REGEX", DEST, "only the benchmarks whose name matches (POSIX ERE)")
 
 struct kg_optspec {
 	const char *cmd;        /* the command, for messages: "check"; NULL: kgate itself */

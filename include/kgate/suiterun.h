@@ -69,6 +69,8 @@ int suiterun_once(struct kg_suiterun *sr, const struct kg_suite *s,
 		  const struct kg_benchmark *b, const char *tag, int repeat,
 		  struct kg_recset *acc);
 void suiterun_recset_free(struct kg_recset *rs);
+/* suiterun_recset_free on each of the n in sets, then free(sets); NULL: nothing. */
+void suiterun_recsets_free(struct kg_recset *sets, size_t n);
 
 struct kg_bench_summary {
 	const char *name;

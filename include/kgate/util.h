@@ -44,9 +44,13 @@ void kg_progress_end(void);
  * still printed on stderr); kg_json_errors_finish(status), for an exit
  * status of 2 or 3, prints them on stdout as one JSON object
  * {"error": first, "messages": [...], "exit_status": status}, unless the
- * command wrote its JSON document (kg_json_document_written). */
+ * command wrote its JSON document (kg_json_document_written).
+ * kg_json_print(doc, flags) writes the command's JSON document on stdout
+ * (json_dumpf with flags, then a newline), marks it written and frees it. */
+struct json_t;
 void kg_json_errors(int on);
 void kg_json_document_written(void);
+void kg_json_print(struct json_t *doc, size_t flags);
 void kg_json_errors_finish(int status);
 
 /* 1 when colour may be used on the stream (a terminal, NO_COLOR unset). */

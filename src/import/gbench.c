@@ -17,25 +17,26 @@
  *    alone (--benchmark_report_aggregates_only) stores its mean as one
  *    sample, and says so on stderr;
  *  - a run with error_occurred stores nothing and is counted as an error.
+ * Streamed (jstream.c): one run of "benchmarks" in memory at a time, plus a
+ * name set (which names have repetitions, and how many so far) and the
+ * aggregate means that may stand for their runs, until the end.
  */
+#include "jstream.h"
+
 #include "kgate/import.h"
 #include "kgate/util.h"
 
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
-/* The largest document read (Google Benchmark output of thousands of runs
- * is a few MB). */
-#define MAX_JSON (512L << 20)
+#include "formats.h"
 
 /* An object whose keys include "context" and "benchmarks", and a context
  * key only Google Benchmark writes. */
-static int gbench_sniff(const unsigned char *head, size_t n, const char *path)
+int gbench_sniff(const unsigned char *head, size_t n, const char *path)
 {
 	size_t i = 0;
 
@@ -52,34 +53,62 @@ static int gbench_sniff(const unsigned char *head, size_t n, const char *path)
 	return KG_SNIFF_NO;
 }
 
-static json_t *load(const char *path)
-{
-	json_t *j = import_json_load(path, MAX_JSON, "Google Benchmark");
-
-	if (!j)
-		return NULL;
-	if (!json_is_object(j) || !json_is_object(json_object_get(j, "context")) ||
-	    !json_is_array(json_object_get(j, "benchmarks"))) {
-		kg_error("%s: not Google Benchmark JSON: no \"context\" object and \"benchmarks\" "
-			 "array", path);
-		json_decref(j);
-		return NULL;
-	}
-	return j;
-}
-
 static const char *str(json_t *o, const char *key)
 {
 	return json_string_value(json_object_get(o, key));
 }
 
-static int gbench_read_info(const char *path, struct kg_import_info *info)
-{
-	json_t *doc = load(path);
+/* What a walk of the document found at its top level. */
+struct doc {
+	json_t *context;        /* read_info's */
+	int has_context, has_runs;
+};
 
-	if (!doc)
-		return KG_EXIT_USAGE;
-	json_t *ctx = json_object_get(doc, "context");
+/* The document's shape, said once it is walked: 0, or an exit status. */
+static int doc_check(const char *path, int rc, const struct doc *d)
+{
+	if (rc == KG_EXIT_PASS && (!d->has_context || !d->has_runs)) {
+		kg_error("%s: not Google Benchmark JSON: no \"context\" object and \"benchmarks\" "
+			 "array", path);
+		rc = KG_EXIT_USAGE;
+	}
+	return rc;
+}
+
+/* A top-level "context" or "benchmarks" of the right type: 1 (the reader
+ * still at it), 0 for any other key. */
+static int doc_key(struct jstream *r, const char *key, struct doc *d)
+{
+	if (!strcmp(key, "context") && jstream_peek(r) == '{') {
+		d->has_context = 1;
+		return 1;
+	}
+	if (!strcmp(key, "benchmarks") && jstream_peek(r) == '[') {
+		d->has_runs = 1;
+		return 1;
+	}
+	return 0;
+}
+
+static int info_key(struct jstream *r, const char *key, void *arg)
+{
+	struct doc *d = arg;
+
+	if (doc_key(r, key, d) && !strcmp(key, "context") && !d->context)
+		return (d->context = jstream_json(r)) ? KG_EXIT_PASS : KG_EXIT_USAGE;
+	return jstream_skip(r);
+}
+
+int gbench_read_info(const char *path, struct kg_import_info *info)
+{
+	struct doc d = { 0 };
+	int rc = doc_check(path, jstream_walk(path, "Google Benchmark", info_key, &d), &d);
+
+	if (rc != KG_EXIT_PASS) {
+		json_decref(d.context);
+		return rc;
+	}
+	json_t *ctx = d.context;
 	const char *exe = str(ctx, "executable"), *ver = str(ctx, "library_version");
 	if (exe && *exe) {
 		const char *slash = strrchr(exe, '/');
@@ -89,7 +118,7 @@ static int gbench_read_info(const char *path, struct kg_import_info *info)
 	}
 	info->run.collector = xasprintf("google-benchmark%s%s", ver ? " " : "", ver ? ver : "");
 	info->run.source = xstrdup("gbench");
-	json_decref(doc);
+	json_decref(ctx);
 	return KG_EXIT_PASS;
 }
 
@@ -133,122 +162,148 @@ static const char *counter_unit(const char *k)
 	return NULL;
 }
 
-/* The run names that have iteration rows (their aggregates are derived). */
-static json_t *iteration_names(json_t *runs)
-{
-	json_t *set = json_object(), *r;
-	size_t i;
+struct ingest {
+	struct kg_import_sink *sink;
+	const char *path;
+	struct doc doc;
+	json_t *iterated;       /* the run names that have iteration rows */
+	json_t *seen;           /* name -> the repetitions of it so far */
+	json_t *means;          /* aggregate means, until the end shows whether
+				   their name has iteration rows */
+	size_t index, nmeans;
+	const struct kg_import_metric *real_m, *cpu_m, *it_m;
+};
 
-	json_array_foreach(runs, i, r) {
-		const char *t = str(r, "run_type"), *rn = str(r, "run_name");
-		if ((!t || !strcmp(t, "iteration")) && rn)
-			json_object_set_new(set, rn, json_true());
-	}
-	return set;
-}
-
-static int gbench_ingest(struct kg_import_sink *sink, const char *path)
+/* One run's figures as samples of kernel name. */
+static int run_store(struct ingest *c, json_t *r, const char *name, int64_t ordinal)
 {
-	json_t *doc = load(path), *runs, *r;
-	size_t i, means = 0;
+	const char *k;
+	json_t *v;
+	struct kg_kernel_name kn;
 	int rc = KG_EXIT_PASS;
+	double ns = unit_ns(str(r, "time_unit"));
 
-	if (!doc)
+	if (!ns) {
+		kg_error("%s: '%s': time_unit '%s' is not ns, us, ms or s", c->path, name,
+			 str(r, "time_unit"));
 		return KG_EXIT_USAGE;
-	runs = json_object_get(doc, "benchmarks");
-	json_t *iterated = iteration_names(runs), *seen = json_object();
-	const struct kg_import_metric *real_m = import_sink_metric(sink, "real_time", "ns");
-	const struct kg_import_metric *cpu_m = import_sink_metric(sink, "cpu_time", "ns");
-	const struct kg_import_metric *it_m = import_sink_metric(sink, "iterations", "iteration");
-	json_array_foreach(runs, i, r) {
-		const char *type = str(r, "run_type"), *name = str(r, "run_name");
-		const char *k;
-		json_t *v;
-		int64_t ordinal;
-		struct kg_kernel_name kn;
+	}
+	import_sink_kernel(c->sink, name, KG_KEY_AS_GIVEN, &kn);
+	import_sink_stats(c->sink)->kernels++;
+	json_object_foreach(r, k, v) {
+		const struct kg_import_metric *m;
+		double x;
 		if (rc != KG_EXIT_PASS)
 			break;
-		if (!json_is_object(r))
+		if (!json_is_number(v) || !isfinite(x = json_number_value(v)))
 			continue;
-		if (!name)
-			name = str(r, "name");
-		if (!name) {
-			kg_error("%s: benchmark entry %zu has no name", path, i);
-			rc = KG_EXIT_USAGE;
-			break;
-		}
-		if (json_is_true(json_object_get(r, "error_occurred"))) {
-			kg_warn("%s: '%s' failed: %s; nothing stored of it", path, name,
-				str(r, "error_message") ? str(r, "error_message") : "(no message)");
-			import_sink_stats(sink)->errors++;
-			continue;
-		}
-		if (json_is_true(json_object_get(r, "skipped")) ||
-		    (json_is_integer(json_object_get(r, "skipped")) &&
-		     json_integer_value(json_object_get(r, "skipped"))))
-			continue;
-		if (type && !strcmp(type, "aggregate")) {
-			/* the mean stands for runs reported by their aggregates alone */
-			if (!str(r, "aggregate_name") || strcmp(str(r, "aggregate_name"), "mean") ||
-			    json_object_get(iterated, name))
-				continue;
-			means++;
-			ordinal = 0;
-		} else if (type && strcmp(type, "iteration")) {
-			continue;
+		if (!strcmp(k, "real_time")) {
+			m = c->real_m;
+			x *= ns;
+		} else if (!strcmp(k, "cpu_time")) {
+			m = c->cpu_m;
+			x *= ns;
+		} else if (!strcmp(k, "iterations")) {
+			m = c->it_m;
+		} else if (!known_key(k)) {
+			m = import_sink_metric(c->sink, k, counter_unit(k));
 		} else {
-			/* the repetitions of a name in file order (repetition_index,
-			 * where written, counts the same way; before 1.6 it is not) */
-			json_t *c = json_object_get(seen, name);
-			ordinal = c ? (int64_t)json_integer_value(c) : 0;
-			json_object_set_new(seen, name, json_integer(ordinal + 1));
+			continue;
 		}
-		double ns = unit_ns(str(r, "time_unit"));
-		if (!ns) {
-			kg_error("%s: '%s': time_unit '%s' is not ns, us, ms or s", path, name,
-				 str(r, "time_unit"));
-			rc = KG_EXIT_USAGE;
-			break;
-		}
-		import_sink_kernel(sink, name, KG_KEY_AS_GIVEN, &kn);
-		import_sink_stats(sink)->kernels++;
-		json_object_foreach(r, k, v) {
-			const struct kg_import_metric *m;
-			double x;
-			if (rc != KG_EXIT_PASS)
-				break;
-			if (!json_is_number(v) || !isfinite(x = json_number_value(v)))
-				continue;
-			if (!strcmp(k, "real_time")) {
-				m = real_m;
-				x *= ns;
-			} else if (!strcmp(k, "cpu_time")) {
-				m = cpu_m;
-				x *= ns;
-			} else if (!strcmp(k, "iterations")) {
-				m = it_m;
-			} else if (!known_key(k)) {
-				m = import_sink_metric(sink, k, counter_unit(k));
-			} else {
-				continue;
-			}
-			rc = import_sink_add(sink, NULL, &kn, m, ordinal, x, 0);
-		}
+		rc = import_sink_add(c->sink, NULL, &kn, m, ordinal, x, 0);
 	}
-	if (means && rc == KG_EXIT_PASS)
-		kg_warn("%s: %zu benchmark%s reported by aggregates alone "
-			"(--benchmark_report_aggregates_only): each mean is one sample, so the gate "
-			"sees no spread", path, means, means == 1 ? "" : "s");
-	json_decref(iterated);
-	json_decref(seen);
-	json_decref(doc);
 	return rc;
 }
 
-const struct kg_importer kg_import_gbench = {
-	.name = "gbench",
-	.description = "Google Benchmark JSON output (--benchmark_format=json)",
-	.sniff = gbench_sniff,
-	.read_info = gbench_read_info,
-	.ingest = gbench_ingest,
-};
+/* One element of "benchmarks". */
+static int run_event(struct jstream *js, const unsigned char *s, size_t n, void *arg)
+{
+	struct ingest *c = arg;
+	size_t i = c->index++;
+	json_t *r = jstream_parse(js, s, n);
+	int rc = KG_EXIT_PASS;
+
+	if (!r)
+		return KG_EXIT_USAGE;
+	if (!json_is_object(r))
+		goto out;
+	const char *type = str(r, "run_type"), *name = str(r, "run_name");
+	if ((!type || !strcmp(type, "iteration")) && name)
+		json_object_set_new(c->iterated, name, json_true());
+	if (!name)
+		name = str(r, "name");
+	if (!name) {
+		kg_error("%s: benchmark entry %zu has no name", c->path, i);
+		rc = KG_EXIT_USAGE;
+		goto out;
+	}
+	if (json_is_true(json_object_get(r, "error_occurred"))) {
+		kg_warn("%s: '%s' failed: %s; nothing stored of it", c->path, name,
+			str(r, "error_message") ? str(r, "error_message") : "(no message)");
+		import_sink_stats(c->sink)->errors++;
+		goto out;
+	}
+	if (json_is_true(json_object_get(r, "skipped")) ||
+	    (json_is_integer(json_object_get(r, "skipped")) &&
+	     json_integer_value(json_object_get(r, "skipped"))))
+		goto out;
+	if (type && !strcmp(type, "aggregate")) {
+		/* the mean stands for runs reported by their aggregates alone:
+		 * kept until the end, where it is known whether they are */
+		if (str(r, "aggregate_name") && !strcmp(str(r, "aggregate_name"), "mean") &&
+		    !json_object_get(c->iterated, name))
+			json_array_append(c->means, r);
+	} else if (!type || !strcmp(type, "iteration")) {
+		/* the repetitions of a name in file order (repetition_index,
+		 * where written, counts the same way; before 1.6 it is not) */
+		json_t *seen = json_object_get(c->seen, name);
+		int64_t ordinal = seen ? (int64_t)json_integer_value(seen) : 0;
+		json_object_set_new(c->seen, name, json_integer(ordinal + 1));
+		rc = run_store(c, r, name, ordinal);
+	}
+out:
+	json_decref(r);
+	return rc;
+}
+
+static int ingest_key(struct jstream *r, const char *key, void *arg)
+{
+	struct ingest *c = arg;
+
+	if (doc_key(r, key, &c->doc) && !strcmp(key, "benchmarks"))
+		return jstream_array(r, run_event, c);
+	return jstream_skip(r);
+}
+
+int gbench_ingest(struct kg_import_sink *sink, const char *path)
+{
+	struct ingest c = { .sink = sink, .path = path };
+	size_t i;
+	json_t *r;
+	int rc;
+
+	c.iterated = json_object();
+	c.seen = json_object();
+	c.means = json_array();
+	c.real_m = import_sink_metric(sink, "real_time", "ns");
+	c.cpu_m = import_sink_metric(sink, "cpu_time", "ns");
+	c.it_m = import_sink_metric(sink, "iterations", "iteration");
+	rc = doc_check(path, jstream_walk(path, "Google Benchmark", ingest_key, &c), &c.doc);
+	json_array_foreach(c.means, i, r) {
+		const char *name = str(r, "run_name") ? str(r, "run_name") : str(r, "name");
+		if (rc != KG_EXIT_PASS)
+			break;
+		if (json_object_get(c.iterated, name))
+			continue;
+		c.nmeans++;
+		rc = run_store(&c, r, name, 0);
+	}
+	if (c.nmeans && rc == KG_EXIT_PASS)
+		kg_warn("%s: %zu benchmark%s reported by aggregates alone "
+			"(--benchmark_report_aggregates_only): each mean is one sample, so the gate "
+			"sees no spread", path, c.nmeans, c.nmeans == 1 ? "" : "s");
+	json_decref(c.iterated);
+	json_decref(c.seen);
+	json_decref(c.means);
+	return rc;
+}

@@ -5,16 +5,14 @@
  * path's suffix a hint only), one file's header read with its defaults, the
  * merge of the files' GPU fingerprints into one run, and the run's context.
  *
- * Adding a format: its file in src/import/ defines
- * "const struct kg_importer kg_import_NAME", and one X(NAME) line below
- * lists it.  The order is the order of ties in sniffing and of --help.
+ * Adding a format: its file in src/import/ gives ID_sniff, ID_read_info
+ * and an ingest function (import.h says what each does), and one line of
+ * FORMATS in formats.h lists it.
  */
 #include "kgate/import.h"
 #include "kgate/util.h"
 
 #include <errno.h>
-#include <jansson.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,19 +20,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#define IMPORTERS(X) \
-	X(records) \
-	X(ncu_csv) \
-	X(nsys_sqlite) \
-	X(kineto) \
-	X(nvbench) \
-	X(gbench)
+#include "formats.h"
 
-#define DECLARE(n) extern const struct kg_importer kg_import_##n;
-#define ENTRY(n) &kg_import_##n,
-IMPORTERS(DECLARE)
-const struct kg_importer *const kg_importers[] = { IMPORTERS(ENTRY) NULL };
-#undef DECLARE
+#define DEFINE(id, name, description, complete, ingest) \
+	static const struct kg_importer id##_format = { \
+		name, description, id##_sniff, id##_read_info, complete, ingest \
+	};
+#define ENTRY(id, name, description, complete, ingest) &id##_format,
+FORMATS(DEFINE)
+const struct kg_importer *const kg_importers[] = { FORMATS(ENTRY) NULL };
+#undef DEFINE
 #undef ENTRY
 
 const struct kg_importer *import_find(const char *name)
@@ -385,85 +380,4 @@ void import_context(struct kg_run_info *run)
 	}
 	if (!run->time)
 		run->time = (int64_t)time(NULL);
-}
-
-/* ------------------------------------------------------------------ */
-/* JSON documents, parsed once per file                               */
-
-static struct {
-	pthread_mutex_t mu;
-	char *path;
-	struct stat sb;
-	json_t *doc;
-} last = { .mu = PTHREAD_MUTEX_INITIALIZER };
-
-json_t *import_json_load(const char *path, long max, const char *what)
-{
-	struct stat sb;
-	json_error_t e;
-	json_t *doc = NULL;
-	FILE *fp;
-
-	if (!(fp = fopen(path, "rb"))) {
-		kg_error("cannot open '%s': %s", path, strerror(errno));
-		return NULL;
-	}
-	if (fstat(fileno(fp), &sb) != 0) {
-		kg_error("cannot read '%s': %s", path, strerror(errno));
-		fclose(fp);
-		return NULL;
-	}
-	int regular = S_ISREG(sb.st_mode);
-	pthread_mutex_lock(&last.mu);
-	if (regular && last.doc && !strcmp(last.path, path) && last.sb.st_ino == sb.st_ino &&
-	    last.sb.st_dev == sb.st_dev && last.sb.st_size == sb.st_size &&
-	    last.sb.st_mtim.tv_sec == sb.st_mtim.tv_sec &&
-	    last.sb.st_mtim.tv_nsec == sb.st_mtim.tv_nsec)
-		doc = json_incref(last.doc);
-	pthread_mutex_unlock(&last.mu);
-	if (doc) {
-		fclose(fp);
-		return doc;
-	}
-	if (regular && sb.st_size > max) {
-		kg_error("cannot ingest '%s': %lld bytes, more than the %ld MiB a %s JSON file may "
-			 "have", path, (long long)sb.st_size, max >> 20, what);
-		fclose(fp);
-		return NULL;
-	}
-	/* the whole file at once: jansson reads a FILE a character at a time */
-	struct kg_buf b = KG_BUF_INIT;
-	char chunk[65536];
-	size_t n;
-	while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0 && b.len <= (size_t)max)
-		buf_add(&b, chunk, n);
-	int bad = ferror(fp);
-	fclose(fp);
-	if (bad) {
-		kg_error("cannot read '%s': %s", path, strerror(errno));
-		buf_free(&b);
-		return NULL;
-	}
-	if (b.len > (size_t)max) {
-		kg_error("cannot ingest '%s': more than the %ld MiB a %s JSON file may have", path,
-			 max >> 20, what);
-		buf_free(&b);
-		return NULL;
-	}
-	doc = json_loadb(b.s ? b.s : "", b.len, 0, &e);
-	buf_free(&b);
-	if (!doc) {
-		kg_error("%s:%d: bad %s JSON: %s", path, e.line, what, e.text);
-		return NULL;
-	}
-	if (regular) {
-		pthread_mutex_lock(&last.mu);
-		json_decref(last.doc);
-		free(last.path);
-		last.path = xstrdup(path);
-		last.sb = sb;
-		last.doc = json_incref(doc);
-		pthread_mutex_unlock(&last.mu);
-	}
-	return doc;
 }

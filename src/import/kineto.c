@@ -3,11 +3,10 @@
  * export_chrome_trace() and on_trace_ready files (Chrome trace JSON,
  * "traceEvents"), plain or gzip-compressed (.json.gz).
  *
- * Streamed: zlib's gzread decompresses (a plain file reads through it as
- * it is) into a window, and a small scanner splits the top-level object
- * and the traceEvents array into values; an event is parsed with jansson
- * only when its bytes name a category this importer reads.  Memory holds
- * one event (at most KINETO_EVENT_MAX bytes) and the window, plus the GPU
+ * Streamed (jstream.c: zlib, a window, a scanner that splits the
+ * traceEvents array into events); an event is parsed with jansson only
+ * when its bytes name a category this importer reads.  Memory holds one
+ * event (at most JSTREAM_VALUE_MAX bytes) and the window, plus the GPU
  * user annotations (one small record each), never the whole trace.  A
  * truncated gzip stream, a document cut short or bytes after it fail the
  * import, naming the file and the byte offset (of the decompressed text).
@@ -21,8 +20,11 @@
  * as args) as metrics of the kernel they name; "gpu_user_annotation" ranges
  * (record_function ranges projected on the GPU) as NVTX paths: a launch
  * gets the annotations of its device and stream (the event's pid and tid)
- * that contain its start, outermost first, joined with '/'.  This needs
- * the annotations before the launches, so the file is read twice.  Kernel
+ * that contain its start, outermost first, joined with '/'.  Kineto
+ * writes the annotations after the kernels, so the launches of the first
+ * KINETO_HELD kernel events are held (a small record each) until the
+ * annotations are read, and stored then; a trace with more kernel events,
+ * or with counter events, is read a second time for those.  Kernel
  * names are demangled in Kineto traces: keyed canonically.  The ordinal
  * counts kernel events in file order.  The stream is read for the
  * annotations only (a stream's number is the launch's identity, not its
@@ -33,6 +35,8 @@
  * CUDA kernels.  The benchmark is named by the process_name metadata event
  * of the profiled process.
  */
+#include "jstream.h"
+
 #include "kgate/import.h"
 #include "kgate/records_format.h"
 #include "kgate/util.h"
@@ -46,9 +50,14 @@
 #include <string.h>
 #include <zlib.h>
 
-#define KINETO_EVENT_MAX (64u << 20)    /* bytes of one value kept */
-#define KINETO_WINDOW (1u << 20)
+#include "formats.h"
+
 #define KINETO_DEPTH 64                 /* nested annotations named */
+/* Kernel launches held in the first pass, to be placed under the
+ * annotations once they are read (Kineto writes the annotations after the
+ * kernels): a trace of at most this many launches is read once, a longer
+ * one a second time for the rest.  96 bytes a launch: 12 MiB. */
+#define KINETO_HELD (1u << 17)
 
 /* ------------------------------------------------------------------ */
 /* Sniffing: the head, inflated when it is gzip                        */
@@ -71,7 +80,7 @@ static size_t inflate_head(const unsigned char *head, size_t n, unsigned char *o
 	return got;
 }
 
-static int kineto_sniff(const unsigned char *head, size_t n, const char *path)
+int kineto_sniff(const unsigned char *head, size_t n, const char *path)
 {
 	unsigned char *buf = NULL;
 	int sure = KG_SNIFF_NO;
@@ -104,324 +113,6 @@ static int kineto_sniff(const unsigned char *head, size_t n, const char *path)
 }
 
 /* ------------------------------------------------------------------ */
-/* The streaming reader                                                */
-
-struct jr {
-	const char *path;
-	gzFile gz;
-	unsigned char *b;
-	size_t cap, len, pos;
-	size_t mark;            /* bytes before it may be dropped */
-	uint64_t dropped;       /* bytes dropped before b[0] */
-	int eof;
-};
-
-static int jr_open(struct jr *r, const char *path)
-{
-	memset(r, 0, sizeof(*r));
-	r->path = path;
-	if (!(r->gz = gzopen(path, "rb"))) {
-		kg_error("cannot open '%s': %s", path, errno ? strerror(errno) : "out of memory");
-		return KG_EXIT_USAGE;
-	}
-	gzbuffer(r->gz, 256 * 1024);
-	r->cap = KINETO_WINDOW;
-	r->b = xmalloc(r->cap);
-	return KG_EXIT_PASS;
-}
-
-static void jr_close(struct jr *r)
-{
-	if (r->gz)
-		gzclose(r->gz);
-	free(r->b);
-	memset(r, 0, sizeof(*r));
-}
-
-static uint64_t jr_offset(const struct jr *r)
-{
-	return r->dropped + r->pos;
-}
-
-/* More bytes: 1 when some came, 0 at the end, -1 on an error said. */
-static int jr_fill(struct jr *r)
-{
-	if (r->eof)
-		return 0;
-	if (r->mark) {
-		memmove(r->b, r->b + r->mark, r->len - r->mark);
-		r->len -= r->mark;
-		r->pos -= r->mark;
-		r->dropped += r->mark;
-		r->mark = 0;
-	}
-	if (r->len == r->cap) {
-		if (r->cap >= KINETO_EVENT_MAX) {
-			kg_error("%s: byte %llu: a value over %u MiB; not a trace kgate reads",
-				 r->path, (unsigned long long)jr_offset(r), KINETO_EVENT_MAX >> 20);
-			return -1;
-		}
-		r->cap *= 2;
-		r->b = xrealloc(r->b, r->cap);
-	}
-	size_t want = r->cap - r->len;
-	int n = gzread(r->gz, r->b + r->len, want > (1u << 30) ? (1u << 30) : (unsigned)want);
-	int zerr = Z_OK;
-	const char *msg = gzerror(r->gz, &zerr);
-	if (n < 0 || (zerr != Z_OK && zerr != Z_STREAM_END)) {
-		if (zerr == Z_BUF_ERROR)
-			kg_error("%s: truncated: the gzip stream ends before its end (the file was "
-				 "cut short); nothing imported", r->path);
-		else
-			kg_error("cannot read '%s': %s", r->path,
-				 zerr == Z_ERRNO ? strerror(errno) : msg);
-		return -1;
-	}
-	if (n == 0) {
-		r->eof = 1;
-		return 0;
-	}
-	r->len += (size_t)n;
-	return 1;
-}
-
-/* The byte at pos (filling), or -1 at the end, -2 on an error said. */
-static int jr_peek(struct jr *r)
-{
-	while (r->pos >= r->len) {
-		int f = jr_fill(r);
-		if (f <= 0)
-			return f < 0 ? -2 : -1;
-	}
-	return r->b[r->pos];
-}
-
-static int is_ws(int c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
-}
-
-/* The next byte that is not white space (not consumed). */
-static int jr_next(struct jr *r)
-{
-	int c;
-	while ((c = jr_peek(r)) >= 0 && is_ws(c))
-		r->pos++;
-	return c;
-}
-
-static int jr_bad(struct jr *r, int c, const char *want)
-{
-	if (c == -2)
-		return KG_EXIT_USAGE;
-	if (c == -1)
-		kg_error("%s: truncated: the JSON document ends at byte %llu where %s was due "
-			 "(the file was cut short); nothing imported", r->path,
-			 (unsigned long long)jr_offset(r), want);
-	else
-		kg_error("%s: byte %llu: bad JSON: %s expected", r->path,
-			 (unsigned long long)jr_offset(r), want);
-	return KG_EXIT_USAGE;
-}
-
-/*
- * Pass over one value starting at pos (white space skipped); *start is its
- * first byte.  keep: the value's bytes stay in the window (from *start to
- * pos); else they may be dropped as it is read.  0, or an exit status said.
- */
-static int jr_value(struct jr *r, int keep, size_t *start)
-{
-	int c = jr_next(r), depth = 0;
-
-	if (c < 0)
-		return jr_bad(r, c, "a value");
-	*start = r->pos;
-	if (keep)
-		r->mark = r->pos;
-	if (c != '{' && c != '[' && c != '"') {
-		/* a number, true, false, null */
-		while ((c = jr_peek(r)) >= 0 && c != ',' && c != '}' && c != ']' && !is_ws(c)) {
-			r->pos++;
-			if (!keep)
-				r->mark = r->pos;
-		}
-		if (c == -2)
-			return KG_EXIT_USAGE;
-		*start = keep ? r->mark : r->pos;
-		return r->pos > *start || !keep ? KG_EXIT_PASS : jr_bad(r, c, "a value");
-	}
-	for (;;) {
-		/* scan what the window holds without refilling byte by byte */
-		unsigned char *p = r->b + r->pos, *e = r->b + r->len;
-		while (p < e) {
-			unsigned char ch = *p++;
-			if (ch == '"') {
-				/* the closing quote: one not escaped by an odd run of
-				 * backslashes */
-				for (;;) {
-					unsigned char *q = memchr(p, '"', (size_t)(e - p));
-					if (!q) {
-						p = NULL;       /* the string goes on past the window */
-						break;
-					}
-					size_t bs = 0;
-					while (q - bs > p && q[-1 - (ptrdiff_t)bs] == '\\')
-						bs++;
-					p = q + 1;
-					if (bs % 2 == 0)
-						break;
-				}
-				if (!p)
-					break;
-				if (depth == 0) {
-					r->pos = (size_t)(p - r->b);
-					goto done;
-				}
-			} else if (ch == '{' || ch == '[') {
-				depth++;
-			} else if (ch == '}' || ch == ']') {
-				if (--depth == 0) {
-					r->pos = (size_t)(p - r->b);
-					goto done;
-				}
-				if (depth < 0)
-					return jr_bad(r, ch, "a value");
-			}
-			r->pos = (size_t)(p - r->b);
-		}
-		/* (p NULL: a string goes on past the window; pos is at its
-		 * opening quote, and the scan starts there again) */
-		if (!keep)
-			r->mark = r->pos;
-		int f = jr_fill(r);
-		if (f < 0)
-			return KG_EXIT_USAGE;
-		if (f == 0) {
-			r->pos = r->len;
-			return jr_bad(r, -1, "the end of a value");
-		}
-	}
-done:
-	if (keep)
-		*start = r->mark;
-	return KG_EXIT_PASS;
-}
-
-/*
- * The top-level object, key by key: fn is called with each key and the
- * reader at its value, and must consume the value.  0, or an exit status.
- */
-typedef int (*key_fn)(struct jr *r, const char *key, void *ctx);
-
-static int jr_object(struct jr *r, key_fn fn, void *ctx)
-{
-	int c = jr_next(r), rc;
-
-	if (c != '{')
-		return jr_bad(r, c, "a JSON object ('{')");
-	r->pos++;
-	if ((c = jr_next(r)) == '}') {
-		r->pos++;
-		goto end;
-	}
-	for (;;) {
-		size_t ks;
-		if ((c = jr_next(r)) != '"')
-			return jr_bad(r, c, "a key");
-		if ((rc = jr_value(r, 1, &ks)) != KG_EXIT_PASS)
-			return rc;
-		char key[64];
-		size_t kl = r->pos - ks - 2;
-		snprintf(key, sizeof(key), "%.*s", (int)(kl < 63 ? kl : 63), r->b + ks + 1);
-		r->mark = r->pos;
-		if ((c = jr_next(r)) != ':')
-			return jr_bad(r, c, "':'");
-		r->pos++;
-		if ((rc = fn(r, key, ctx)) != KG_EXIT_PASS)
-			return rc;
-		c = jr_next(r);
-		if (c == ',') {
-			r->pos++;
-			continue;
-		}
-		if (c == '}') {
-			r->pos++;
-			break;
-		}
-		return jr_bad(r, c, "',' or '}'");
-	}
-end:
-	r->mark = r->pos;
-	if ((c = jr_next(r)) != -1)
-		return c == -2 ? KG_EXIT_USAGE : jr_bad(r, c, "the end of the file");
-	return KG_EXIT_PASS;
-}
-
-/* A value skipped. */
-static int jr_skip(struct jr *r)
-{
-	size_t s;
-	int rc = jr_value(r, 0, &s);
-	r->mark = r->pos;
-	return rc;
-}
-
-/* A value parsed with jansson (NULL after an error said). */
-static json_t *jr_json(struct jr *r)
-{
-	size_t s;
-	json_error_t err;
-
-	if (jr_value(r, 1, &s) != KG_EXIT_PASS)
-		return NULL;
-	json_t *v = json_loadb((const char *)r->b + s, r->pos - s, 0, &err);
-	if (!v)
-		kg_error("%s: byte %llu: bad JSON: %s", r->path,
-			 (unsigned long long)(r->dropped + s + (size_t)(err.position > 0 ? err.position : 0)),
-			 err.text);
-	r->mark = r->pos;
-	return v;
-}
-
-/* The elements of an array, each handed to fn with its bytes [s, e). */
-typedef int (*elem_fn)(struct jr *r, const unsigned char *s, size_t n, void *ctx);
-
-static int jr_array(struct jr *r, elem_fn fn, void *ctx)
-{
-	int c = jr_next(r), rc;
-
-	if (c != '[')
-		return jr_bad(r, c, "an array ('[')");
-	r->pos++;
-	r->mark = r->pos;
-	if ((c = jr_next(r)) == ']') {
-		r->pos++;
-		r->mark = r->pos;
-		return KG_EXIT_PASS;
-	}
-	for (;;) {
-		size_t s;
-		if ((rc = jr_value(r, 1, &s)) != KG_EXIT_PASS)
-			return rc;
-		if ((rc = fn(r, r->b + s, r->pos - s, ctx)) != KG_EXIT_PASS)
-			return rc;
-		r->mark = r->pos;
-		c = jr_next(r);
-		if (c == ',') {
-			r->pos++;
-			r->mark = r->pos;
-			continue;
-		}
-		if (c == ']') {
-			r->pos++;
-			r->mark = r->pos;
-			return KG_EXIT_PASS;
-		}
-		return jr_bad(r, c, "',' or ']' in traceEvents");
-	}
-}
-
-/* ------------------------------------------------------------------ */
 /* Events                                                              */
 
 static int has_bytes(const unsigned char *s, size_t n, const char *w)
@@ -432,7 +123,7 @@ static int has_bytes(const unsigned char *s, size_t n, const char *w)
 /* An event that names a wanted category (or any, with a backslash in it,
  * where a category could be written with escapes), parsed; NULL when not
  * wanted or after an error (*rc set). */
-static json_t *event_parse(struct jr *r, const unsigned char *s, size_t n,
+static json_t *event_parse(struct jstream *r, const unsigned char *s, size_t n,
 			   const char *const *want, int *rc)
 {
 	int hit = memchr(s, '\\', n) != NULL;
@@ -446,13 +137,13 @@ static json_t *event_parse(struct jr *r, const unsigned char *s, size_t n,
 	json_t *e = json_loadb((const char *)s, n, 0, &err);
 	if (!e) {
 		kg_error("%s: byte %llu: bad JSON in traceEvents: %s", r->path,
-			 (unsigned long long)(r->dropped + (size_t)(s - r->b)), err.text);
+			 (unsigned long long)jstream_offset(r, s), err.text);
 		*rc = KG_EXIT_USAGE;
 		return NULL;
 	}
 	if (!json_is_object(e)) {
 		kg_error("%s: byte %llu: an element of traceEvents that is not an object", r->path,
-			 (unsigned long long)(r->dropped + (size_t)(s - r->b)));
+			 (unsigned long long)jstream_offset(r, s));
 		json_decref(e);
 		*rc = KG_EXIT_USAGE;
 		return NULL;
@@ -550,7 +241,7 @@ static int one_model(json_t *devices)
 	return 1;
 }
 
-static int info_event(struct jr *r, const unsigned char *s, size_t n, void *arg)
+static int info_event(struct jstream *r, const unsigned char *s, size_t n, void *arg)
 {
 	struct info_ctx *c = arg;
 	static const char *const all[] = { "\"process_name\"", "\"kernel\"",
@@ -587,18 +278,18 @@ static int info_event(struct jr *r, const unsigned char *s, size_t n, void *arg)
 	return KG_EXIT_PASS;
 }
 
-static int info_key(struct jr *r, const char *key, void *arg)
+static int info_key(struct jstream *r, const char *key, void *arg)
 {
 	struct info_ctx *c = arg;
 
 	if (!strcmp(key, "deviceProperties") && !c->devices)
-		return (c->devices = jr_json(r)) ? KG_EXIT_PASS : KG_EXIT_USAGE;
+		return (c->devices = jstream_json(r)) ? KG_EXIT_PASS : KG_EXIT_USAGE;
 	if (!strcmp(key, "traceEvents")) {
 		c->has_events = 1;
 		c->one_model = one_model(c->devices);
-		return jr_array(r, info_event, c);
+		return jstream_array(r, info_event, c);
 	}
-	return jr_skip(r);
+	return jstream_skip(r);
 }
 
 static json_t *device_of(json_t *devices, int64_t id)
@@ -637,19 +328,15 @@ static char *stem(const char *path)
 	return s;
 }
 
-static int kineto_read_info(const char *path, struct kg_import_info *info)
+int kineto_read_info(const char *path, struct kg_import_info *info)
 {
 	struct info_ctx c;
-	struct jr r;
 	int rc;
 
 	memset(&c, 0, sizeof(c));
 	c.info = info;
 	c.pid = -1;
-	if ((rc = jr_open(&r, path)) != KG_EXIT_PASS)
-		return rc;
-	rc = jr_object(&r, info_key, &c);
-	jr_close(&r);
+	rc = jstream_walk(path, "Kineto", info_key, &c);
 	if (rc == KG_EXIT_PASS && !c.has_events) {
 		kg_error("%s: a JSON object without traceEvents; not a Kineto trace", path);
 		rc = KG_EXIT_USAGE;
@@ -710,12 +397,25 @@ struct annot {
 	size_t parent;          /* index + 1, 0: none */
 };
 
+/* A kernel launch read before the annotations that place it are known
+ * (Kineto writes them after the kernels): what kernel_store needs. */
+struct launch {
+	struct kg_kernel_name kn;
+	int64_t dev, stream, ts, dur, ord, regs, smem;      /* regs, smem: -1 none */
+	double grid, block;     /* 0: none */
+};
+
 struct ingest_ctx {
 	struct kg_import_sink *sink;
 	struct annot *a;
 	size_t na, capa;
-	int pass;               /* 1: annotations, 2: kernels */
+	int pass;               /* 1: annotations, and the kernels held below;
+				 * 2: the kernels (after the first nheld) and counters */
 	int64_t ordinal, counters;
+	struct launch *held;    /* pass 1's kernels, at most KINETO_HELD */
+	size_t nheld, capheld;
+	int again;              /* pass 2 is needed: more kernels than held, or
+				 * counter events */
 	const struct kg_import_metric *m[5];
 	json_t *devices;
 	int amd;
@@ -804,9 +504,9 @@ static int annot_event(struct ingest_ctx *c, json_t *e)
 	return KG_EXIT_PASS;
 }
 
-static int bad_event(struct jr *r, const unsigned char *s, const char *what)
+static int bad_event(struct jstream *r, const unsigned char *s, const char *what)
 {
-	kg_error("%s: byte %llu: %s", r->path, (unsigned long long)(r->dropped + (size_t)(s - r->b)),
+	kg_error("%s: byte %llu: %s", r->path, (unsigned long long)jstream_offset(r, s),
 		 what);
 	return KG_EXIT_USAGE;
 }
@@ -830,50 +530,76 @@ static int dim3(json_t *args, const char *k, double *out)
 	return 1;
 }
 
-static int kernel_event(struct ingest_ctx *c, struct jr *r, const unsigned char *s, json_t *e)
+/* A launch's samples, under the annotations that contain its start. */
+static int kernel_store(struct ingest_ctx *c, const struct launch *l)
 {
-	const char *name = str_of(e, "name");
-	json_t *args = json_object_get(e, "args");
-	int64_t ts, dur, dev = 0, stream = 0, v;
-	int rc = KG_EXIT_PASS;
+	const char *nvtx = c->na ? annot_path(c, l->dev, l->stream, l->ts) : "";
+	size_t line = (size_t)l->ord + 1;
+	int rc;
 
-	if (!name || !*name)
-		return bad_event(r, s, "a kernel event without a name");
-	if (!time_ns(e, "ts", &ts) || !time_ns(e, "dur", &dur) || dur < 0)
-		return bad_event(r, s, "a kernel event without a time (ts, dur: microseconds, dur "
-				       "not negative)");
-	id_of(e, "pid", &dev);
-	id_of(e, "tid", &stream);
-	struct kg_kernel_name kn;
-	import_sink_kernel(c->sink, name, KG_KEY_CANONICAL, &kn);
-	const char *nvtx = c->na ? annot_path(c, dev, stream, ts) : "";
-	int64_t ord = c->ordinal++;
-	size_t line = (size_t)ord + 1;
-
-	if ((rc = import_sink_add(c->sink, nvtx, &kn, c->m[0], ord, (double)dur, line)))
+	if ((rc = import_sink_add(c->sink, nvtx, &l->kn, c->m[0], l->ord, (double)l->dur, line)))
 		return rc;
-	double g, b;
-	int hg = dim3(args, "grid", &g), hb = dim3(args, "block", &b);
-	if (hg < 0 || hb < 0)
-		return bad_event(r, s, "a kernel event whose grid or block is not 3 non-negative "
-				       "integers");
-	if (hg && (rc = import_sink_add(c->sink, nvtx, &kn, c->m[1], ord, g, line)))
+	if (l->grid && (rc = import_sink_add(c->sink, nvtx, &l->kn, c->m[1], l->ord, l->grid, line)))
 		return rc;
-	if (hb && (rc = import_sink_add(c->sink, nvtx, &kn, c->m[2], ord, b, line)))
+	if (l->block && (rc = import_sink_add(c->sink, nvtx, &l->kn, c->m[2], l->ord, l->block, line)))
 		return rc;
-	if (int_of(args, "registers per thread", &v) && v >= 0 &&
-	    (rc = import_sink_add(c->sink, nvtx, &kn, c->m[3], ord, (double)v, line)))
+	if (l->regs >= 0 &&
+	    (rc = import_sink_add(c->sink, nvtx, &l->kn, c->m[3], l->ord, (double)l->regs, line)))
 		return rc;
-	if (int_of(args, "shared memory", &v) && v >= 0 &&
-	    (rc = import_sink_add(c->sink, nvtx, &kn, c->m[4], ord, (double)v, line)))
+	if (l->smem >= 0 &&
+	    (rc = import_sink_add(c->sink, nvtx, &l->kn, c->m[4], l->ord, (double)l->smem, line)))
 		return rc;
 	import_sink_stats(c->sink)->kernels++;
 	return KG_EXIT_PASS;
 }
 
+static int kernel_event(struct ingest_ctx *c, struct jstream *r, const unsigned char *s, json_t *e)
+{
+	const char *name = str_of(e, "name");
+	json_t *args = json_object_get(e, "args");
+	struct launch l = { .regs = -1, .smem = -1 };
+	int64_t v;
+
+	l.ord = c->ordinal++;
+	if (c->pass == 2 && (size_t)l.ord < c->nheld)
+		return KG_EXIT_PASS;    /* stored from the first pass */
+	if (!name || !*name)
+		return bad_event(r, s, "a kernel event without a name");
+	if (!time_ns(e, "ts", &l.ts) || !time_ns(e, "dur", &l.dur) || l.dur < 0)
+		return bad_event(r, s, "a kernel event without a time (ts, dur: microseconds, dur "
+				       "not negative)");
+	id_of(e, "pid", &l.dev);
+	id_of(e, "tid", &l.stream);
+	int hg = dim3(args, "grid", &l.grid), hb = dim3(args, "block", &l.block);
+	if (hg < 0 || hb < 0)
+		return bad_event(r, s, "a kernel event whose grid or block is not 3 non-negative "
+				       "integers");
+	if (!hg)
+		l.grid = 0;
+	if (!hb)
+		l.block = 0;
+	if (int_of(args, "registers per thread", &v) && v >= 0)
+		l.regs = v;
+	if (int_of(args, "shared memory", &v) && v >= 0)
+		l.smem = v;
+	if (c->pass == 1 && c->nheld == KINETO_HELD) {
+		c->again = 1;   /* the rest in the second pass */
+		return KG_EXIT_PASS;
+	}
+	import_sink_kernel(c->sink, name, KG_KEY_CANONICAL, &l.kn);
+	if (c->pass == 2)
+		return kernel_store(c, &l);
+	if (c->nheld == c->capheld) {
+		c->capheld = c->capheld ? c->capheld * 2 : 256;
+		c->held = xrealloc(c->held, c->capheld * sizeof(*c->held));
+	}
+	c->held[c->nheld++] = l;
+	return KG_EXIT_PASS;
+}
+
 /* A cuda_profiler_range event: the CUPTI range profiler's counters of one
  * kernel, as args. */
-static int counter_event(struct ingest_ctx *c, struct jr *r, const unsigned char *s, json_t *e)
+static int counter_event(struct ingest_ctx *c, struct jstream *r, const unsigned char *s, json_t *e)
 {
 	const char *name = str_of(e, "name"), *key;
 	json_t *args = json_object_get(e, "args"), *v;
@@ -902,10 +628,11 @@ static int counter_event(struct ingest_ctx *c, struct jr *r, const unsigned char
 	return KG_EXIT_PASS;
 }
 
-static int ingest_event(struct jr *r, const unsigned char *s, size_t n, void *arg)
+static int ingest_event(struct jstream *r, const unsigned char *s, size_t n, void *arg)
 {
 	struct ingest_ctx *c = arg;
-	static const char *const want1[] = { "\"gpu_user_annotation\"", NULL };
+	static const char *const want1[] = { "\"gpu_user_annotation\"", "\"kernel\"",
+					     "\"cuda_profiler_range\"", NULL };
 	static const char *const want2[] = { "\"kernel\"", "\"cuda_profiler_range\"", NULL };
 	int rc;
 	json_t *e = event_parse(r, s, n, c->pass == 1 ? want1 : want2, &rc);
@@ -919,25 +646,26 @@ static int ingest_event(struct jr *r, const unsigned char *s, size_t n, void *ar
 	}
 	if (c->pass == 1 && !strcmp(cat, "gpu_user_annotation"))
 		rc = annot_event(c, e);
-	else if (c->pass == 2 && !strcmp(cat, "kernel"))
+	else if (!strcmp(cat, "kernel"))
 		rc = kernel_event(c, r, s, e);
+	else if (c->pass == 1 && !strcmp(cat, "cuda_profiler_range"))
+		c->again = 1;   /* counters name their kernel; read in the second pass */
 	else if (c->pass == 2 && !strcmp(cat, "cuda_profiler_range"))
 		rc = counter_event(c, r, s, e);
 	json_decref(e);
 	return rc;
 }
 
-static int ingest_key(struct jr *r, const char *key, void *arg)
+static int ingest_key(struct jstream *r, const char *key, void *arg)
 {
 	if (!strcmp(key, "traceEvents"))
-		return jr_array(r, ingest_event, arg);
-	return jr_skip(r);
+		return jstream_array(r, ingest_event, arg);
+	return jstream_skip(r);
 }
 
-static int kineto_ingest(struct kg_import_sink *sink, const char *path)
+int kineto_ingest(struct kg_import_sink *sink, const char *path)
 {
 	struct ingest_ctx c;
-	struct jr r;
 	int rc;
 
 	memset(&c, 0, sizeof(c));
@@ -948,25 +676,21 @@ static int kineto_ingest(struct kg_import_sink *sink, const char *path)
 	c.m[3] = import_sink_metric(sink, KG_M_REGS, NULL);
 	c.m[4] = import_sink_metric(sink, "launch__shared_mem_per_block", NULL);
 	for (c.pass = 1; c.pass <= 2; c.pass++) {
-		if ((rc = jr_open(&r, path)) != KG_EXIT_PASS)
-			break;
-		rc = jr_object(&r, ingest_key, &c);
-		jr_close(&r);
-		if (rc != KG_EXIT_PASS)
+		if ((rc = jstream_walk(path, "Kineto", ingest_key, &c)) != KG_EXIT_PASS)
 			break;
 		if (c.pass == 1 && c.na) {
 			qsort(c.a, c.na, sizeof(*c.a), annot_cmp);
 			annot_nest(&c);
 		}
+		if (c.pass == 1) {
+			for (size_t i = 0; i < c.nheld && rc == KG_EXIT_PASS; i++)
+				rc = kernel_store(&c, &c.held[i]);
+			if (rc != KG_EXIT_PASS || !c.again)
+				break;
+			c.ordinal = 0;
+		}
 	}
+	free(c.held);
 	free(c.a);
 	return rc;
 }
-
-const struct kg_importer kg_import_kineto = {
-	.name = "kineto",
-	.description = "Kineto (torch.profiler) chrome traces, .json or .json.gz",
-	.sniff = kineto_sniff,
-	.read_info = kineto_read_info,
-	.ingest = kineto_ingest,
-};

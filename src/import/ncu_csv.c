@@ -8,6 +8,8 @@
 
 #include <string.h>
 
+#include "formats.h"
+
 /* Does a line of the head begin with s? */
 static int line_starts(const unsigned char *head, size_t n, const char *s)
 {
@@ -22,7 +24,7 @@ static int line_starts(const unsigned char *head, size_t n, const char *s)
 /* ncu's table header ("ID","Process ID",...), or its ==PROF== or ==ERROR==
  * lines (an output that holds only ncu's error is ncu's, and is refused
  * with that error quoted). */
-static int ncu_csv_sniff(const unsigned char *head, size_t n, const char *path)
+int ncu_csv_sniff(const unsigned char *head, size_t n, const char *path)
 {
 	size_t len = path ? strlen(path) : 0;
 	int named = len > 4 && !strcmp(path + len - 4, ".csv");
@@ -33,11 +35,3 @@ static int ncu_csv_sniff(const unsigned char *head, size_t n, const char *path)
 		return KG_SNIFF_LIKELY;
 	return named ? KG_SNIFF_NAME : KG_SNIFF_NO;
 }
-
-const struct kg_importer kg_import_ncu_csv = {
-	.name = "ncu-csv",
-	.description = "Nsight Compute CSV exports (ncu --csv, details or raw page)",
-	.sniff = ncu_csv_sniff,
-	.read_info = ncu_csv_read_info,
-	.ingest = ncu_csv_parse,
-};

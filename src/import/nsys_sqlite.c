@@ -45,13 +45,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "formats.h"
+
 #define KERNELS "CUPTI_ACTIVITY_KIND_KERNEL"
 #define RUNTIME "CUPTI_ACTIVITY_KIND_RUNTIME"
 #define NVTX_DEPTH 64           /* deeper ranges are not named (as the collector) */
 #define NVTX_OPEN_MAX 4096      /* ranges open at once on one thread that are kept */
 #define NVTX_NAME_MAX 1024      /* bytes of one range name kept (as the collector) */
 
-static int sqlite_sniff(const unsigned char *head, size_t n, const char *path)
+int nsys_sniff(const unsigned char *head, size_t n, const char *path)
 {
 	size_t l = path ? strlen(path) : 0;
 
@@ -264,7 +266,7 @@ static int read_gpu(struct nsys *x, struct kg_import_info *info)
 	return rc;
 }
 
-static int nsys_read_info(const char *path, struct kg_import_info *info)
+int nsys_read_info(const char *path, struct kg_import_info *info)
 {
 	struct nsys x;
 	int rc;
@@ -326,6 +328,101 @@ struct range {
 	const char *name;       /* interned */
 };
 
+/*
+ * Kernel names by their StringIds ids, looked up once per distinct (mangled,
+ * demangled) pair of integer ids rather than joined into every row: the
+ * rows are sorted, and names of a few hundred bytes carried through the
+ * sort were most of its work.  Ids that are not integers (a hostile file)
+ * are looked up on every row, with the join's comparison.
+ */
+struct name_ent {
+	int64_t m, d;           /* the ids (m: INT64_MIN, none) */
+	int used;
+	int named;              /* kn holds the names; else the kernel has none */
+	struct kg_kernel_name kn;
+};
+struct names {
+	struct name_ent *e;
+	size_t cap, n;
+	sqlite3_stmt *get;      /* StringIds' value of an id */
+};
+
+/* The text of StringIds' row whose id equals v (a copy, or NULL). */
+static char *name_get(struct names *t, sqlite3_value *v)
+{
+	char *out = NULL;
+
+	if (sqlite3_value_type(v) == SQLITE_NULL)
+		return NULL;
+	sqlite3_reset(t->get);
+	sqlite3_bind_value(t->get, 1, v);
+	if (sqlite3_step(t->get) == SQLITE_ROW && sqlite3_column_text(t->get, 0))
+		out = xstrdup((const char *)sqlite3_column_text(t->get, 0));
+	sqlite3_reset(t->get);
+	return out;
+}
+
+/* The names of a row's kernel (its mangledName and demangledName values):
+ * 1 when it has one (*kn set), 0 when neither id names a non-empty string. */
+static int names_of(struct names *t, struct kg_import_sink *sink, sqlite3_value *mv,
+		    sqlite3_value *dv, struct kg_kernel_name *kn)
+{
+	int cacheable = (!mv || sqlite3_value_type(mv) == SQLITE_INTEGER ||
+			 sqlite3_value_type(mv) == SQLITE_NULL) &&
+			sqlite3_value_type(dv) == SQLITE_INTEGER;
+	int64_t m = mv && sqlite3_value_type(mv) == SQLITE_INTEGER ? sqlite3_value_int64(mv)
+								      : INT64_MIN;
+	int64_t d = sqlite3_value_int64(dv);
+	struct name_ent *slot = NULL;
+
+	if (cacheable) {
+		if ((t->n + 1) * 2 > t->cap) {
+			struct name_ent *old = t->e;
+			size_t oc = t->cap;
+			t->cap = oc ? oc * 2 : 64;
+			t->e = xcalloc(t->cap, sizeof(*t->e));
+			for (size_t i = 0; i < oc; i++) {
+				if (!old[i].used)
+					continue;
+				size_t j = (size_t)((uint64_t)old[i].m * 31 + (uint64_t)old[i].d) &
+					   (t->cap - 1);
+				while (t->e[j].used)
+					j = (j + 1) & (t->cap - 1);
+				t->e[j] = old[i];
+			}
+			free(old);
+		}
+		size_t j = (size_t)((uint64_t)m * 31 + (uint64_t)d) & (t->cap - 1);
+		while (t->e[j].used && (t->e[j].m != m || t->e[j].d != d))
+			j = (j + 1) & (t->cap - 1);
+		slot = &t->e[j];
+		if (slot->used) {
+			*kn = slot->kn;
+			return slot->named;
+		}
+	}
+	char *mn = mv ? name_get(t, mv) : NULL, *dn = name_get(t, dv);
+	int named = 1;
+	if (mn && *mn)
+		import_sink_kernel(sink, mn, KG_KEY_AS_GIVEN, kn);
+	else if (dn && *dn)
+		import_sink_kernel(sink, dn, KG_KEY_CANONICAL, kn);
+	else
+		named = 0;
+	free(mn);
+	free(dn);
+	if (slot) {
+		slot->used = 1;
+		slot->m = m;
+		slot->d = d;
+		slot->named = named;
+		if (named)
+			slot->kn = *kn;
+		t->n++;
+	}
+	return named;
+}
+
 struct ingest {
 	struct nsys x;
 	struct kg_import_sink *sink;
@@ -338,6 +435,7 @@ struct ingest {
 	int have_tid;
 	struct kg_buf path;
 	const struct kg_import_metric *m[7];
+	struct names names;
 };
 
 static int nvtx_step(struct ingest *in)
@@ -461,7 +559,7 @@ static int nvtx_prepare(struct ingest *in)
 	return nvtx_step(in) == KG_EXIT_PASS ? 1 : -1;
 }
 
-static int nsys_ingest(struct kg_import_sink *sink, const char *path)
+int nsys_ingest(struct kg_import_sink *sink, const char *path)
 {
 	struct ingest in;
 	struct kg_import_stats *st = import_sink_stats(sink);
@@ -484,15 +582,20 @@ static int nsys_ingest(struct kg_import_sink *sink, const char *path)
 	int gpid = has_column(&in.x, KERNELS, "globalPid");
 	char *order = xasprintf("%s, %s, k.start, k.rowid", gpid ? "k.globalPid" : "0",
 				corr ? "k.correlationId" : "0");
+	if (sqlite3_prepare_v2(in.x.db, "SELECT value FROM main.StringIds WHERE id = ?1", -1,
+			       &in.names.get, NULL) != SQLITE_OK) {
+		free(order);
+		db_say(&in.x, "StringIds");
+		rc = KG_EXIT_USAGE;
+		goto out;
+	}
 	char *sql = xasprintf(
-		"SELECT k.rowid, k.start, k.end, %s, d.value, k.gridX, k.gridY, k.gridZ, "
+		"SELECT k.rowid, k.start, k.end, %s, k.demangledName, k.gridX, k.gridY, k.gridZ, "
 		"k.blockX, k.blockY, k.blockZ, k.registersPerThread, k.staticSharedMemory, "
 		"k.dynamicSharedMemory, %s, %s, row_number() OVER (ORDER BY %s) - 1 AS ord "
-		"FROM main." KERNELS " AS k LEFT JOIN main.StringIds AS d ON d.id = k.demangledName "
-		"%s %s ORDER BY %s",
-		mangled ? "m.value" : "NULL", local ? "k.localMemoryPerThread" : "NULL",
+		"FROM main." KERNELS " AS k %s ORDER BY %s",
+		mangled ? "k.mangledName" : "NULL", local ? "k.localMemoryPerThread" : "NULL",
 		nv ? "r.tid, r.s, r.e" : "NULL, NULL, NULL", order,
-		mangled ? "LEFT JOIN main.StringIds AS m ON m.id = k.mangledName" : "",
 		nv ? "LEFT JOIN temp.kg_rt AS r ON r.c = k.correlationId AND r.p = k.globalPid" : "",
 		nv ? "r.tid, r.s, ord" : "ord");
 	free(order);
@@ -514,8 +617,6 @@ static int nsys_ingest(struct kg_import_sink *sink, const char *path)
 	int step;
 	while (rc == KG_EXIT_PASS && (step = sqlite3_step(k)) == SQLITE_ROW) {
 		size_t row = (size_t)sqlite3_column_int64(k, 0);
-		const char *mn = (const char *)sqlite3_column_text(k, 3);
-		const char *dn = (const char *)sqlite3_column_text(k, 4);
 		double v[7], g[3], b[3];
 		int bad = sqlite3_column_type(k, 1) != SQLITE_INTEGER ||
 			  sqlite3_column_type(k, 2) != SQLITE_INTEGER;
@@ -535,7 +636,9 @@ static int nsys_ingest(struct kg_import_sink *sink, const char *path)
 			rc = KG_EXIT_USAGE;
 			break;
 		}
-		if (!(mn && *mn) && !(dn && *dn)) {
+		struct kg_kernel_name kn;
+		if (!names_of(&in.names, sink, mangled ? sqlite3_column_value(k, 3) : NULL,
+			      sqlite3_column_value(k, 4), &kn)) {
 			kg_error("%s: " KERNELS " row %zu: the kernel has no name in StringIds", path,
 				 row);
 			rc = KG_EXIT_USAGE;
@@ -549,11 +652,6 @@ static int nsys_ingest(struct kg_import_sink *sink, const char *path)
 		    (rc = nvtx_path(&in, sqlite3_column_int64(k, 15), sqlite3_column_int64(k, 16),
 				    sqlite3_column_int64(k, 17), &nvtx)) != KG_EXIT_PASS)
 			break;
-		struct kg_kernel_name kn;
-		if (mn && *mn)
-			import_sink_kernel(sink, mn, KG_KEY_AS_GIVEN, &kn);
-		else
-			import_sink_kernel(sink, dn, KG_KEY_CANONICAL, &kn);
 		int64_t ord = sqlite3_column_int64(k, 18);
 		for (int i = 0; i < 7 && rc == KG_EXIT_PASS; i++)
 			if (v[i] >= 0)
@@ -566,17 +664,11 @@ static int nsys_ingest(struct kg_import_sink *sink, const char *path)
 	}
 out:
 	sqlite3_finalize(k);
+	sqlite3_finalize(in.names.get);
+	free(in.names.e);
 	sqlite3_finalize(in.nvtx);
 	free(in.open);
 	buf_free(&in.path);
 	nsys_close(&in.x);
 	return rc;
 }
-
-const struct kg_importer kg_import_nsys_sqlite = {
-	.name = "nsys-sqlite",
-	.description = "Nsight Systems SQLite exports (nsys export --type sqlite)",
-	.sniff = sqlite_sniff,
-	.read_info = nsys_read_info,
-	.ingest = nsys_ingest,
-};

@@ -22,6 +22,8 @@
  * is "nvbench (summaries)".  Skipped states store nothing.  JSON older than
  * format 1.0 (2021, no "meta") is refused by name.
  */
+#include "jstream.h"
+
 #include "kgate/import.h"
 #include "kgate/util.h"
 
@@ -33,9 +35,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* The largest JSON document read: nvbench output of thousands of states is
- * a few MB; far beyond that it is not nvbench's. */
-#define MAX_JSON (512L << 20)
+#include "formats.h"
+
 /* The most samples one state's sample file may hold (nvbench stops a state
  * at its time limit long before). */
 #define MAX_SAMPLES (64L << 20)
@@ -43,7 +44,7 @@
 static const char *const sniff_keys[] = { "\"meta\"", "\"devices\"", "\"benchmarks\"" };
 
 /* A JSON object with "devices" and "benchmarks" (and "meta" since 1.0). */
-static int nvbench_sniff(const unsigned char *head, size_t n, const char *path)
+int nvbench_sniff(const unsigned char *head, size_t n, const char *path)
 {
 	size_t i = 0;
 	int seen = 0;
@@ -64,55 +65,97 @@ static int nvbench_sniff(const unsigned char *head, size_t n, const char *path)
 	return KG_SNIFF_NO;
 }
 
-/* The document, or NULL after saying why. */
-static json_t *load(const char *path)
-{
-	json_t *j = import_json_load(path, MAX_JSON, "nvbench");
-
-	if (!j)
-		return NULL;
-	if (!json_is_object(j) || !json_is_array(json_object_get(j, "benchmarks")) ||
-	    !json_is_array(json_object_get(j, "devices"))) {
-		kg_error("%s: not nvbench JSON: no \"benchmarks\" and \"devices\" arrays", path);
-		json_decref(j);
-		return NULL;
-	}
-	if (!json_is_object(json_object_get(j, "meta"))) {
-		kg_error("%s: nvbench JSON older than format 1.0 (no \"meta\": nvbench of 2021); "
-			 "kgate reads format 1.x, as nvbench 0.1 and later write it (--json FILE)",
-			 path);
-		json_decref(j);
-		return NULL;
-	}
-	json_t *v = json_object_get(json_object_get(json_object_get(json_object_get(j, "meta"),
-		"version"), "json"), "major");
-	if (json_is_integer(v) && json_integer_value(v) != 1) {
-		kg_error("%s: nvbench JSON format %" JSON_INTEGER_FORMAT ".x; kgate reads format 1.x",
-			 path, json_integer_value(v));
-		json_decref(j);
-		return NULL;
-	}
-	return j;
-}
-
 static const char *str(json_t *o, const char *key)
 {
 	return json_string_value(json_object_get(o, key));
 }
 
-/* The device object of id, or NULL. */
-static json_t *device(json_t *doc, json_t *id)
+/* The device object of id in devices, or NULL. */
+static json_t *device(json_t *devices, json_int_t id)
 {
 	size_t i;
 	json_t *d;
 
-	if (!json_is_integer(id))
-		return NULL;
-	json_array_foreach(json_object_get(doc, "devices"), i, d)
-		if (json_is_object(d) &&
-		    json_integer_value(json_object_get(d, "id")) == json_integer_value(id))
+	json_array_foreach(devices, i, d)
+		if (json_is_object(d) && json_is_integer(json_object_get(d, "id")) &&
+		    json_integer_value(json_object_get(d, "id")) == id)
 			return d;
 	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* The document, streamed (jstream.c): "meta" and "devices" (small) kept,
+ * "benchmarks" one benchmark at a time.  nvbench writes meta first, but a
+ * file whose keys were reordered (jq -S) is read the same: what the meta
+ * says is checked once the walk is done, before the run is stored. */
+
+struct doc {
+	const char *path;
+	json_t *meta, *devices;
+	int has_benchmarks;
+	int (*bench)(struct doc *d, json_t *b, size_t i);     /* each benchmark */
+	void *ctx;              /* bench's */
+	size_t index;
+};
+
+static int bench_elem(struct jstream *r, const unsigned char *s, size_t n, void *arg)
+{
+	struct doc *d = arg;
+	json_t *b = jstream_parse(r, s, n);
+	int rc;
+
+	if (!b)
+		return KG_EXIT_USAGE;
+	rc = d->bench(d, b, d->index++);
+	json_decref(b);
+	return rc;
+}
+
+static int doc_key(struct jstream *r, const char *key, void *arg)
+{
+	struct doc *d = arg;
+	json_t **keep = !strcmp(key, "meta") ? &d->meta : !strcmp(key, "devices") ? &d->devices : NULL;
+
+	if (keep && !*keep)
+		return (*keep = jstream_json(r)) ? KG_EXIT_PASS : KG_EXIT_USAGE;
+	if (!strcmp(key, "benchmarks") && jstream_peek(r) == '[' && !d->has_benchmarks) {
+		d->has_benchmarks = 1;
+		return jstream_array(r, bench_elem, d);
+	}
+	return jstream_skip(r);
+}
+
+/* Walk path, each benchmark to bench; then what the document must be. */
+static int doc_walk(const char *path, struct doc *d)
+{
+	int rc = jstream_walk(path, "nvbench", doc_key, d);
+
+	if (rc != KG_EXIT_PASS)
+		return rc;
+	if (!d->has_benchmarks || !json_is_array(d->devices)) {
+		kg_error("%s: not nvbench JSON: no \"benchmarks\" and \"devices\" arrays", path);
+		return KG_EXIT_USAGE;
+	}
+	if (!json_is_object(d->meta)) {
+		kg_error("%s: nvbench JSON older than format 1.0 (no \"meta\": nvbench of 2021); "
+			 "kgate reads format 1.x, as nvbench 0.1 and later write it (--json FILE)",
+			 path);
+		return KG_EXIT_USAGE;
+	}
+	json_t *v = json_object_get(json_object_get(json_object_get(d->meta, "version"), "json"),
+				    "major");
+	if (json_is_integer(v) && json_integer_value(v) != 1) {
+		kg_error("%s: nvbench JSON format %" JSON_INTEGER_FORMAT ".x; kgate reads format 1.x",
+			 path, json_integer_value(v));
+		return KG_EXIT_USAGE;
+	}
+	return KG_EXIT_PASS;
+}
+
+static void doc_free(struct doc *d)
+{
+	json_decref(d->meta);
+	json_decref(d->devices);
 }
 
 /* A summary's data entry of that name, or NULL. */
@@ -272,35 +315,62 @@ static int has_samples(const char *json_path, json_t *state)
 	return there;
 }
 
-static int nvbench_read_info(const char *path, struct kg_import_info *info)
+struct info {
+	size_t states, with_bins;
+	json_int_t dev[8];      /* the states' devices, the first few */
+	size_t ndev;
+};
+
+static int info_bench(struct doc *d, json_t *b, size_t i)
 {
-	json_t *doc = load(path), *b, *s;
+	struct info *c = d->ctx;
+	size_t k, g;
+	json_t *s;
+
+	(void)i;
+	json_array_foreach(json_object_get(b, "states"), k, s) {
+		json_t *id = json_object_get(s, "device");
+		if (!json_is_object(s) || skipped(s))
+			continue;
+		c->states++;
+		c->with_bins += has_samples(d->path, s);
+		if (!json_is_integer(id))
+			continue;
+		for (g = 0; g < c->ndev && c->dev[g] != json_integer_value(id); g++)
+			;
+		if (g == c->ndev && c->ndev < sizeof c->dev / sizeof c->dev[0])
+			c->dev[c->ndev++] = json_integer_value(id);
+	}
+	return KG_EXIT_PASS;
+}
+
+int nvbench_read_info(const char *path, struct kg_import_info *info)
+{
+	struct info c = { 0 };
+	struct doc d = { .path = path, .bench = info_bench, .ctx = &c };
 	struct kg_buf gpus = KG_BUF_INIT, cmd = KG_BUF_INIT;
-	size_t i, k, ngpu = 0, states = 0, with_bins = 0;
+	size_t i, ngpu = 0;
 	const char *names[8];
 	json_int_t sm = 0;
+	int rc;
 
-	if (!doc)
-		return KG_EXIT_USAGE;
-	json_array_foreach(json_object_get(doc, "benchmarks"), i, b) {
-		json_array_foreach(json_object_get(b, "states"), k, s) {
-			if (!json_is_object(s) || skipped(s))
-				continue;
-			states++;
-			with_bins += has_samples(path, s);
-			json_t *d = device(doc, json_object_get(s, "device"));
-			const char *name = d ? str(d, "name") : NULL;
-			size_t g;
-			if (!name)
-				continue;
-			for (g = 0; g < ngpu && strcmp(names[g], name); g++)
-				;
-			if (g == ngpu && ngpu < sizeof names / sizeof names[0]) {
-				if (!ngpu)
-					sm = json_integer_value(json_object_get(d, "sm_version"));
-				names[ngpu++] = name;
-				buf_printf(&gpus, "%s%s", g ? " + " : "", name);
-			}
+	if ((rc = doc_walk(path, &d)) != KG_EXIT_PASS) {
+		doc_free(&d);
+		return rc;
+	}
+	for (i = 0; i < c.ndev; i++) {
+		json_t *dv = device(d.devices, c.dev[i]);
+		const char *name = dv ? str(dv, "name") : NULL;
+		size_t g;
+		if (!name)
+			continue;
+		for (g = 0; g < ngpu && strcmp(names[g], name); g++)
+			;
+		if (g == ngpu && ngpu < sizeof names / sizeof names[0]) {
+			if (!ngpu)
+				sm = json_integer_value(json_object_get(dv, "sm_version"));
+			names[ngpu++] = name;
+			buf_printf(&gpus, "%s%s", g ? " + " : "", name);
 		}
 	}
 	if (ngpu > 1)
@@ -312,22 +382,24 @@ static int nvbench_read_info(const char *path, struct kg_import_info *info)
 		info->run.gpu_chip = xasprintf("sm_%" JSON_INTEGER_FORMAT, sm / 10);
 	buf_free(&gpus);
 
-	json_t *meta = json_object_get(doc, "meta"), *a;
-	json_array_foreach(json_object_get(meta, "argv"), i, a)
+	json_t *a;
+	json_array_foreach(json_object_get(d.meta, "argv"), i, a)
 		if (json_is_string(a))
 			buf_printf(&cmd, "%s%s", i ? " " : "", json_string_value(a));
 	if (cmd.len)
 		info->command = buf_detach(&cmd);
 	buf_free(&cmd);
-	const char *ver = str(json_object_get(json_object_get(meta, "version"), "nvbench"), "string");
+	const char *ver = str(json_object_get(json_object_get(d.meta, "version"), "nvbench"),
+			      "string");
 	info->run.collector = xasprintf("nvbench %s", ver ? ver : "(version unknown)");
-	info->run.source = xstrdup(states && with_bins == states ? "nvbench" : "nvbench (summaries)");
-	if (states && with_bins < states)
+	info->run.source = xstrdup(c.states && c.with_bins == c.states ? "nvbench"
+								      : "nvbench (summaries)");
+	if (c.states && c.with_bins < c.states)
 		kg_warn("%s: %zu of %zu states have no per-sample files (nvbench --jsonbin); "
 			"their GPU time is one mean each, so the gate sees no spread", path,
-			states - with_bins, states);
+			c.states - c.with_bins, c.states);
 	info->names_benchmarks = 1;
-	json_decref(doc);
+	doc_free(&d);
 	return KG_EXIT_PASS;
 }
 
@@ -429,42 +501,42 @@ static int state_ingest(struct kg_import_sink *sink, const char *path, json_t *s
 	return rc;
 }
 
-static int nvbench_ingest(struct kg_import_sink *sink, const char *path)
+struct ingest {
+	struct kg_import_sink *sink;
+	const struct kg_import_metric *time_m, *clk_m;
+};
+
+static int ingest_bench(struct doc *d, json_t *b, size_t i)
 {
-	json_t *doc = load(path), *b, *s;
-	size_t i, j;
+	struct ingest *c = d->ctx;
+	const char *name = str(b, "name");
+	size_t j;
+	json_t *s;
 	int rc = KG_EXIT_PASS;
 
-	if (!doc)
+	if (!name) {
+		kg_error("%s: benchmark %zu has no name", d->path, i);
 		return KG_EXIT_USAGE;
-	const struct kg_import_metric *time_m = import_sink_metric(sink, "gpu__time_duration.sum", "ns");
-	const struct kg_import_metric *clk_m =
-		import_sink_metric(sink, "sm__cycles_elapsed.avg.per_second", "cycle/s");
-	json_array_foreach(json_object_get(doc, "benchmarks"), i, b) {
-		const char *name = str(b, "name");
-		if (rc != KG_EXIT_PASS)
-			break;
-		if (!name) {
-			kg_error("%s: benchmark %zu has no name", path, i);
-			rc = KG_EXIT_USAGE;
-			break;
-		}
-		import_sink_benchmark(sink, name);
-		json_array_foreach(json_object_get(b, "states"), j, s) {
-			if (!json_is_object(s) || skipped(s))
-				continue;
-			if ((rc = state_ingest(sink, path, s, time_m, clk_m)) != KG_EXIT_PASS)
-				break;
-		}
 	}
-	json_decref(doc);
+	import_sink_benchmark(c->sink, name);
+	json_array_foreach(json_object_get(b, "states"), j, s) {
+		if (!json_is_object(s) || skipped(s))
+			continue;
+		if ((rc = state_ingest(c->sink, d->path, s, c->time_m, c->clk_m)) != KG_EXIT_PASS)
+			break;
+	}
 	return rc;
 }
 
-const struct kg_importer kg_import_nvbench = {
-	.name = "nvbench",
-	.description = "nvbench JSON output (--json, and --jsonbin sample files)",
-	.sniff = nvbench_sniff,
-	.read_info = nvbench_read_info,
-	.ingest = nvbench_ingest,
-};
+int nvbench_ingest(struct kg_import_sink *sink, const char *path)
+{
+	struct ingest c = { .sink = sink };
+	struct doc d = { .path = path, .bench = ingest_bench, .ctx = &c };
+	int rc;
+
+	c.time_m = import_sink_metric(sink, "gpu__time_duration.sum", "ns");
+	c.clk_m = import_sink_metric(sink, "sm__cycles_elapsed.avg.per_second", "cycle/s");
+	rc = doc_walk(path, &d);
+	doc_free(&d);
+	return rc;
+}

@@ -8,8 +8,10 @@
 
 #include <string.h>
 
+#include "formats.h"
+
 /* The first line is a JSON object whose "type" is "header". */
-static int records_sniff(const unsigned char *head, size_t n, const char *path)
+int records_sniff(const unsigned char *head, size_t n, const char *path)
 {
 	size_t i = 0, len = path ? strlen(path) : 0;
 	int named = len > 6 && !strcmp(path + len - 6, ".jsonl");
@@ -32,12 +34,3 @@ static int records_sniff(const unsigned char *head, size_t n, const char *path)
 		return named ? KG_SNIFF_LIKELY : KG_SNIFF_NAME;   /* a JSON line with a type */
 	return named ? KG_SNIFF_NAME : KG_SNIFF_NO;
 }
-
-const struct kg_importer kg_import_records = {
-	.name = "records",
-	.description = "records files (JSON Lines) written by kgate's collector",
-	.sniff = records_sniff,
-	.read_info = records_read_info,
-	.complete = records_complete,
-	.ingest = records_parse,
-};

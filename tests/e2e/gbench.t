@@ -96,12 +96,28 @@ run "$KGATE" ingest --db "$DB" --commit g3 "$T/old.json"
 is "$(q "SELECT group_concat(s.ordinal || ':' || s.value) FROM (SELECT s.ordinal, s.value FROM samples s JOIN runs r ON r.id = s.run JOIN metrics m ON m.id = s.metric WHERE r.commit_sha = 'g3' AND m.name = 'real_time' ORDER BY s.ordinal) s")" \
 	"0:1.0,1:2.0" "repetitions without repetition_index are counted in file order"
 
+# the file is streamed, so an aggregate mean read before the repetitions of
+# its name waits for the end: it is not stored when they come later
+cat > "$T/late.json" <<'EOF'
+{"benchmarks": [
+  {"name": "BM_b_mean", "run_name": "BM_b", "run_type": "aggregate", "aggregate_name": "mean", "iterations": 2, "real_time": 9, "cpu_time": 9, "time_unit": "ns"},
+  {"name": "BM_c_mean", "run_name": "BM_c", "run_type": "aggregate", "aggregate_name": "mean", "iterations": 2, "real_time": 7, "cpu_time": 7, "time_unit": "ns"},
+  {"name": "BM_b", "run_name": "BM_b", "run_type": "iteration", "iterations": 10, "real_time": 1, "cpu_time": 1, "time_unit": "ns"},
+  {"name": "BM_b", "run_name": "BM_b", "run_type": "iteration", "iterations": 10, "real_time": 2, "cpu_time": 2, "time_unit": "ns"}],
+ "context": {"executable": "./b", "num_cpus": 1, "mhz_per_cpu": 1, "library_build_type": "release"}}
+EOF
+run "$KGATE" ingest --db "$DB" --commit g4 --input-format gbench "$T/late.json"
+is "$rc" 0 "context after benchmarks, a mean before its repetitions: ingests"
+is "$(metric_of g4 BM_b real_time)" "1,2" "the repetitions are the samples, the mean read first is not"
+is "$(metric_of g4 BM_c real_time)" "7" "a mean without repetitions is one sample"
+is "$(q "SELECT collector FROM runs WHERE commit_sha = 'g4'")" "google-benchmark" "the context read after the runs"
+
 # --- refusals: exit 2, nothing stored ---
 n=$(runs)
 head -c 700 "$T/reps.json" > "$T/cut.json"
 run "$KGATE" ingest --db "$DB" --commit r1 --input-format gbench "$T/cut.json"
 is "$rc" 2 "a truncated document exits 2"
-like "$err" "cut.json:[0-9]*: bad Google Benchmark JSON" "with where"
+like "$err" "cut.json: truncated: the JSON document ends at byte 700 " "with where"
 is "$(runs)" "$n" "nothing stored"
 sed 's/"time_unit": "ms"/"time_unit": "fortnight"/' "$T/reps.json" > "$T/unit.json"
 run "$KGATE" ingest --db "$DB" --commit r2 "$T/unit.json"

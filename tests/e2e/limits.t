@@ -33,6 +33,39 @@ run /usr/bin/time -f '%M' -o "$T/commas.rss" "$KGATE" ingest --db "$T/l.db" --nc
 is "$rc" 2 "an ncu CSV record of 150 million empty fields is refused"
 rss_ok "150 million empty fields: peak RSS under 96 MiB" "$T/commas.rss" 98304
 rm -f "$T/zero" "$T/commas.csv"
+# JSON documents are streamed, one element in memory at a time (SYNTHETIC
+# documents in each tool's layout, each element padded with a key the
+# importer does not read): 60 MB of Google Benchmark runs, 50 MB of nvbench
+# benchmarks; a whole-document parse takes several times the file
+python3 - "$T" <<'EOF'
+import json, sys
+pad = "x" * 1200
+with open(sys.argv[1] + "/big_gb.json", "w") as f:
+    f.write('{"context": {"executable": "./b", "num_cpus": 1, "mhz_per_cpu": 1, "library_build_type": "release"},\n"benchmarks": [\n')
+    f.write(",\n".join(json.dumps({"name": "BM_%d" % (i // 10), "run_name": "BM_%d" % (i // 10), "run_type": "iteration",
+                                   "iterations": 10, "real_time": 1.5, "cpu_time": 1.0, "time_unit": "us", "label": pad})
+                       for i in range(50000)))
+    f.write("\n]}\n")
+with open(sys.argv[1] + "/big_nv.json", "w") as f:
+    f.write('{"meta": {"argv": ["./b"], "version": {"json": {"major": 1}, "nvbench": {"string": "0.1.0"}}},\n')
+    f.write('"devices": [{"id": 0, "name": "Synthetic GPU", "sm_version": 900}],\n"benchmarks": [\n')
+    f.write(",\n".join(json.dumps({"name": "b%d" % i, "axes": [], "states": [
+                {"name": "Device=0 N=%d" % k, "device": 0, "description": pad, "summaries": [
+                    {"tag": "nv/cold/time/gpu/mean", "hint": "duration",
+                     "data": [{"name": "value", "type": "float64", "value": "1e-3"}]}]} for k in range(10)]})
+                       for i in range(4000)))
+    f.write("\n]}\n")
+EOF
+run /usr/bin/time -f '%M' -o "$T/gb.rss" "$KGATE" ingest --db "$T/j.db" --commit gb "$T/big_gb.json"
+is "$rc" 0 "60 MB of Google Benchmark JSON ingests"
+like "$err" "50000 launches, 150000 samples" "every run stored"
+rss_ok "60 MB of Google Benchmark JSON: peak RSS under 48 MiB" "$T/gb.rss" 49152
+run /usr/bin/time -f '%M' -o "$T/nv.rss" "$KGATE" ingest --db "$T/j.db" --commit nv "$T/big_nv.json"
+is "$rc" 0 "50 MB of nvbench JSON ingests"
+like "$err" "40000 launches of 10 kernels, 80000 samples" "every state stored"
+rss_ok "50 MB of nvbench JSON: peak RSS under 48 MiB" "$T/nv.rss" 49152
+rm -f "$T/big_gb.json" "$T/big_nv.json" "$T"/j.db*
+
 # /dev/zero itself: never ends, so only a reader that stops can finish
 run timeout 60 "$KGATE" ingest --db "$T/l.db" --records /dev/zero --commit z
 is "$rc" 2 "--records /dev/zero ends with an input error"

@@ -230,6 +230,24 @@ run "$KGATE" ingest --db "$DB" --commit ks --branch t "$T/stream-names.json"
 is "$rc" 0 "a trace whose GPU events name their stream as \"stream N\" (edited copy) ingests"
 is "$(stored_demangled ks)" "$(cat "$T/exp.step")" "with the same annotation paths"
 
+# more kernel events than the first pass holds (131,072; SYNTHETIC trace of
+# the fixture's device, 140,000 launches on one stream under one annotation
+# that Kineto writes after them): the rest are read in a second pass, with
+# the same path and ordinals
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+dev = d["deviceProperties"][:1]
+n = 140000
+ev = [{"ph": "X", "cat": "kernel", "name": "k%d" % (i % 3), "pid": 0, "tid": 7, "ts": 10 + i,
+       "dur": 0.5, "args": {"device": 0, "grid": [i % 5 + 1, 1, 1], "block": [128, 1, 1]}} for i in range(n)]
+ev.append({"ph": "X", "cat": "gpu_user_annotation", "name": "step", "pid": 0, "tid": 7, "ts": 0, "dur": n + 100})
+print(json.dumps({"schemaVersion": 1, "deviceProperties": dev, "traceEvents": ev}))' "$T/step.json" > "$T/many.json"
+run "$KGATE" ingest --db "$DB" --commit kmany --branch t "$T/many.json"
+is "$rc" 0 "140,000 kernel events ingest"
+is "$(sqlite3 "$DB" "SELECT count(*) || ' ' || count(DISTINCT s.ordinal) || ' ' || min(s.ordinal) || ' ' || max(s.ordinal) || ' ' || sum(s.value) FROM samples s JOIN runs r ON r.id = s.run JOIN metrics m ON m.id = s.metric JOIN nvtx n ON n.id = s.nvtx WHERE r.commit_sha = 'kmany' AND m.name = 'launch__grid_size' AND n.path = 'step'")" \
+	"140000 140000 0 139999 420000.0" "every launch once, under its annotation, its grid, ordinals in file order"
+
 # refusals
 n=$(runs)
 run "$KGATE" ingest --db "$DB" --commit kr1 "$KIN/mi250_minitoy_train_ROCm6_2_kineto.json.gz"

@@ -1,0 +1,63 @@
+/*
+ * import/jstream.h: the streaming JSON reader the JSON importers share
+ * (jstream.c): one top-level object walked key by key, an array of it
+ * element by element, each element's bytes handed over (and parsed with
+ * jansson only when the importer wants it), so that memory holds one value
+ * and a window, never the whole document.  Files are read through zlib, so
+ * a gzip-compressed file reads as its text.
+ */
+#ifndef KGATE_IMPORT_JSTREAM_H
+#define KGATE_IMPORT_JSTREAM_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <zlib.h>
+
+/* The most bytes one value kept in the window may have (an array element,
+ * or a value parsed whole): the reader's memory bound, with the window. */
+#define JSTREAM_VALUE_MAX (64u << 20)
+#define JSTREAM_WINDOW (1u << 20)
+
+struct jstream {
+	const char *path;
+	const char *what;       /* the format, for messages ("nvbench") */
+	gzFile gz;
+	unsigned char *b;
+	size_t cap, len, pos;
+	size_t mark;            /* bytes before it may be dropped */
+	uint64_t dropped;       /* bytes dropped before b[0] */
+	int eof;
+};
+
+/* Called with each key of the top-level object, the reader at its value,
+ * which it must consume (jstream_array, jstream_json, jstream_skip). */
+typedef int (*jstream_key_fn)(struct jstream *r, const char *key, void *ctx);
+/* Called with each element of an array: its bytes [s, s + n) in the window. */
+typedef int (*jstream_elem_fn)(struct jstream *r, const unsigned char *s, size_t n, void *ctx);
+
+/* Open path, walk its top-level object with fn (to the end of the file:
+ * bytes after the document are an error), close it.  0 (KG_EXIT_PASS), or
+ * an exit status after printing why ("PATH: byte N: ...", "PATH:
+ * truncated: ..."). */
+int jstream_walk(const char *path, const char *what, jstream_key_fn fn, void *ctx);
+
+/* The value at the reader: an array, element by element; skipped; parsed
+ * whole (NULL after printing why). */
+int jstream_array(struct jstream *r, jstream_elem_fn fn, void *ctx);
+int jstream_skip(struct jstream *r);
+json_t *jstream_json(struct jstream *r);
+
+/* The first byte of the value at the reader (white space passed over, the
+ * byte not consumed): '{', '[', '"', ...; -1 at the end, -2 after an error
+ * said. */
+int jstream_peek(struct jstream *r);
+
+/* An element's bytes parsed (NULL after printing "PATH: byte N: bad WHAT
+ * JSON: why"). */
+json_t *jstream_parse(struct jstream *r, const unsigned char *s, size_t n);
+
+/* The byte offset in the (decompressed) file of a pointer into the window. */
+uint64_t jstream_offset(const struct jstream *r, const unsigned char *at);
+
+#endif
