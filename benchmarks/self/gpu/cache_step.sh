@@ -19,10 +19,10 @@
 #      step: kernel replay, ncu, and step replay (KGATE_REPLAY=step) when the
 #      collector has it, against 9 times the single-pass step.
 #
-# Builds nothing: the collector (COLL, default build/libkgate-collector.so)
-# and the two CUDA programs (LO, APP: build/gpu/launch_overhead and
-# build/gpu/kg_gpu_app, built on another machine with nvcc -arch=sm_90) must
-# be there.  Needs ncu and python3 with PyTorch.  Every step is independent
+# Builds only the 1-block program when it is missing (launch_common.sh):
+# the collector (COLL, default build/libkgate-collector.so) and the test
+# program (APP: build/gpu/kg_gpu_app, built on another machine with nvcc
+# -arch=sm_90) must be there.  Needs ncu and python3 with PyTorch.  Every step is independent
 # and time-limited (TMO, default 90 s a process, never past the job's
 # LIMIT, default 450 s); a step is skipped when fewer than its estimate of
 # seconds are left.  Prints a table (also
@@ -30,27 +30,17 @@
 set -u
 OUT=${1:?give an output directory}
 mkdir -p "$OUT"
-ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
-COLL=${COLL:-$ROOT/build/libkgate-collector.so}
-LO=${LO:-$ROOT/build/gpu/launch_overhead}
-APP=${APP:-$ROOT/build/gpu/kg_gpu_app}
+# shellcheck source=benchmarks/self/gpu/launch_common.sh
+. "$(dirname "$0")/launch_common.sh"
 COMPARE=${COMPARE:-$ROOT/tests/gpu/compare.py}
 TS=${TS:-$ROOT/benchmarks/torch_step.py}
 TTS=${TTS:-$ROOT/tests/gpu/torch_step.py}
-NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-CUDA=${CUDA:-/usr/local/cuda}
 export LD_LIBRARY_PATH="$CUDA/targets/x86_64-linux/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-DEFAULT_SET=gpu__time_duration.sum,sm__cycles_elapsed.max,smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__inst_executed.avg.pct_of_peak_sustained_elapsed,smsp__issue_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed
-MULTI_SET=$DEFAULT_SET,sm__throughput.avg.pct_of_peak_sustained_elapsed
 TMO=${TMO:-90}
 LIMIT=${LIMIT:-450}
 START=$(date +%s)
 TABLE=$OUT/table.txt
 : >"$TABLE"
-row() { printf '%s\n' "$*" | tee -a "$TABLE"; }
-now() { date +%s.%N; }
-sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
-per() { awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { printf "%.3f", (b - a) / n * 1000 }'; } # ms
 rem() { echo $((LIMIT - ($(date +%s) - START))); }
 # left NAME SECONDS: enough time left for a step of about SECONDS
 left() { [ "$(rem)" -ge "${2:-20}" ] || { row "($1: skipped, the job has run $(($(date +%s) - START)) s)"; return 1; }; }

@@ -1,11 +1,14 @@
-# launch_common.sh: what overhead.sh and multipass.sh share, sourced by
-# both: the paths (ROOT, COLL, LO, NCU, CUDA, CUPTI_DIR), the collector's
-# default single-pass metric set and the 9-pass set beside it, the
-# 1-block launch program built when missing, and wall-clock helpers.
+# launch_common.sh: what the GPU scripts of this folder share, sourced by
+# overhead.sh, multipass.sh, session.sh, cache_step.sh and pmsample.sh: the
+# paths (ROOT, and COLL, LO, APP unless the caller set them; NCU, CUDA,
+# CUPTI_DIR), the collector's default single-pass metric set and the 9-pass
+# set beside it, the 1-block launch program built when missing, wall-clock
+# helpers, and row (a line of the table: stdout and $TABLE).
 # shellcheck shell=bash disable=SC2034  # the variables are the sourcing script's
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
-COLL=$ROOT/build/libkgate-collector.so
-LO=$ROOT/build/gpu/launch_overhead
+COLL=${COLL:-$ROOT/build/libkgate-collector.so}
+LO=${LO:-$ROOT/build/gpu/launch_overhead}
+APP=${APP:-$ROOT/build/gpu/kg_gpu_app}
 NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 CUDA=${CUDA:-/usr/local/cuda}
 CUPTI_DIR=$CUDA/targets/x86_64-linux/lib
@@ -20,3 +23,5 @@ fi
 
 now() { date +%s.%N; }
 sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+per() { awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { printf "%.3f", (b - a) / n * 1000 }'; } # ms
+row() { printf '%s\n' "$*" | tee -a "$TABLE"; }

@@ -26,27 +26,17 @@
 set -u
 OUT=${1:?give an output directory}
 mkdir -p "$OUT"
-ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
-COLL=${COLL:-$ROOT/build/libkgate-collector.so}
-LO=${LO:-$ROOT/build/gpu/launch_overhead}
-APP=${APP:-$ROOT/build/gpu/kg_gpu_app}
+# shellcheck source=benchmarks/self/gpu/launch_common.sh
+. "$(dirname "$0")/launch_common.sh"
 HOG=${HOG:-$ROOT/build/benchmarks/many}
 TS=${TS:-$ROOT/benchmarks/torch_step.py}
-NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-CUDA=${CUDA:-/usr/local/cuda}
 export LD_LIBRARY_PATH="$CUDA/targets/x86_64-linux/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # the sampling engine's default set (duration from events); the Range
 # Profiler and ncu collect the same counters
 SET=gpu__time_duration.sum,smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum
 TABLE=$OUT/table.txt
 : >"$TABLE"
-row() { printf '%s\n' "$*" | tee -a "$TABLE"; }
-now() { date +%s.%N; }
-sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 perus() { awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { printf "%.1f", (b - a) / n * 1e6 }'; }
-mkdir -p "$ROOT/build/gpu"
-[ -x "$LO" ] || "$CUDA/bin/nvcc" -O2 -arch=sm_90 -o "$LO" "$ROOT/benchmarks/self/gpu/launch_overhead.cu" ||
-	{ echo "pmsample.sh: cannot build $LO" >&2; exit 2; }
 [ -x "$APP" ] || "$CUDA/bin/nvcc" -O2 -arch=sm_90 -lineinfo -o "$APP" "$ROOT/tests/gpu/kg_gpu_app.cu" -ldl ||
 	echo "pmsample.sh: cannot build $APP; its rows are skipped" >&2
 # coll ENGINE TAG CMD...: ENGINE sampling or range; records in OUT/TAG.*.jsonl

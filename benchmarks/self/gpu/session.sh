@@ -27,23 +27,14 @@
 set -u
 OUT=${1:?give an output directory}
 mkdir -p "$OUT"
-ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
-COLL=${COLL:-$ROOT/build/libkgate-collector.so}
-LO=${LO:-$ROOT/build/gpu/launch_overhead}
-APP=${APP:-$ROOT/build/gpu/kg_gpu_app}
+# shellcheck source=benchmarks/self/gpu/launch_common.sh
+. "$(dirname "$0")/launch_common.sh"
 COMPARE=${COMPARE:-$ROOT/tests/gpu/compare.py}
 TS=${TS:-$ROOT/benchmarks/torch_step.py}
 TTS=${TTS:-$ROOT/tests/gpu/torch_step.py}
-NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-CUDA=${CUDA:-/usr/local/cuda}
 export LD_LIBRARY_PATH="$CUDA/targets/x86_64-linux/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-DEFAULT_SET=gpu__time_duration.sum,sm__cycles_elapsed.max,smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__inst_executed.avg.pct_of_peak_sustained_elapsed,smsp__issue_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed
 TABLE=$OUT/table.txt
 : >"$TABLE"
-row() { printf '%s\n' "$*" | tee -a "$TABLE"; }
-now() { date +%s.%N; }
-sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
-per() { awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { printf "%.3f", (b - a) / n * 1000 }'; } # ms
 coll() { # mode tag cmd...
 	local mode=$1 tag=$2
 	shift 2
