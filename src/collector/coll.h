@@ -74,6 +74,11 @@ void coll_error(const char *code, int cupti, const char *fmt, ...)
  * what failed (and what is done instead) and -1. */
 int coll_check(CUptiResult r, const char *what, const char *instead);
 
+/* The integer in the environment variable name, min..max (max LONG_MAX:
+ * no upper bound); dflt when unset or empty, and an error record plus dflt
+ * when it is not such an integer. */
+long coll_env_long(const char *name, long dflt, long min, long max);
+
 /* The records-file error code for a CUPTI result. */
 const char *coll_code(CUptiResult r);
 

@@ -16,6 +16,7 @@
 #include <cupti_target.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -152,7 +153,7 @@ int coll_check(CUptiResult r, const char *what, const char *instead)
 /* ------------------------------------------------------------------ */
 /* Configuration                                                       */
 
-static long coll_env_long(const char *name, long dflt, long min)
+long coll_env_long(const char *name, long dflt, long min, long max)
 {
 	const char *s = getenv(name);
 	char *end;
@@ -162,9 +163,13 @@ static long coll_env_long(const char *name, long dflt, long min)
 		return dflt;
 	errno = 0;
 	v = strtol(s, &end, 10);
-	if (errno || *end || v < min) {
-		coll_error("bad_config", -1, "%s='%s' is not an integer >= %ld; using %ld", name,
-			   s, min, dflt);
+	if (errno || *end || v < min || v > max) {
+		if (max == LONG_MAX)
+			coll_error("bad_config", -1, "%s='%s' is not an integer >= %ld; using %ld",
+				   name, s, min, dflt);
+		else
+			coll_error("bad_config", -1, "%s='%s' is not an integer %ld..%ld; using %ld",
+				   name, s, min, max, dflt);
 		return dflt;
 	}
 	return v;
@@ -279,14 +284,14 @@ static void coll_read_env(void)
 			coll_error("bad_config", -1, "%s='%s' is not function, demangled or mangled; "
 				   "matching every name", KG_ENV_NAME_BASE, nb);
 	}
-	coll_cfg.launch_skip = coll_env_long(KG_ENV_LAUNCH_SKIP, 0, 0);
+	coll_cfg.launch_skip = coll_env_long(KG_ENV_LAUNCH_SKIP, 0, 0, LONG_MAX);
 	/* 0 (the suite file's default) and unset both mean no limit */
-	coll_cfg.launch_count = coll_env_long(KG_ENV_LAUNCH_COUNT, 0, 0);
+	coll_cfg.launch_count = coll_env_long(KG_ENV_LAUNCH_COUNT, 0, 0, LONG_MAX);
 	if (coll_cfg.launch_count == 0)
 		coll_cfg.launch_count = -1;
-	coll_cfg.pass = (int)coll_env_long(KG_ENV_PASS, 0, 0);
-	coll_cfg.flush_ms = (unsigned)coll_env_long(KG_ENV_FLUSH_MS, 500, 0);
-	coll_cfg.debug = coll_env_long(KG_ENV_DEBUG, 0, 0) > 0;
+	coll_cfg.pass = (int)coll_env_long(KG_ENV_PASS, 0, 0, LONG_MAX);
+	coll_cfg.flush_ms = (unsigned)coll_env_long(KG_ENV_FLUSH_MS, 500, 0, LONG_MAX);
+	coll_cfg.debug = coll_env_long(KG_ENV_DEBUG, 0, 0, LONG_MAX) > 0;
 	coll_cfg.passes = 1;
 	coll_read_session_env();
 	if (coll_cfg.mode == COLL_METRICS) {

@@ -197,24 +197,6 @@ int pmsample_engine(void)
 	return on;
 }
 
-static long pm_env(const char *name, long dflt, long min, long max)
-{
-	const char *s = getenv(name);
-	char *end;
-	long v;
-
-	if (!s || !*s)
-		return dflt;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || v < min || v > max) {
-		coll_error("bad_config", -1, "%s='%s' is not an integer %ld..%ld; using %ld", name, s,
-			   min, max, dflt);
-		return dflt;
-	}
-	return v;
-}
-
 static int pm_additive(const char *m)
 {
 	size_t n = strlen(m);
@@ -323,10 +305,10 @@ int pmsample_init(void)
 			   "would be the launch's); sampling without it (cache_control none)",
 			   KG_ENV_CACHE_CONTROL);
 	coll_cfg.cache_all = 0;
-	pm_interval_ns = (uint64_t)pm_env("KGATE_PM_INTERVAL", 10, 1, 1000000) * 1000u;
-	pm_backlog_ns = (uint64_t)pm_env("KGATE_PM_BACKLOG_MS", 50, 1, 60000) * 1000000u;
-	pm_hwbuf = (size_t)pm_env("KGATE_PM_HWBUF_MB", 256, 16, 4096) << 20;
-	pm_img_samples = (size_t)pm_env("KGATE_PM_SAMPLES", 2000, 16, 1000000);
+	pm_interval_ns = (uint64_t)coll_env_long("KGATE_PM_INTERVAL", 10, 1, 1000000) * 1000u;
+	pm_backlog_ns = (uint64_t)coll_env_long("KGATE_PM_BACKLOG_MS", 50, 1, 60000) * 1000000u;
+	pm_hwbuf = (size_t)coll_env_long("KGATE_PM_HWBUF_MB", 256, 16, 4096) << 20;
+	pm_img_samples = (size_t)coll_env_long("KGATE_PM_SAMPLES", 2000, 16, 1000000);
 	if (pm_set_metrics() != 0)
 		return -1;
 	*(void **)&pm_ev_create = pm_sym("cuEventCreate");
