@@ -1128,34 +1128,6 @@ int ncu_csv_parse(struct kg_import_sink *sink, const char *path)
 	return rc;
 }
 
-int ncu_csv_read_header(const char *path, struct kg_run_info *run)
-{
-	struct kg_import_info info = { 0 };
-	int rc = ncu_csv_read_info(path, &info);
-
-	if (rc == KG_EXIT_PASS) {
-		if (info.run.gpu_name) {
-			free(run->gpu_name);
-			run->gpu_name = info.run.gpu_name;
-			info.run.gpu_name = NULL;
-		}
-		if (!run->gpu_chip) {
-			run->gpu_chip = info.run.gpu_chip;
-			info.run.gpu_chip = NULL;
-		}
-		if (!run->collector) {
-			run->collector = info.run.collector;
-			info.run.collector = NULL;
-		}
-		if (!run->source) {
-			run->source = info.run.source;
-			info.run.source = NULL;
-		}
-	}
-	import_info_free(&info);
-	return rc;
-}
-
 char *ncu_csv_process_name(const char *path)
 {
 	struct kg_import_info info = { 0 };

@@ -398,27 +398,6 @@ static int info_of(const char *path, struct kg_import_info *info)
 	return records_read_info(path, info);
 }
 
-int records_read_header(const char *path, struct kg_run_info *run)
-{
-	struct kg_import_info info;
-	int rc = info_of(path, &info);
-
-	if (rc == KG_EXIT_PASS) {
-#define TAKE(f) if (info.run.f) { free(run->f); run->f = info.run.f; info.run.f = NULL; }
-		TAKE(gpu_name) TAKE(gpu_uuid) TAKE(gpu_chip) TAKE(driver) TAKE(cuda)
-		TAKE(collector)
-#undef TAKE
-		if (!run->time)
-			run->time = info.run.time;
-		if (!run->source) {
-			run->source = info.run.source;
-			info.run.source = NULL;
-		}
-	}
-	import_info_free(&info);
-	return rc;
-}
-
 char *records_benchmark_name(const char *path)
 {
 	struct kg_import_info info;

@@ -23,11 +23,6 @@
 int ncu_csv_read_info(const char *path, struct kg_import_info *info);
 int ncu_csv_parse(struct kg_import_sink *sink, const char *path);
 
-/* Fill what the export says of the GPU (device name, ...) into run.  Reads
- * only up to the first launch row, where ncu puts it; faults further down
- * are reported by the import. */
-int ncu_csv_read_header(const char *path, struct kg_run_info *run);
-
 /* Add the export's metrics to the open run, one launch per ncu "ID". */
 int ncu_csv_ingest(struct kg_store *st, const char *path, const char *benchmark,
 		   size_t *kernels, size_t *samples);

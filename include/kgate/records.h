@@ -21,10 +21,6 @@ int records_parse(struct kg_import_sink *sink, const char *path);
  * is not, -1 for a stream (which cannot be read backwards). */
 int records_complete(const char *path);
 
-/* Fill the GPU fingerprint of run (gpu_name, gpu_uuid, gpu_chip, driver,
- * cuda, collector) from the file's header, before store_run_begin(). */
-int records_read_header(const char *path, struct kg_run_info *run);
-
 struct kg_records_stats {
 	size_t kernels, samples, dropped, errors;
 };

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kgate/import.h"
 #include "kgate/ncu_csv.h"
 #include "kgate/store.h"
 #include "kgate/util.h"
@@ -72,16 +73,16 @@ static void test_details_fixture(void **state)
 {
 	struct kg_store *st = fresh_store("d.db");
 	char *p = helper_fixture("h200", "ncu_saxpy_strided_details.csv");
-	struct kg_run_info run = { 0 };
+	struct kg_import_info info;
 	size_t k, n;
 	(void)state;
 
-	assert_int_equal(ncu_csv_read_header(p, &run), KG_EXIT_PASS);
+	assert_int_equal(import_read_info(import_find("ncu-csv"), p, &info), KG_EXIT_PASS);
 	/* the details page does not name the GPU: its compute capability stands in */
-	assert_string_equal(run.gpu_name, "GPU of compute capability 9.0");
-	assert_string_equal(run.gpu_chip, "sm_90");
-	assert_string_equal(run.source, "ncu-csv");
-	store_run_info_free(&run);
+	assert_string_equal(info.run.gpu_name, "GPU of compute capability 9.0");
+	assert_string_equal(info.run.gpu_chip, "sm_90");
+	assert_string_equal(info.run.source, "ncu-csv");
+	import_info_free(&info);
 	char *proc = ncu_csv_process_name(p);
 	assert_string_equal(proc, "k");
 	free(proc);
@@ -111,13 +112,13 @@ static void test_raw_fixture(void **state)
 {
 	struct kg_store *st = fresh_store("r.db");
 	char *p = helper_fixture("h200", "ncu_saxpy_strided_raw.csv");
-	struct kg_run_info run = { 0 };
+	struct kg_import_info info;
 	size_t k, n;
 	(void)state;
 
-	assert_int_equal(ncu_csv_read_header(p, &run), KG_EXIT_PASS);
-	assert_string_equal(run.gpu_name, "NVIDIA H200");
-	store_run_info_free(&run);
+	assert_int_equal(import_read_info(import_find("ncu-csv"), p, &info), KG_EXIT_PASS);
+	assert_string_equal(info.run.gpu_name, "NVIDIA H200");
+	import_info_free(&info);
 	assert_int_equal(import(st, p, &k, &n), KG_EXIT_PASS);
 	assert_int_equal(k, 10);
 	assert_true(n > 10 * 5);
@@ -302,14 +303,14 @@ static void test_numbers(void **state)
 static void test_one_pass(void **state)
 {
 	struct kg_store *st = fresh_store("one.db");
-	struct kg_run_info run = { 0 };
+	struct kg_import_info info;
 	size_t k, n;
 	(void)state;
 
 	char *p = helper_write_tmp("tail.csv", TWO_TABLES "\"2\",\"k(int\n");
-	assert_int_equal(ncu_csv_read_header(p, &run), KG_EXIT_PASS);
-	assert_string_equal(run.gpu_name, "GPU A");
-	store_run_info_free(&run);
+	assert_int_equal(import_read_info(import_find("ncu-csv"), p, &info), KG_EXIT_PASS);
+	assert_string_equal(info.run.gpu_name, "GPU A");
+	import_info_free(&info);
 	char *proc = ncu_csv_process_name(p);
 	assert_string_equal(proc, "app");
 	free(proc);

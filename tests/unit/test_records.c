@@ -74,17 +74,17 @@ static void test_good(void **state)
 {
 	struct kg_store *st = fresh_store("good.db");
 	struct kg_records_stats rs;
-	struct kg_run_info run = { 0 };
+	struct kg_import_info info;
 	char *p = helper_fixture("records", "good.jsonl");
 	(void)state;
 
-	assert_int_equal(records_read_header(p, &run), KG_EXIT_PASS);
-	assert_string_equal(run.gpu_name, "Synthetic GPU");
-	assert_string_equal(run.gpu_chip, "SYN0");
-	assert_string_equal(run.driver, "99999");
-	assert_string_equal(run.gpu_uuid, "GPU-00000000-0000-0000-0000-000000000000");
-	assert_string_equal(run.collector, "kgate-collector 0.1.0");
-	store_run_info_free(&run);
+	assert_int_equal(import_read_info(import_find("records"), p, &info), KG_EXIT_PASS);
+	assert_string_equal(info.run.gpu_name, "Synthetic GPU");
+	assert_string_equal(info.run.gpu_chip, "SYN0");
+	assert_string_equal(info.run.driver, "99999");
+	assert_string_equal(info.run.gpu_uuid, "GPU-00000000-0000-0000-0000-000000000000");
+	assert_string_equal(info.run.collector, "kgate-collector 0.1.0");
+	import_info_free(&info);
 	char *bn = records_benchmark_name(p);
 	assert_string_equal(bn, "saxpy");
 	free(bn);
@@ -149,11 +149,11 @@ static void test_truncated(void **state)
 
 static void test_unknown_format(void **state)
 {
-	struct kg_run_info run = { 0 };
+	struct kg_import_info info;
 	char *p = helper_fixture("records", "format99.jsonl");
 	(void)state;
-	assert_int_equal(records_read_header(p, &run), KG_EXIT_USAGE);
-	store_run_info_free(&run);
+	assert_int_equal(import_read_info(import_find("records"), p, &info), KG_EXIT_USAGE);
+	import_info_free(&info);
 	free(p);
 	expect_reject("format99.jsonl");
 }
@@ -166,9 +166,11 @@ static void test_bad_type(void **state)
 
 static void test_missing_file(void **state)
 {
-	struct kg_run_info run = { 0 };
+	struct kg_import_info info;
 	(void)state;
-	assert_int_equal(records_read_header("/nonexistent/records.jsonl", &run), KG_EXIT_USAGE);
+	assert_int_equal(import_read_info(import_find("records"), "/nonexistent/records.jsonl", &info),
+			 KG_EXIT_USAGE);
+	import_info_free(&info);
 }
 
 static void test_structure(void **state)
