@@ -1128,19 +1128,6 @@ int ncu_csv_parse(struct kg_import_sink *sink, const char *path)
 	return rc;
 }
 
-char *ncu_csv_process_name(const char *path)
-{
-	struct kg_import_info info = { 0 };
-	char *name = NULL;
-
-	if (ncu_csv_read_info(path, &info) == KG_EXIT_PASS) {
-		name = info.benchmark;
-		info.benchmark = NULL;
-	}
-	import_info_free(&info);
-	return name;
-}
-
 int ncu_csv_ingest_repeat(struct kg_store *st, const char *path, const char *benchmark,
 			  int repeat, size_t *kernels, size_t *samples)
 {

@@ -389,51 +389,6 @@ int records_read_info(const char *path, struct kg_import_info *info)
 	return rc;
 }
 
-static int info_of(const char *path, struct kg_import_info *info)
-{
-	memset(info, 0, sizeof(*info));
-	info->passes = 1;
-	info->pid = info->ppid = -1;
-	info->rank = info->local_rank = info->world_size = -1;
-	return records_read_info(path, info);
-}
-
-char *records_benchmark_name(const char *path)
-{
-	struct kg_import_info info;
-	char *name = NULL;
-
-	if (info_of(path, &info) == KG_EXIT_PASS) {
-		name = info.benchmark;
-		info.benchmark = NULL;
-	}
-	import_info_free(&info);
-	return name;
-}
-
-int records_header_pass(const char *path)
-{
-	struct kg_import_info info;
-	int pass = info_of(path, &info) == KG_EXIT_PASS ? info.pass : 0;
-
-	import_info_free(&info);
-	return pass;
-}
-
-int records_header_replay(const char *path, int *pass, int *passes, long long *pid,
-			  long long *ppid)
-{
-	struct kg_import_info info;
-	int rc = info_of(path, &info) == KG_EXIT_PASS ? 0 : -1;
-
-	*pass = rc ? 0 : info.pass;
-	*passes = rc ? 1 : info.passes;
-	*pid = rc ? -1 : info.pid;
-	*ppid = rc ? -1 : info.ppid;
-	import_info_free(&info);
-	return rc;
-}
-
 /* ------------------------------------------------------------------ */
 /* Kernel records                                                      */
 

@@ -3,16 +3,24 @@
  * header reads, then the import into one run of a fresh database).
  * kgate's own benchmark, linked against libkgate.a for the current
  * importer, or against ncu_csv_anchor.c (the importer before its one-pass
- * rewrite) for the anchor; bench_ncu.sh builds both.
+ * rewrite, built with -DNCU_ANCHOR) for the anchor; bench_ncu.sh builds both.
  *   bench_ncu DB CSV
  * Prints: seconds kernels samples.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "kgate/ncu_csv.h"
 #include "kgate/store.h"
+#ifdef NCU_ANCHOR
+/* the anchor's header reads (ncu_csv_anchor.c) */
+int ncu_csv_read_header(const char *path, struct kg_run_info *run);
+char *ncu_csv_process_name(const char *path);
+#else
+#include "kgate/import.h"
+#endif
 
 static double now(void)
 {
@@ -33,9 +41,21 @@ int main(int argc, char **argv)
 		return 3;
 	double t0 = now();
 	char *process = NULL;
+#ifdef NCU_ANCHOR
 	int rc = ncu_csv_read_header(argv[2], &run);
 	if (!rc && !(process = ncu_csv_process_name(argv[2])))
 		rc = 2;
+#else
+	/* the current importer reads the GPU and the process name in one pass */
+	struct kg_import_info info = { 0 };
+	int rc = ncu_csv_read_info(argv[2], &info);
+	run = info.run;
+	memset(&info.run, 0, sizeof(info.run));
+	if (!rc && !(process = info.benchmark))
+		rc = 2;
+	info.benchmark = NULL;
+	import_info_free(&info);
+#endif
 	run.commit = process;
 	if (!rc)
 		rc = store_run_begin(st, &run);

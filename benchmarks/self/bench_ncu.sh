@@ -10,8 +10,8 @@
 # (min and median over the rounds).  Goal: the current importer >= 1.5x the
 # anchor's rate.  BENCH_NCU_BASE=DIR adds a third side in the same rounds:
 # the same driver linked against another build of kgate (DIR/include,
-# DIR/build/libkgate.a: another commit's checkout after make), and the
-# current/base ratio.
+# DIR/build/libkgate.a: another commit's checkout after make, one with
+# ncu_csv_read_info), and the current/base ratio.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 : "${KGATE_SRC:=$(cd "$here/../.." && pwd)}"
@@ -22,10 +22,10 @@ DETAILS_COPIES=${BENCH_NCU_DETAILS:-3000}
 W=$(mktemp -d "${TMPDIR:-/tmp}/kgate-bench.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 
-LIBS="-Wl,-Bstatic -lyaml -lsqlite3 -ljansson -Wl,-Bdynamic -lcurl -lstdc++ -lm -lpthread -ldl"
+LIBS="-Wl,-Bstatic -lyaml -lsqlite3 -ljansson -lz -Wl,-Bdynamic -lcurl -lstdc++ -lm -lpthread -ldl"
 cc -O2 -std=c11 -D_GNU_SOURCE -I"$KGATE_SRC/include" -o "$W/cur" "$here/bench_ncu.c" \
 	"$KGATE_BUILD/libkgate.a" $LIBS
-cc -O2 -std=c11 -D_GNU_SOURCE -I"$KGATE_SRC/include" -o "$W/anchor" "$here/bench_ncu.c" \
+cc -O2 -std=c11 -D_GNU_SOURCE -I"$KGATE_SRC/include" -DNCU_ANCHOR -o "$W/anchor" "$here/bench_ncu.c" \
 	"$here/ncu_csv_anchor.c" "$KGATE_BUILD/libkgate.a" $LIBS
 
 sides="anchor cur"

@@ -32,10 +32,6 @@ int ncu_csv_ingest(struct kg_store *st, const char *path, const char *benchmark,
 int ncu_csv_ingest_repeat(struct kg_store *st, const char *path, const char *benchmark,
 			  int repeat, size_t *kernels, size_t *samples);
 
-/* The export's "Process Name" (the default benchmark name), or NULL.
- * malloc'd.  Reads only up to the first launch row. */
-char *ncu_csv_process_name(const char *path);
-
 /*
  * The CSV record reader (RFC 4180), exposed for tests: reads one record
  * from fp, quoted fields may span lines.  It reads fp ahead in blocks, so

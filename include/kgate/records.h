@@ -29,18 +29,4 @@ struct kg_records_stats {
 int records_ingest(struct kg_store *st, const char *path, const char *benchmark,
 		   int repeat, struct kg_records_stats *stats);
 
-/* The basename of the header's argv[0] (the default benchmark name), or
- * NULL when the header has none.  malloc'd. */
-char *records_benchmark_name(const char *path);
-
-/* The header's "pass" (application replay pass index), 0 when absent or
- * when the header cannot be read. */
-int records_header_pass(const char *path);
-
-/* The header's application-replay identity: "pass" and "passes" (0 and 1
- * when absent), "pid" and "ppid" (-1 when absent).  0, or -1 when the header
- * cannot be read (not printed). */
-int records_header_replay(const char *path, int *pass, int *passes, long long *pid,
-			  long long *ppid);
-
 #endif

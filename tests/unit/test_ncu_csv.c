@@ -82,10 +82,8 @@ static void test_details_fixture(void **state)
 	assert_string_equal(info.run.gpu_name, "GPU of compute capability 9.0");
 	assert_string_equal(info.run.gpu_chip, "sm_90");
 	assert_string_equal(info.run.source, "ncu-csv");
+	assert_string_equal(info.benchmark, "k");
 	import_info_free(&info);
-	char *proc = ncu_csv_process_name(p);
-	assert_string_equal(proc, "k");
-	free(proc);
 
 	assert_int_equal(import(st, p, &k, &n), KG_EXIT_PASS);
 	assert_int_equal(k, 10);
@@ -310,10 +308,8 @@ static void test_one_pass(void **state)
 	char *p = helper_write_tmp("tail.csv", TWO_TABLES "\"2\",\"k(int\n");
 	assert_int_equal(import_read_info(import_find("ncu-csv"), p, &info), KG_EXIT_PASS);
 	assert_string_equal(info.run.gpu_name, "GPU A");
+	assert_string_equal(info.benchmark, "app");
 	import_info_free(&info);
-	char *proc = ncu_csv_process_name(p);
-	assert_string_equal(proc, "app");
-	free(proc);
 	assert_int_equal(import(st, p, &k, &n), KG_EXIT_USAGE);
 	assert_true(value(st, "SELECT count(*) FROM runs") == 0);
 	free(p);
