@@ -143,12 +143,11 @@ static void problem(struct ctx *c, int line, int col, const char *fmt, ...)
 static int problem_cmp(const void *a, const void *b)
 {
 	const struct problem *x = a, *y = b;
+	int c = KG_CMP(x->line, y->line);
 
-	if (x->line != y->line)
-		return x->line < y->line ? -1 : 1;
-	if (x->col != y->col)
-		return x->col < y->col ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	if (!c)
+		c = KG_CMP(x->col, y->col);
+	return c ? c : KG_CMP(x->seq, y->seq);
 }
 
 /* Sort the problems into errs; free them.  Returns how many there were. */

@@ -8,6 +8,7 @@
 #include "kgate/runcopy.h"
 #include "kgate/util.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,18 +230,25 @@ static json_t *part_json(const struct part *p)
 /* What differs between the fingerprints of a and b ("" when nothing). */
 static const char *fingerprint_diff(const struct kg_run_info *a, const struct kg_run_info *b)
 {
-	if (!same(a->gpu_name, b->gpu_name))
-		return "GPU model";
-	if (!same(a->gpu_chip, b->gpu_chip))
-		return "GPU chip";
-	if (!same(a->driver, b->driver))
-		return "driver";
-	if (!same(a->cuda, b->cuda))
-		return "CUDA version";
-	if (!same(a->collector, b->collector))
-		return "collector";
-	if (!same(a->config_hash, b->config_hash))
-		return "suite (kgate.yaml)";
+	/* the fingerprint's fields, in the order they are checked */
+	static const struct {
+		size_t off;
+		const char *what;
+	} fields[] = {
+		{ offsetof(struct kg_run_info, gpu_name), "GPU model" },
+		{ offsetof(struct kg_run_info, gpu_chip), "GPU chip" },
+		{ offsetof(struct kg_run_info, driver), "driver" },
+		{ offsetof(struct kg_run_info, cuda), "CUDA version" },
+		{ offsetof(struct kg_run_info, collector), "collector" },
+		{ offsetof(struct kg_run_info, config_hash), "suite (kgate.yaml)" },
+	};
+
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		const char *fa = *(char *const *)((const char *)a + fields[i].off);
+		const char *fb = *(char *const *)((const char *)b + fields[i].off);
+		if (!same(fa, fb))
+			return fields[i].what;
+	}
 	return "";
 }
 

@@ -1265,16 +1265,17 @@ struct load_row {
 static int load_row_cmp(const void *pa, const void *pb)
 {
 	const struct load_row *a = pa, *b = pb;
-	for (int i = 0; i < 4; i++)
-		if (a->id[i] != b->id[i])
-			return a->id[i] < b->id[i] ? -1 : 1;
-	if (a->run != b->run)
-		return a->run < b->run ? -1 : 1;
-	if (a->repeat != b->repeat)
-		return a->repeat < b->repeat ? -1 : 1;
-	if (a->ordinal != b->ordinal)
-		return a->ordinal < b->ordinal ? -1 : 1;
-	return (a->row > b->row) - (a->row < b->row);
+	int c = 0;
+
+	for (int i = 0; i < 4 && !c; i++)
+		c = KG_CMP(a->id[i], b->id[i]);
+	if (!c)
+		c = KG_CMP(a->run, b->run);
+	if (!c)
+		c = KG_CMP(a->repeat, b->repeat);
+	if (!c)
+		c = KG_CMP(a->ordinal, b->ordinal);
+	return c ? c : KG_CMP(a->row, b->row);
 }
 
 /* The rows of one name table for the ids used, ascending by id. */

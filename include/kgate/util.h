@@ -20,6 +20,9 @@
 #define KG_PRINTF(a, b)
 #endif
 
+/* -1, 0 or 1 as a is below, equal to or above b (for qsort comparators). */
+#define KG_CMP(a, b) (((a) > (b)) - ((a) < (b)))
+
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);

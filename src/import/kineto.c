@@ -424,15 +424,13 @@ struct ingest_ctx {
 static int annot_cmp(const void *x, const void *y)
 {
 	const struct annot *a = x, *b = y;
-	if (a->dev != b->dev)
-		return a->dev < b->dev ? -1 : 1;
-	if (a->stream != b->stream)
-		return a->stream < b->stream ? -1 : 1;
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	if (a->end != b->end)
-		return a->end > b->end ? -1 : 1;      /* the outer one first */
-	return 0;
+	int c = KG_CMP(a->dev, b->dev);
+
+	if (!c)
+		c = KG_CMP(a->stream, b->stream);
+	if (!c)
+		c = KG_CMP(a->start, b->start);
+	return c ? c : KG_CMP(b->end, a->end); /* the outer one first */
 }
 
 /* Parents and paths, once the annotations are sorted. */
