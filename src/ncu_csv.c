@@ -744,6 +744,12 @@ static size_t key_hash(const char *s)
 	return h;
 }
 
+static size_t drow_hash(const void *slot, const void *arg)
+{
+	(void)arg;
+	return key_hash((*(struct drow *const *)slot)->key);
+}
+
 /* The details row of (section, label, unit), resolved on its first
  * appearance; NULL after printing why (a unit clash). */
 static struct drow *details_row(struct importer *im, const char *section, const char *name,
@@ -756,18 +762,11 @@ static struct drow *details_row(struct importer *im, const char *section, const 
 	buf_addc(&im->key, '\x1f');
 	buf_adds(&im->key, unit);
 	if ((im->dn + 1) * 2 > im->dcap) {
-		struct drow **old = im->drows;
-		size_t oldcap = im->dcap;
-		im->dcap = oldcap ? oldcap * 2 : 256;
-		im->drows = xcalloc(im->dcap, sizeof(*im->drows));
-		for (size_t i = 0; i < oldcap; i++)
-			if (old[i]) {
-				size_t j = key_hash(old[i]->key) & (im->dcap - 1);
-				while (im->drows[j])
-					j = (j + 1) & (im->dcap - 1);
-				im->drows[j] = old[i];
-			}
-		free(old);
+		static struct drow *const none;
+		size_t cap = im->dcap ? im->dcap * 2 : 256;
+		im->drows = kg_table_grow(im->drows, im->dcap, cap, sizeof(*im->drows), &none,
+					  drow_hash, NULL);
+		im->dcap = cap;
 	}
 	size_t i = key_hash(im->key.s) & (im->dcap - 1);
 	while (im->drows[i] && strcmp(im->drows[i]->key, im->key.s) != 0)

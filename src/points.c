@@ -68,20 +68,18 @@ static uint64_t hash_key(const int64_t *k)
 	return h;
 }
 
+static size_t slot_hash(const void *slot, const void *arg)
+{
+	const struct points_acc *a = arg;
+	return hash_key(a->s[*(const size_t *)slot].key);
+}
+
 static void grow(struct points_acc *a)
 {
+	static const size_t none = SIZE_MAX;
 	size_t ncap = a->cap ? 2 * a->cap : 256;
-	size_t *slot = xmalloc(ncap * sizeof *slot);
-	for (size_t i = 0; i < ncap; i++)
-		slot[i] = SIZE_MAX;
-	for (size_t i = 0; i < a->ns; i++) {
-		size_t j = hash_key(a->s[i].key) & (ncap - 1);
-		while (slot[j] != SIZE_MAX)
-			j = (j + 1) & (ncap - 1);
-		slot[j] = i;
-	}
-	free(a->slot);
-	a->slot = slot;
+
+	a->slot = kg_table_grow(a->slot, a->cap, ncap, sizeof *a->slot, &none, slot_hash, a);
 	a->s = xrealloc(a->s, (ncap / 2) * sizeof *a->s);
 	a->cap = ncap;
 }

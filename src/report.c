@@ -568,30 +568,30 @@ static uint64_t mix(uint64_t h, uint64_t v)
 	return h;
 }
 
+static uint64_t series_hash(int gpu, int64_t b, int64_t nv, int64_t k, int64_t m)
+{
+	return mix(mix(mix(mix(mix(0, (uint64_t)gpu), (uint64_t)b), (uint64_t)nv), (uint64_t)k),
+		   (uint64_t)m);
+}
+
+static size_t series_slot_hash(const void *slot, const void *arg)
+{
+	const struct ctx *c = arg;
+	const struct series *x = &c->s[*(const size_t *)slot];
+	return series_hash(x->gpu, x->bench, x->nvtx, x->kernel, x->metric);
+}
+
 static struct series *series_get(struct ctx *c, int gpu, int64_t b, int64_t nv, int64_t k,
 				 int64_t m)
 {
 	if (2 * (c->ns + 1) > c->cap) {
+		static const size_t none = SIZE_MAX;
 		size_t ncap = c->cap ? 2 * c->cap : 1024;
-		size_t *slot = xmalloc(ncap * sizeof *slot);
-		for (size_t i = 0; i < ncap; i++)
-			slot[i] = SIZE_MAX;
-		for (size_t i = 0; i < c->ns; i++) {
-			struct series *x = &c->s[i];
-			uint64_t h = mix(mix(mix(mix(mix(0, (uint64_t)x->gpu), (uint64_t)x->bench),
-						 (uint64_t)x->nvtx), (uint64_t)x->kernel), (uint64_t)x->metric);
-			size_t j = h & (ncap - 1);
-			while (slot[j] != SIZE_MAX)
-				j = (j + 1) & (ncap - 1);
-			slot[j] = i;
-		}
-		free(c->slot);
-		c->slot = slot;
+		c->slot = kg_table_grow(c->slot, c->cap, ncap, sizeof *c->slot, &none, series_slot_hash, c);
 		c->s = xrealloc(c->s, (ncap / 2) * sizeof *c->s);
 		c->cap = ncap;
 	}
-	uint64_t h = mix(mix(mix(mix(mix(0, (uint64_t)gpu), (uint64_t)b), (uint64_t)nv),
-			     (uint64_t)k), (uint64_t)m);
+	uint64_t h = series_hash(gpu, b, nv, k, m);
 	size_t j = h & (c->cap - 1);
 	while (c->slot[j] != SIZE_MAX) {
 		struct series *x = &c->s[c->slot[j]];

@@ -1185,6 +1185,13 @@ static uint64_t ids_hash(int64_t b, int64_t n, int64_t k, int64_t m)
 	return h ^ (h >> 29);
 }
 
+/* The metric map's slots hold 1 + the index of a series (0: empty). */
+static size_t metric_slot_hash(const void *slot, const void *arg)
+{
+	const struct load_series *ls = arg;
+	return ids_hash(ls[*(const size_t *)slot - 1].m, 0, 0, 0);
+}
+
 /* Names of the ids the samples use, fetched by id (no join, no sort). */
 /* A name read from the store, kept in the set's pool (one copy each). */
 static char *pool_dup(struct kg_sampleset *set, size_t *cap, sqlite3_stmt *q, int col)
@@ -1278,17 +1285,10 @@ static int load_names(struct sq *st, struct kg_sampleset *set, const struct load
 				}
 				mslot[h] = i + 1;
 				if (++mn * 2 >= msz) { /* grow the metric map */
-					size_t nsz = 2 * msz, *ns = xcalloc(nsz, sizeof(*ns));
-					for (size_t q2 = 0; q2 < msz; q2++)
-						if (mslot[q2]) {
-							size_t h2 = ids_hash(ls[mslot[q2] - 1].m, 0, 0, 0) & (nsz - 1);
-							while (ns[h2])
-								h2 = (h2 + 1) & (nsz - 1);
-							ns[h2] = mslot[q2];
-						}
-					free(mslot);
-					mslot = ns;
-					msz = nsz;
+					static const size_t none = 0;
+					mslot = kg_table_grow(mslot, msz, 2 * msz, sizeof(*mslot), &none,
+							      metric_slot_hash, ls);
+					msz *= 2;
 				}
 				break;
 			}

@@ -183,6 +183,27 @@ void buf_free(struct kg_buf *b)
 	b->len = b->cap = 0;
 }
 
+void *kg_table_grow(void *old, size_t oldcap, size_t cap, size_t size, const void *empty,
+		    size_t (*hash)(const void *slot, const void *arg), const void *arg)
+{
+	unsigned char *t = xmalloc(cap * size);
+	const unsigned char *o = old;
+
+	for (size_t j = 0; j < cap; j++)
+		memcpy(t + j * size, empty, size);
+	for (size_t i = 0; i < oldcap; i++) {
+		const unsigned char *e = o + i * size;
+		if (!memcmp(e, empty, size))
+			continue;
+		size_t j = hash(e, arg) & (cap - 1);
+		while (memcmp(t + j * size, empty, size))
+			j = (j + 1) & (cap - 1);
+		memcpy(t + j * size, e, size);
+	}
+	free(old);
+	return t;
+}
+
 size_t kg_levenshtein(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b), i, j;

@@ -83,6 +83,18 @@ void buf_free(struct kg_buf *b);
  */
 long kg_getline(char **line, size_t *cap, FILE *fp, size_t max);
 
+/*
+ * Open addressing with linear probing: a table of cap slots of size bytes
+ * each, cap a power of two, a slot either empty (the size bytes at empty)
+ * or holding an entry (a pointer, or an index into an array kept
+ * elsewhere).  kg_table_grow returns a new table of cap slots holding the
+ * entries of old (oldcap slots; may be NULL when oldcap is 0), each placed
+ * at hash(slot, arg), and frees old.  The slots' order changes; what they
+ * hold does not.
+ */
+void *kg_table_grow(void *old, size_t oldcap, size_t cap, size_t size, const void *empty,
+		    size_t (*hash)(const void *slot, const void *arg), const void *arg);
+
 /* Edit distance, for "did you mean" suggestions. */
 size_t kg_levenshtein(const char *a, const char *b);
 /* The candidate nearest to word, or NULL when none is near enough. */

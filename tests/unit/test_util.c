@@ -72,6 +72,48 @@ static void test_getline_stops_reading(void **state)
 	free(big);
 }
 
+/* An index table (slots hold 1 + an index, 0 empty) grown twice: every
+ * entry is still found by probing from its hash, and no slot is lost. */
+static size_t mod_hash(const void *slot, const void *arg)
+{
+	const unsigned *keys = arg;
+	return keys[*(const size_t *)slot - 1] * 7u;
+}
+
+static void test_table_grow(void **state)
+{
+	static const size_t none = 0;
+	unsigned keys[40];
+	size_t cap = 0, *t = NULL;
+	(void)state;
+
+	for (size_t i = 0; i < 40; i++) {
+		keys[i] = (unsigned)(i * 13 % 41);
+		if (2 * (i + 1) > cap) {
+			size_t ncap = cap ? 2 * cap : 4;
+			t = kg_table_grow(t, cap, ncap, sizeof(*t), &none, mod_hash, keys);
+			cap = ncap;
+		}
+		size_t j = keys[i] * 7u & (cap - 1);
+		while (t[j])
+			j = (j + 1) & (cap - 1);
+		t[j] = i + 1;
+	}
+	assert_int_equal(cap, 128);
+	t = kg_table_grow(t, cap, 256, sizeof(*t), &none, mod_hash, keys);
+	size_t used = 0;
+	for (size_t j = 0; j < 256; j++)
+		used += t[j] != 0;
+	assert_int_equal(used, 40);
+	for (size_t i = 0; i < 40; i++) {
+		size_t j = keys[i] * 7u & 255;
+		while (t[j] && t[j] != i + 1)
+			j = (j + 1) & 255;
+		assert_int_equal(t[j], i + 1);
+	}
+	free(t);
+}
+
 /* One length for commits in human outputs: a full SHA, alone or leading a
  * label, cut to 12; anything else as it is. */
 static void test_sha_short(void **state)
@@ -95,6 +137,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_getline_limits),
 		cmocka_unit_test(test_sha_short),
+		cmocka_unit_test(test_table_grow),
 		cmocka_unit_test(test_getline_stops_reading),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
