@@ -449,19 +449,17 @@ struct ctx {
 	struct kg_buf attrs;    /* the body's data attributes of the runs (run_attrs) */
 };
 
+/* Entries whose first member is their int64_t id (struct name, struct
+ * run_pos), or an id as bsearch's key, by id. */
+static int cmp_id(const void *a, const void *b)
+{
+	return KG_CMP(*(const int64_t *)a, *(const int64_t *)b);
+}
+
 /* The entry of id, NULL when there is none (ids are never array indexes). */
 static const struct name *name_find(const struct names *t, int64_t id)
 {
-	size_t lo = 0, hi = t->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->v[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < t->n && t->v[lo].id == id ? &t->v[lo] : NULL;
+	return t->n ? bsearch(&id, t->v, t->n, sizeof *t->v, cmp_id) : NULL;
 }
 
 static const char *name_of(const struct names *t, int64_t id)
@@ -493,12 +491,6 @@ static void free_names(struct names *t)
 		free(t->v[i].unit);
 	}
 	free(t->v);
-}
-
-static int cmp_run_pos(const void *a, const void *b)
-{
-	const struct run_pos *x = a, *y = b;
-	return (x->id > y->id) - (x->id < y->id);
 }
 
 static int load_runs(struct ctx *c)
@@ -535,30 +527,23 @@ static int load_runs(struct ctx *c)
 	for (size_t i = 0; i < c->nruns; i++)
 		c->by_id[i] = (struct run_pos){ c->runs[i].id, (uint32_t)i };
 	if (c->nruns)
-		qsort(c->by_id, c->nruns, sizeof *c->by_id, cmp_run_pos);
+		qsort(c->by_id, c->nruns, sizeof *c->by_id, cmp_id);
 	return 0;
 }
 
 /* The position of run id among the selected runs; 0 when it is not one. */
 static int run_pos_of(struct ctx *c, int64_t id, uint32_t *pos)
 {
-	size_t lo = 0, hi = c->nruns;
+	const struct run_pos *r;
 
 	if (c->last_hit < c->nruns && c->by_id[c->last_hit].id == id) {
 		*pos = c->by_id[c->last_hit].pos;
 		return 1;
 	}
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (c->by_id[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == c->nruns || c->by_id[lo].id != id)
+	if (!c->nruns || !(r = bsearch(&id, c->by_id, c->nruns, sizeof *c->by_id, cmp_id)))
 		return 0;
-	c->last_hit = lo;
-	*pos = c->by_id[lo].pos;
+	c->last_hit = (size_t)(r - c->by_id);
+	*pos = r->pos;
 	return 1;
 }
 
@@ -852,21 +837,6 @@ static const char *unit_of(const struct ctx *c, int64_t m)
 
 /* ---------------------------------------------------------------- numbers */
 
-/* "%d" without printf's cost. */
-static void add_int(struct kg_buf *b, int v)
-{
-	char t[16];
-	size_t n = sizeof t;
-	unsigned u = v < 0 ? 0u - (unsigned)v : (unsigned)v;
-	do {
-		t[--n] = (char)('0' + u % 10);
-		u /= 10;
-	} while (u);
-	if (v < 0)
-		t[--n] = '-';
-	buf_add(b, t + n, sizeof t - n);
-}
-
 /*
  * A stored unit as the unit the report shows and the factor into it: times
  * in ns, sizes in bytes, rates in bytes/s (ncu writes usecond, Kbyte,
@@ -929,6 +899,7 @@ static void fmt_human(char *out, size_t n, double v, const char *unit)
 	}
 }
 
+/* "%lld" without printf's cost. */
 static void add_ll(struct kg_buf *b, long long v)
 {
 	char t[24];
@@ -1171,9 +1142,9 @@ static void spark(const struct series *x, double span, struct kg_buf *b)
 		int px = nb > 1 ? (int)lround((double)k * (SW - 4) / (double)(nb - 1)) + 2 : SW / 2;
 		int py = 2 + (int)lround((hi - v[k]) / (hi - lo) * (SH - 4));
 		buf_addc(b, k ? 'L' : 'M');
-		add_int(b, px);
+		add_ll(b, px);
 		buf_addc(b, ' ');
-		add_int(b, py);
+		add_ll(b, py);
 	}
 	buf_adds(b, "\"/>");
 	for (size_t k = 0; k < x->ncp; k++) {
@@ -1724,6 +1695,20 @@ static size_t group_end(const struct ctx *c, size_t i, size_t end)
 #define KERNEL_ROWS 5000
 #define UNCHANGED_ROWS 2000
 
+/* A series' kernel, NVTX range, metric and value cells: from inside the
+ * row's first <td> to the value, whose </td> the caller writes. */
+static void series_cells(const struct ctx *c, const struct series *x, const char *value,
+			 struct kg_buf *b)
+{
+	escape_html(b, kernel_label(c, x->kernel));
+	buf_adds(b, "</td><td>");
+	escape_html(b, name_of(&c->nvtx, x->nvtx));
+	buf_adds(b, "</td><td>");
+	escape_html(b, name_of(&c->metric, x->metric));
+	buf_adds(b, "</td><td class=\"num\">");
+	escape_html(b, value);
+}
+
 /* Benchmark [i0, j0)'s table: a row per kernel with its main metric (the
  * duration where measured) as a sparkline, and its series that never
  * changed collapsed into one line. */
@@ -1760,13 +1745,7 @@ static void kernel_table(struct ctx *c, struct kg_buf *b, size_t i0, size_t j0)
 		fmt_pct(ch, sizeof ch, x->npt && x->pt[0].med != 0
 			? (double)x->pt[x->npt - 1].med / x->pt[0].med - 1 : NAN);
 		buf_printf(b, "<tr class=\"%s\"><td>", nvar ? "varies" : "flat");
-		escape_html(b, kernel_label(c, x->kernel));
-		buf_adds(b, "</td><td>");
-		escape_html(b, name_of(&c->nvtx, x->nvtx));
-		buf_adds(b, "</td><td>");
-		escape_html(b, name_of(&c->metric, x->metric));
-		buf_adds(b, "</td><td class=\"num\">");
-		escape_html(b, now);
+		series_cells(c, x, now, b);
 		buf_printf(b, "</td><td class=\"num\">%s</td><td class=\"num\">%zu</td><td>", ch, ncp);
 		spark(x, x->limit > 0 ? x->limit : c->o->cp.min_shift, b);
 		buf_adds(b, "</td><td>");
@@ -1796,13 +1775,7 @@ static void kernel_table(struct ctx *c, struct kg_buf *b, size_t i0, size_t j0)
 		char v[48];
 		fmt_human(v, sizeof v, x->npt ? x->pt[0].med : NAN, unit_of(c, x->metric));
 		buf_adds(b, "<tr><td>");
-		escape_html(b, kernel_label(c, x->kernel));
-		buf_adds(b, "</td><td>");
-		escape_html(b, name_of(&c->nvtx, x->nvtx));
-		buf_adds(b, "</td><td>");
-		escape_html(b, name_of(&c->metric, x->metric));
-		buf_adds(b, "</td><td class=\"num\">");
-		escape_html(b, v);
+		series_cells(c, x, v, b);
 		buf_printf(b, "</td><td class=\"num\">%zu</td></tr>\n", x->npt);
 		shown++;
 	}
