@@ -340,17 +340,25 @@ static void render_text(const struct kg_check_info *info, const struct kg_gate *
 
 /* ---- markdown ---- */
 
-void output_outcome_notes_markdown(struct kg_buf *b, const struct kg_outcome *o)
+void output_outcome_notes(struct kg_buf *b, const struct kg_outcome *o, int html)
 {
-	if (o->verdict == KG_VERDICT_NO_BASELINE) {
-		buf_adds(b, "**No baseline:** ");
-		escape_markdown(b, o->note ? o->note : "nothing to compare with");
-		buf_adds(b, ".\n\n");
-	}
-	if (o->not_compared) {
-		buf_adds(b, "**Not compared:** ");
-		escape_markdown(b, o->not_compared);
-		buf_adds(b, ".\n\n");
+	static const char *const lead[2][2] = {
+		{ "**No baseline:** ", "**Not compared:** " },
+		{ "<p>No baseline: ", "<p>Not compared: " },
+	};
+	const char *text[2] = {
+		o->verdict != KG_VERDICT_NO_BASELINE ? NULL
+		: o->note ? o->note : "nothing to compare with",
+		o->not_compared,
+	};
+
+	html = !!html;
+	for (int i = 0; i < 2; i++) {
+		if (!text[i])
+			continue;
+		buf_adds(b, lead[html][i]);
+		(html ? escape_html : escape_markdown)(b, text[i]);
+		buf_adds(b, html ? ".</p>\n" : ".\n\n");
 	}
 }
 
@@ -396,7 +404,7 @@ static void render_markdown(const struct kg_check_info *info, const struct kg_ga
 	buf_adds(out, ". ");
 	summary_line(out, info);
 	buf_adds(out, ".\n\n");
-	output_outcome_notes_markdown(out, oc);
+	output_outcome_notes(out, oc, 0);
 	size_t shown = 0;
 	for (size_t i = 0; i < g->n; i++)
 		shown += result_shown(info, &g->r[i]);

@@ -312,7 +312,7 @@ void report_check_markdown(const struct report_check *c, struct kg_buf *b)
 	if (o->n_failing != o->n_fail)
 		buf_printf(b, "; %zu failing the check", o->n_failing);
 	buf_adds(b, ".\n\n");
-	output_outcome_notes_markdown(b, o);
+	output_outcome_notes(b, o, 0);
 	const struct report_verdict **ord = xmalloc((c->n + 1) * sizeof *ord);
 	for (size_t i = 0; i < c->n; i++)
 		ord[i] = &c->v[i];
@@ -1415,16 +1415,7 @@ static void html_verdicts(struct ctx *c, struct kg_buf *b, struct report_summary
 	buf_printf(b, ", checked %s: <span class=\"%s\">%s</span>: %zu fail, %zu missing, %zu inconclusive,"
 		   " %zu new, %zu pass.</p>\n", date, verdict_key(oc->verdict), verdict_name(oc->verdict),
 		   oc->n_fail, oc->n_missing, oc->n_inconclusive, oc->n_new, oc->n_pass);
-	if (oc->verdict == KG_VERDICT_NO_BASELINE) {
-		buf_adds(b, "<p>No baseline: ");
-		escape_html(b, oc->note ? oc->note : "nothing to compare with");
-		buf_adds(b, ".</p>\n");
-	}
-	if (oc->not_compared) {
-		buf_adds(b, "<p>Not compared: ");
-		escape_html(b, oc->not_compared);
-		buf_adds(b, ".</p>\n");
-	}
+	output_outcome_notes(b, oc, 1);
 	sum->check_verdict = oc->verdict;
 	sum->check_exit = oc->exit_status;
 	sum->check_failing = oc->n_failing;

@@ -52,8 +52,9 @@ void output_write(enum kg_format f, const struct kg_check_info *info, const stru
 /* A commit in Markdown: its short form in code spans, a link to the commit
  * where the server is known (github_commit_url). */
 void output_commit_markdown(struct kg_buf *b, const char *sha);
-/* What a check's outcome says beside its verdicts, as Markdown paragraphs:
- * why there was no baseline, what was not compared (nothing when neither). */
-void output_outcome_notes_markdown(struct kg_buf *b, const struct kg_outcome *o);
+/* What a check's outcome says beside its verdicts, as Markdown paragraphs
+ * (html 0) or HTML ones (html 1): why there was no baseline, what was not
+ * compared (nothing when neither). */
+void output_outcome_notes(struct kg_buf *b, const struct kg_outcome *o, int html);
 
 #endif
