@@ -18,22 +18,12 @@
 #include "kgate/opt.h"
 #include "kgate/util.h"
 
+#define KG_CMD_ENTRY(name, summary) { #name, cmd_##name, summary },
 const struct kg_cmd kg_commands[] = {
-	{ "run",     cmd_run,     "run the benchmark suite under the collector and store the run" },
-	{ "compare", cmd_compare, "run base and head builds interleaved and check head against base" },
-	{ "ingest",  cmd_ingest,  "store a records file or an Nsight Compute CSV export as a run" },
-	{ "check",   cmd_check,   "compare a run against its baseline and print the verdicts" },
-	{ "report",  cmd_report,  "write the HTML trend report, optionally post a summary" },
-	{ "explain", cmd_explain, "say why a kernel regressed, from counter deltas" },
-	{ "hook",    cmd_hook,    "install the pre-push hook" },
-	{ "stats",   cmd_stats,   "per-kernel and per-NVTX-range summary tables of a run" },
-	{ "comment", cmd_comment, "create or update the pull request comment" },
-	{ "metrics", cmd_metrics, "validate metric names and count replay passes, offline" },
-	{ "merge",   cmd_merge,   "put the shards of a sharded run (kgate run --shard) together as one run" },
-	{ "db",      cmd_db,      "copy runs between databases (SQLite, PostgreSQL), duplicates skipped" },
-	{ "bisect",  cmd_bisect,  "find the commit at which a kernel got slower (git bisect run)" },
+	KG_COMMANDS(KG_CMD_ENTRY)
 	{ NULL, NULL, NULL }
 };
+#undef KG_CMD_ENTRY
 
 static const char epilogue[] =
 	"'kgate <command> --help' describes a command; 'man kgate' has it all.\n"
