@@ -452,22 +452,11 @@ void store_run_info_free(struct kg_run_info *r)
 {
 	if (!r)
 		return;
-	free(r->commit);
-	free(r->branch);
-	free(r->parent);
-	free(r->host);
-	free(r->gpu_name);
-	free(r->gpu_uuid);
-	free(r->gpu_chip);
-	free(r->driver);
-	free(r->cuda);
-	free(r->collector);
-	free(r->config_hash);
-	free(r->source);
-	free(r->label);
-	free(r->ci_url);
-	free(r->status);
-	free(r->devices);
+	for (int i = 0; i < STORE_RUN_NCOLS; i++) {
+		char **t = store_run_text(r, i);
+		if (t)
+			free(*t);
+	}
 	memset(r, 0, sizeof(*r));
 }
 

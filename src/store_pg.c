@@ -1054,29 +1054,16 @@ static int64_t pg_run_count(struct kg_store *kst)
 /* ------------------------------------------------------------------ */
 /* Reading runs                                                        */
 
-#define RUN_COLS "id, commit_sha, branch, parent, time, host, gpu_name, gpu_uuid, gpu_chip," \
-		 " driver, cuda, collector, config_hash, source, label, ci_url, status, devices"
-
+/* Row row of SELECT STORE_RUN_COLS into o. */
 static void run_from_row(const PGresult *r, int row, struct kg_run_info *o)
 {
-	o->id = val_i(r, row, 0);
-	o->commit = val_dup(r, row, 1);
-	o->branch = val_dup(r, row, 2);
-	o->parent = val_dup(r, row, 3);
-	o->time = val_i(r, row, 4);
-	o->host = val_dup(r, row, 5);
-	o->gpu_name = val_dup(r, row, 6);
-	o->gpu_uuid = val_dup(r, row, 7);
-	o->gpu_chip = val_dup(r, row, 8);
-	o->driver = val_dup(r, row, 9);
-	o->cuda = val_dup(r, row, 10);
-	o->collector = val_dup(r, row, 11);
-	o->config_hash = val_dup(r, row, 12);
-	o->source = val_dup(r, row, 13);
-	o->label = val_dup(r, row, 14);
-	o->ci_url = val_dup(r, row, 15);
-	o->status = val_dup(r, row, 16);
-	o->devices = val_dup(r, row, 17);
+	o->id = val_i(r, row, STORE_RUN_COL_ID);
+	o->time = val_i(r, row, STORE_RUN_COL_TIME);
+	for (int i = 0; i < STORE_RUN_NCOLS; i++) {
+		char **t = store_run_text(o, i);
+		if (t)
+			*t = val_dup(r, row, i);
+	}
 }
 
 static int resolve_commit(struct pg *st, const char *c, char **full)
@@ -1123,7 +1110,7 @@ static int pg_find_runs(struct kg_store *kst, const struct kg_run_filter *f,
 		if (!full)
 			return KG_EXIT_PASS;
 	}
-	buf_adds(&sql, "SELECT " RUN_COLS " FROM runs WHERE true");
+	buf_adds(&sql, "SELECT " STORE_RUN_COLS " FROM runs WHERE true");
 	store_run_filter_sql(&sql, f, full != NULL, '$');
 	const char *v[] = {
 		full, f ? f->branch : NULL, f ? f->gpu_name : NULL, f ? f->driver : NULL,
@@ -1212,7 +1199,7 @@ static int pg_run_get(struct kg_store *kst, int64_t id, struct kg_run_info *out)
 	struct pg *st = (struct pg *)kst;
 
 	memset(out, 0, sizeof *out);
-	PGresult *r = q_id(st, "cannot read runs", "SELECT " RUN_COLS " FROM runs WHERE id = $1", id);
+	PGresult *r = q_id(st, "cannot read runs", "SELECT " STORE_RUN_COLS " FROM runs WHERE id = $1", id);
 	if (!r)
 		return KG_EXIT_RUNTIME;
 	if (pq.ntuples(r) == 1) {

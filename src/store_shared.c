@@ -7,6 +7,8 @@
 #include "kgate/store.h"
 #include "kgate/util.h"
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -148,4 +150,20 @@ int store_cmp_id(const void *a, const void *b)
 int store_is_mangled(const char *name)
 {
 	return name && name[0] == '_' && name[1] == 'Z';
+}
+
+char **store_run_text(struct kg_run_info *run, int col)
+{
+#define RUN_TEXT(f) offsetof(struct kg_run_info, f)
+	static const size_t off[STORE_RUN_NCOLS] = {
+		SIZE_MAX, RUN_TEXT(commit), RUN_TEXT(branch), RUN_TEXT(parent), SIZE_MAX,
+		RUN_TEXT(host), RUN_TEXT(gpu_name), RUN_TEXT(gpu_uuid), RUN_TEXT(gpu_chip),
+		RUN_TEXT(driver), RUN_TEXT(cuda), RUN_TEXT(collector), RUN_TEXT(config_hash),
+		RUN_TEXT(source), RUN_TEXT(label), RUN_TEXT(ci_url), RUN_TEXT(status),
+		RUN_TEXT(devices),
+	};
+#undef RUN_TEXT
+	if (col < 0 || col >= STORE_RUN_NCOLS || off[col] == SIZE_MAX)
+		return NULL;
+	return (char **)((char *)run + off[col]);
 }

@@ -49,6 +49,20 @@ void runbench_set_state(struct runbench *rb, size_t i, const char *state);
 void runbench_reset(struct runbench *rb);
 void runbench_free(struct runbench *rb);
 
+/* ---- the runs table's columns ---- */
+
+/* What the backends select of a run (SELECT STORE_RUN_COLS FROM runs), in
+ * this order: id and time are integers, every other column one string of
+ * struct kg_run_info. */
+#define STORE_RUN_COLS "id, commit_sha, branch, parent, time, host, gpu_name, gpu_uuid," \
+		       " gpu_chip, driver, cuda, collector, config_hash, source, label, ci_url," \
+		       " status, devices"
+enum { STORE_RUN_COL_ID = 0, STORE_RUN_COL_TIME = 4, STORE_RUN_NCOLS = 18 };
+/* The string of run that column col of STORE_RUN_COLS holds; NULL for
+ * id and time. */
+struct kg_run_info;
+char **store_run_text(struct kg_run_info *run, int col);
+
 /* ---- the run filter ---- */
 
 /*

@@ -946,29 +946,16 @@ static char *col_dup(sqlite3_stmt *s, int i)
 	return t ? xstrdup((const char *)t) : NULL;
 }
 
-#define RUN_COLS "id, commit_sha, branch, parent, time, host, gpu_name, gpu_uuid, gpu_chip," \
-		 " driver, cuda, collector, config_hash, source, label, ci_url, status, devices"
-
+/* A row of SELECT STORE_RUN_COLS into r. */
 static void run_from_row(sqlite3_stmt *s, struct kg_run_info *r)
 {
-	r->id = sqlite3_column_int64(s, 0);
-	r->commit = col_dup(s, 1);
-	r->branch = col_dup(s, 2);
-	r->parent = col_dup(s, 3);
-	r->time = sqlite3_column_int64(s, 4);
-	r->host = col_dup(s, 5);
-	r->gpu_name = col_dup(s, 6);
-	r->gpu_uuid = col_dup(s, 7);
-	r->gpu_chip = col_dup(s, 8);
-	r->driver = col_dup(s, 9);
-	r->cuda = col_dup(s, 10);
-	r->collector = col_dup(s, 11);
-	r->config_hash = col_dup(s, 12);
-	r->source = col_dup(s, 13);
-	r->label = col_dup(s, 14);
-	r->ci_url = col_dup(s, 15);
-	r->status = col_dup(s, 16);
-	r->devices = col_dup(s, 17);
+	r->id = sqlite3_column_int64(s, STORE_RUN_COL_ID);
+	r->time = sqlite3_column_int64(s, STORE_RUN_COL_TIME);
+	for (int i = 0; i < STORE_RUN_NCOLS; i++) {
+		char **t = store_run_text(r, i);
+		if (t)
+			*t = col_dup(s, i);
+	}
 }
 
 /* Resolve a commit prefix to one full commit_sha; NULL when none matches. */
@@ -1023,7 +1010,7 @@ static int sq_find_runs(struct kg_store *kst, const struct kg_run_filter *f,
 		if (!full)
 			return KG_EXIT_PASS;
 	}
-	buf_adds(&sql, "SELECT " RUN_COLS " FROM runs WHERE 1");
+	buf_adds(&sql, "SELECT " STORE_RUN_COLS " FROM runs WHERE 1");
 	store_run_filter_sql(&sql, f, full != NULL, '?');
 	if (sqlite3_prepare_v2(st->db, sql.s, -1, &s, NULL) != SQLITE_OK) {
 		buf_free(&sql);
@@ -1720,7 +1707,7 @@ static int sq_run_get(struct kg_store *kst, int64_t id, struct kg_run_info *out)
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (!(s = prepare_id(st, "prepare", "SELECT " RUN_COLS " FROM runs WHERE id = ?", id)))
+	if (!(s = prepare_id(st, "prepare", "SELECT " STORE_RUN_COLS " FROM runs WHERE id = ?", id)))
 		return KG_EXIT_RUNTIME;
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW) {
