@@ -342,6 +342,8 @@ static int parse_number(const char *s, double *v)
 #define IS "Instruction Statistics"
 #define WSS "Warp State Statistics"
 #define LS "Launch Statistics"
+#define SS "Scheduler Statistics"
+#define OCC "Occupancy"
 static const struct {
 	const char *section, *name, *metric;
 } details_map[] = {
@@ -383,7 +385,7 @@ static const struct {
 	{ IS, "Issued Instructions", "smsp__inst_issued.sum" },
 	{ IS, "Avg. Executed Instructions Per Scheduler", "smsp__inst_executed.avg" },
 	{ IS, "Avg. Issued Instructions Per Scheduler", "smsp__inst_issued.avg" },
-	{ "Scheduler Statistics", "Issued Warp Per Scheduler", "smsp__issue_active.avg.per_cycle_active" },
+	{ SS, "Issued Warp Per Scheduler", "smsp__issue_active.avg.per_cycle_active" },
 	{ WSS, "Warp Cycles Per Issued Instruction", "smsp__average_warp_latency_per_inst_issued.ratio" },
 	{ WSS, "Warp Cycles Per Executed Instruction",
 	  "smsp__average_warps_active_per_inst_executed.ratio" },
@@ -397,14 +399,14 @@ static const struct {
 	{ LS, "Threads", "launch__thread_count" },
 	{ LS, "Waves Per SM", "launch__waves_per_multiprocessor" },
 	{ LS, "# SMs", "launch__sm_count" },
-	{ "Occupancy", "Achieved Occupancy", "sm__warps_active.avg.pct_of_peak_sustained_active" },
-	{ "Occupancy", "Achieved Active Warps Per SM", "sm__warps_active.avg.per_cycle_active" },
-	{ "Occupancy", "Theoretical Active Warps per SM", "sm__maximum_warps_avg_per_active_cycle" },
-	{ "Occupancy", "Theoretical Occupancy", "sm__maximum_warps_per_active_cycle_pct" },
-	{ "Occupancy", "Block Limit Registers", "launch__occupancy_limit_registers" },
-	{ "Occupancy", "Block Limit Shared Mem", "launch__occupancy_limit_shared_mem" },
-	{ "Occupancy", "Block Limit Warps", "launch__occupancy_limit_warps" },
-	{ "Occupancy", "Block Limit SM", "launch__occupancy_limit_blocks" },
+	{ OCC, "Achieved Occupancy", "sm__warps_active.avg.pct_of_peak_sustained_active" },
+	{ OCC, "Achieved Active Warps Per SM", "sm__warps_active.avg.per_cycle_active" },
+	{ OCC, "Theoretical Active Warps per SM", "sm__maximum_warps_avg_per_active_cycle" },
+	{ OCC, "Theoretical Occupancy", "sm__maximum_warps_per_active_cycle_pct" },
+	{ OCC, "Block Limit Registers", "launch__occupancy_limit_registers" },
+	{ OCC, "Block Limit Shared Mem", "launch__occupancy_limit_shared_mem" },
+	{ OCC, "Block Limit Warps", "launch__occupancy_limit_warps" },
+	{ OCC, "Block Limit SM", "launch__occupancy_limit_blocks" },
 };
 
 /* Units ncu renamed between releases for one label: the old spelling is
