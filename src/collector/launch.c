@@ -677,16 +677,25 @@ static int launch_params(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
 	return 0;
 }
 
-static CUstream launch_stream(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+int launch_stream_of(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpti_CallbackData *cb,
+		     CUstream *out)
 {
 	CUfunction f;
 	CUstream st = NULL;
 	unsigned g[3], b[3], smem;
 	int per_thread = 0;
 
-	if (launch_params(dom, cbid, cb, &f, &st, g, b, &smem, &per_thread) != 0)
-		return NULL;
-	return !st && per_thread ? CU_STREAM_PER_THREAD : st;
+	if (!cb || launch_params(dom, cbid, cb, &f, &st, g, b, &smem, &per_thread) != 0)
+		return 0;
+	*out = !st && per_thread ? CU_STREAM_PER_THREAD : st;
+	return 1;
+}
+
+static CUstream launch_stream(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	CUstream st = NULL;
+
+	return launch_stream_of(dom, cbid, cb, &st) ? st : NULL;
 }
 
 static void launch_config(struct coll_kernel *k, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,

@@ -18,6 +18,11 @@
 void launch_enable(CUpti_SubscriberHandle sub);
 void launch_on_callback(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
 			const CUpti_CallbackData *cb);
+/* The stream a launch call's parameters name (CU_STREAM_PER_THREAD for
+ * the per-thread default stream, NULL for the legacy one) into *out: 1, or
+ * 0 when the call is no launch known here. */
+int launch_stream_of(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpti_CallbackData *cb,
+		     CUstream *out);
 /* A kernel activity record arrived (any thread). */
 void launch_on_kernel(const struct coll_kernel *k);
 /* The profiler's values for a profiled launch: one per coll_cfg.metrics,

@@ -35,6 +35,7 @@
  * moment one appears while sampling.
  */
 #include "pmsample.h"
+#include "launch.h"
 
 #include <cupti_pmsampling.h>
 #include <cupti_profiler_host.h>
@@ -1169,72 +1170,12 @@ no:
 	return PROF_NO;
 }
 
-/* The stream a launch call's parameters name (NULL: the legacy default
- * stream, or parameters not known). */
-static int pm_stream_of(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const void *p,
-			CUstream *out)
-{
-	int pt = 0;
-	CUstream s = NULL;
-	if (!p)
-		return 0;
-	if (dom == CUPTI_CB_DOMAIN_DRIVER_API) {
-		switch (cbid) {
-		case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
-		case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
-			pt = 1;
-			/* fall through */
-		case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
-		case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
-			s = ((const cuLaunchKernel_params *)p)->hStream;
-			break;
-		case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
-			pt = 1;
-			/* fall through */
-		case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx: {
-			const cuLaunchKernelEx_params *q = p;
-			if (!q->config)
-				return 0;
-			s = q->config->hStream;
-			break;
-		}
-		default:
-			return 0;
-		}
-	} else {
-		switch (cbid) {
-		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
-		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000:
-			pt = 1;
-			/* fall through */
-		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
-		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000:
-			s = (CUstream)((const cudaLaunchKernel_v7000_params *)p)->stream;
-			break;
-		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060:
-			pt = 1;
-			/* fall through */
-		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060: {
-			const cudaLaunchKernelExC_v11060_params *q = p;
-			if (!q->config)
-				return 0;
-			s = (CUstream)q->config->stream;
-			break;
-		}
-		default:
-			return 0;
-		}
-	}
-	*out = !s && pt ? CU_STREAM_PER_THREAD : s;
-	return 1;
-}
-
 void pmsample_on_enter(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
 		       const CUpti_CallbackData *cb)
 {
 	struct pm_dev *d = pm_cur;
 	CUstream s;
-	if (!d || pm_cur_ev || !cb || !pm_stream_of(dom, cbid, cb->functionParams, &s))
+	if (!d || pm_cur_ev || !launch_stream_of(dom, cbid, cb, &s))
 		return;
 	pm_cur_stream = s;
 	pm_cur_ev = 1;
