@@ -25,6 +25,19 @@ CUpti_Profiler_Host_Object *metrics_host_open(const char *chip, const uint8_t *a
 					      char *err, size_t errlen);
 void metrics_host_close(CUpti_Profiler_Host_Object *h);
 
+/* What an engine (profiler.c per context, pmsample.c per device) holds to
+ * configure the counters: the host object of its chip and counter
+ * availability, that availability image, and the metric set's config
+ * image. */
+struct metrics_cfg {
+	CUpti_Profiler_Host_Object *host;
+	uint8_t *avail;         /* counter availability image */
+	uint8_t *config;
+	size_t config_size;
+};
+/* Close and free what c holds (any part may be NULL). */
+void metrics_cfg_free(struct metrics_cfg *c);
+
 /* After metrics_host_open failed: 1 when libcupti could not load
  * libnvperf_host.so (the host API is missing, not the chip unknown). */
 int metrics_host_missing(void);

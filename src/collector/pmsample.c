@@ -85,9 +85,9 @@ struct pm_dev {
 	CUcontext ctx;
 	uint32_t dev;
 	char chip[64];
-	CUpti_Profiler_Host_Object *host;
-	uint8_t *avail, *config, *img;
-	size_t config_size, img_size;
+	struct metrics_cfg mc;
+	uint8_t *img;
+	size_t img_size;
 	CUpti_PmSampling_Object *obj;
 	size_t harvested; /* completed samples of the image already taken */
 	pthread_mutex_t dec_mu; /* DecodeData, Stop, Disable */
@@ -525,6 +525,19 @@ static void pm_complete_locked(struct pm_dev *d, int force)
 	}
 }
 
+/* The sampling has stopped: a window no sample reached the end of
+ * (still open, or past the last sample decoded) has lost its counters;
+ * every window is completed. */
+static void pm_complete_stopped_locked(struct pm_dev *d)
+{
+	for (size_t i = 0; i < d->qn; i++) {
+		struct pm_launch *L = pm_at(d, i);
+		if (!L->b1 || d->seen_t1 < L->b1)
+			L->lost = 1;
+	}
+	pm_complete_locked(d, 1);
+}
+
 /* ------------------------------------------------------------------ */
 /* Decoding                                                            */
 
@@ -564,7 +577,7 @@ static int pm_harvest(struct pm_dev *d, size_t *populated)
 			       "cuptiPmSamplingCounterDataGetSampleInfo", "no counters from here on"))
 			return -1;
 		CUpti_Profiler_Host_EvaluateToGpuValues_Params ev = { .structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE };
-		ev.pHostObject = d->host;
+		ev.pHostObject = d->mc.host;
 		ev.pCounterDataImage = d->img;
 		ev.counterDataImageSize = d->img_size;
 		ev.rangeIndex = k;
@@ -766,12 +779,7 @@ static void pm_stop_dev(struct pm_dev *d)
 	d->started = 0;
 	pthread_mutex_unlock(&d->dec_mu);
 	pthread_mutex_lock(&pm_mu);
-	for (size_t i = 0; i < d->qn; i++) {
-		struct pm_launch *L = pm_at(d, i);
-		if (!L->b1 || d->seen_t1 < L->b1)
-			L->lost = 1;
-	}
-	pm_complete_locked(d, 1);
+	pm_complete_stopped_locked(d);
 	pthread_mutex_unlock(&pm_mu);
 	COLL_DEBUG("PM sampling, device %u stopped: %llu samples (%llu without values), %llu "
 		   "holes, %llu overflows, %llu image roll-overs, %llu launches without counters, "
@@ -838,12 +846,7 @@ static void pm_window_restart(struct pm_dev *d)
 	sp.pPmSamplingObject = d->obj;
 	bad = coll_check(cuptiPmSamplingStop(&sp), "cuptiPmSamplingStop", "no counters from here on");
 	pthread_mutex_lock(&pm_mu);
-	for (size_t i = 0; i < d->qn; i++) {
-		struct pm_launch *L = pm_at(d, i);
-		if (!L->b1 || d->seen_t1 < L->b1)
-			L->lost = 1;
-	}
-	pm_complete_locked(d, 1);
+	pm_complete_stopped_locked(d);
 	memset(d->pre, 0, sizeof(d->pre));
 	d->pre_lost = 0;
 	pthread_mutex_unlock(&pm_mu);
@@ -919,9 +922,9 @@ static int pm_setup(struct pm_dev *d)
 	ca.deviceIndex = d->dev;
 	CUptiResult r = cuptiPmSamplingGetCounterAvailability(&ca);
 	if (r == CUPTI_SUCCESS && ca.counterAvailabilityImageSize) {
-		d->avail = malloc(ca.counterAvailabilityImageSize);
-		ca.pCounterAvailabilityImage = d->avail;
-		if (d->avail)
+		d->mc.avail = malloc(ca.counterAvailabilityImageSize);
+		ca.pCounterAvailabilityImage = d->mc.avail;
+		if (d->mc.avail)
 			r = cuptiPmSamplingGetCounterAvailability(&ca);
 	}
 	if (r != CUPTI_SUCCESS) {
@@ -935,11 +938,11 @@ static int pm_setup(struct pm_dev *d)
 		}
 		return -1;
 	}
-	d->host = pm_host(d->chip, d->avail);
+	d->mc.host = pm_host(d->chip, d->mc.avail);
 	int passes = 0;
-	if (!d->host || metrics_config(d->host, d->chip, pm_names, pm_n, &d->config,
-				       &d->config_size, &passes, err, sizeof(err)) != 0) {
-		if (d->host)
+	if (!d->mc.host || metrics_config(d->mc.host, d->chip, pm_names, pm_n, &d->mc.config,
+				       &d->mc.config_size, &passes, err, sizeof(err)) != 0) {
+		if (d->mc.host)
 			coll_error("invalid_metric", -1, "%s; no metrics, trace only", err);
 		pm_off = 1;
 		return -1;
@@ -963,8 +966,8 @@ static int pm_setup(struct pm_dev *d)
 	d->obj = en.pPmSamplingObject;
 	CUpti_PmSampling_SetConfig_Params sc = { .structSize = CUpti_PmSampling_SetConfig_Params_STRUCT_SIZE };
 	sc.pPmSamplingObject = d->obj;
-	sc.configSize = d->config_size;
-	sc.pConfig = d->config;
+	sc.configSize = d->mc.config_size;
+	sc.pConfig = d->mc.config;
 	sc.hardwareBufferSize = pm_hwbuf;
 	sc.samplingInterval = pm_interval_ns;
 	sc.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
@@ -1265,9 +1268,7 @@ void pmsample_finish(void)
 		struct pm_dev *d = &pm_devs[i];
 		if (!d->used)
 			continue;
-		metrics_host_close(d->host);
-		free(d->avail);
-		free(d->config);
+		metrics_cfg_free(&d->mc);
 		free(d->img);
 		free(d->q);
 		memset(d, 0, sizeof(*d));

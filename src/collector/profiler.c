@@ -106,10 +106,7 @@ struct prof_ctx {
 	int failed;             /* setup failed: never profile this context */
 	int enabled;            /* Range Profiler enabled and configured */
 	char chip[64];
-	uint8_t *avail;         /* counter availability image */
-	CUpti_Profiler_Host_Object *host;
-	uint8_t *config;
-	size_t config_size;
+	struct metrics_cfg mc;
 	uint8_t *counter;
 	size_t counter_size;
 	CUpti_RangeProfiler_Object *obj;
@@ -451,7 +448,7 @@ static void prof_session_setup_locked(struct prof_ctx *pc)
 	char err[512];
 
 	if (!coll_cfg.duration_asked) {
-		CUpti_Profiler_Host_Object *h = metrics_host_open(pc->chip, pc->avail, err, sizeof(err));
+		CUpti_Profiler_Host_Object *h = metrics_host_open(pc->chip, pc->mc.avail, err, sizeof(err));
 		const char **names = calloc(coll_cfg.n_metrics + 1, sizeof(*names));
 		char *dur = strdup(KG_M_DURATION);
 		char **grown = realloc(coll_cfg.metrics, (coll_cfg.n_metrics + 1) * sizeof(char *));
@@ -475,11 +472,11 @@ static void prof_session_setup_locked(struct prof_ctx *pc)
 			COLL_DEBUG("no session: the set with %s is not one pass", KG_M_DURATION);
 			return;
 		}
-		metrics_host_close(pc->host);
-		free(pc->config);
-		pc->host = h;
-		pc->config = img;
-		pc->config_size = img_size;
+		metrics_host_close(pc->mc.host);
+		free(pc->mc.config);
+		pc->mc.host = h;
+		pc->mc.config = img;
+		pc->mc.config_size = img_size;
 		coll_cfg.metrics[coll_cfg.n_metrics++] = dur;
 		coll_cfg.duration_asked = 1;
 	}
@@ -533,9 +530,9 @@ static void prof_ctx_host_locked(struct prof_ctx *pc)
 	ca.ctx = pc->ctx;
 	CUptiResult r = cuptiProfilerGetCounterAvailability(&ca);
 	if (r == CUPTI_SUCCESS && ca.counterAvailabilityImageSize) {
-		pc->avail = malloc(ca.counterAvailabilityImageSize);
-		ca.pCounterAvailabilityImage = pc->avail;
-		if (pc->avail)
+		pc->mc.avail = malloc(ca.counterAvailabilityImageSize);
+		ca.pCounterAvailabilityImage = pc->mc.avail;
+		if (pc->mc.avail)
 			r = cuptiProfilerGetCounterAvailability(&ca);
 	}
 	if (r != CUPTI_SUCCESS) {
@@ -550,17 +547,17 @@ static void prof_ctx_host_locked(struct prof_ctx *pc)
 		pc->failed = 1;
 		return;
 	}
-	if (prof_split_locked(pc->chip, pc->avail) != 0) {
+	if (prof_split_locked(pc->chip, pc->mc.avail) != 0) {
 		prof_off = 1;
 		pc->failed = 1;
 		return;
 	}
-	pc->host = metrics_host_open(pc->chip, pc->avail, err, sizeof(err));
-	if (!pc->host ||
-	    metrics_config(pc->host, pc->chip, (const char *const *)coll_cfg.metrics,
-			   coll_cfg.n_metrics, &pc->config, &pc->config_size, &passes, err,
+	pc->mc.host = metrics_host_open(pc->chip, pc->mc.avail, err, sizeof(err));
+	if (!pc->mc.host ||
+	    metrics_config(pc->mc.host, pc->chip, (const char *const *)coll_cfg.metrics,
+			   coll_cfg.n_metrics, &pc->mc.config, &pc->mc.config_size, &passes, err,
 			   sizeof(err)) != 0) {
-		coll_error(!pc->host && metrics_host_missing() ? "metrics_unavailable" : "invalid_metric",
+		coll_error(!pc->mc.host && metrics_host_missing() ? "metrics_unavailable" : "invalid_metric",
 			   -1, "%s; no metrics, trace only", err);
 		prof_off = 1;
 		pc->failed = 1;
@@ -651,8 +648,8 @@ static int prof_reset_locked(struct prof_ctx *pc)
 	}
 	CUpti_RangeProfiler_SetConfig_Params sc = { .structSize = CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE };
 	sc.pRangeProfilerObject = pc->obj;
-	sc.configSize = pc->config_size;
-	sc.pConfig = pc->config;
+	sc.configSize = pc->mc.config_size;
+	sc.pConfig = pc->mc.config;
 	sc.counterDataImageSize = pc->counter_size;
 	sc.pCounterDataImage = pc->counter;
 	sc.range = pc->session && coll_cfg.user_range ? CUPTI_UserRange : CUPTI_AutoRange;
@@ -737,9 +734,7 @@ static void prof_ctx_release_locked(struct prof_ctx *pc)
 		d.pRangeProfilerObject = pc->obj;
 		coll_check(cuptiRangeProfilerDisable(&d), "cuptiRangeProfilerDisable", NULL);
 	}
-	metrics_host_close(pc->host);
-	free(pc->avail);
-	free(pc->config);
+	metrics_cfg_free(&pc->mc);
 	free(pc->counter);
 	free(pc->pending);
 	free(pc->pending_sel);
@@ -750,8 +745,8 @@ static void prof_ctx_release_locked(struct prof_ctx *pc)
 		free(pc->step_names[i]);
 	free(pc->step_names);
 	pc->step_names = NULL;
-	pc->host = NULL;
-	pc->avail = pc->config = pc->counter = NULL;
+	pc->mc.host = NULL;
+	pc->mc.avail = pc->mc.config = pc->counter = NULL;
 	pc->pending = NULL;
 	pc->pending_sel = NULL;
 	pc->obj = NULL;
@@ -920,7 +915,7 @@ static void prof_give_locked(struct prof_ctx *pc, size_t base)
 			continue;
 		}
 		CUpti_Profiler_Host_EvaluateToGpuValues_Params ev = { .structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE };
-		ev.pHostObject = pc->host;
+		ev.pHostObject = pc->mc.host;
 		ev.pCounterDataImage = pc->counter;
 		ev.counterDataImageSize = pc->counter_size;
 		ev.rangeIndex = range++;
