@@ -134,14 +134,6 @@ int metrics_host_missing(void)
 	return 0;
 }
 
-void metrics_cfg_free(struct metrics_cfg *c)
-{
-	metrics_host_close(c->host);
-	free(c->avail);
-	free(c->config);
-	memset(c, 0, sizeof(*c));
-}
-
 void metrics_host_close(CUpti_Profiler_Host_Object *h)
 {
 	CUpti_Profiler_Host_Deinitialize_Params p = { .structSize = CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE };
@@ -150,6 +142,14 @@ void metrics_host_close(CUpti_Profiler_Host_Object *h)
 		return;
 	p.pHostObject = h;
 	(void)cuptiProfilerHostDeinitialize(&p);
+}
+
+void metrics_cfg_free(struct metrics_cfg *c)
+{
+	metrics_host_close(c->host);
+	free(c->avail);
+	free(c->config);
+	memset(c, 0, sizeof(*c));
 }
 
 /* Is name a metric of the chip?  Properties accept full names (with the
