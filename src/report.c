@@ -222,6 +222,18 @@ static void fmt_num(char *out, size_t n, double x)
 		snprintf(out, n, "%.6g", x);
 }
 
+/* "benchmark [NVTX range]" through esc, the range only when there is one. */
+static void bench_label(struct kg_buf *b, void (*esc)(struct kg_buf *, const char *),
+			const char *bench, const char *nvtx)
+{
+	esc(b, bench);
+	if (nvtx && *nvtx) {
+		buf_adds(b, " [");
+		esc(b, nvtx);
+		buf_adds(b, "]");
+	}
+}
+
 static void md_row(struct kg_buf *b, const struct report_verdict *v)
 {
 	char shift[32], lo[32], hi[32], p[32], bv[32], hv[32];
@@ -241,12 +253,7 @@ static void md_row(struct kg_buf *b, const struct report_verdict *v)
 	buf_free(&vh);
 	buf_printf(b, "| %s%s | ", verdict_label(v->verdict),
 		   v->fails && strcmp(v->verdict ? v->verdict : "", "fail") ? " (fails)" : "");
-	escape_markdown(b, v->benchmark);
-	if (v->nvtx && *v->nvtx) {
-		buf_adds(b, " [");
-		escape_markdown(b, v->nvtx);
-		buf_adds(b, "]");
-	}
+	bench_label(b, escape_markdown, v->benchmark, v->nvtx);
 	buf_adds(b, " | ");
 	escape_markdown(b, v->demangled ? v->demangled : v->kernel);
 	buf_adds(b, " | ");
@@ -340,12 +347,7 @@ void report_check_markdown(const struct report_check *c, struct kg_buf *b)
 		buf_adds(b, "\n#### Why\n");
 	for (size_t k = 0; k < c->n_why; k++) {
 		buf_adds(b, "\n");
-		escape_markdown(b, c->why[k].benchmark);
-		if (*c->why[k].nvtx) {
-			buf_adds(b, " [");
-			escape_markdown(b, c->why[k].nvtx);
-			buf_adds(b, "]");
-		}
+		bench_label(b, escape_markdown, c->why[k].benchmark, c->why[k].nvtx);
 		buf_adds(b, ": ");
 		escape_markdown(b, c->why[k].why);
 		buf_adds(b, "\n\n<details><summary>rules and counters</summary>\n\n");
@@ -1446,12 +1448,7 @@ static void html_verdicts(struct ctx *c, struct kg_buf *b, struct report_summary
 		const struct kg_explanation *x = &chk.why[k];
 		buf_adds(b, k ? "" : "<h3>Why</h3>\n");
 		buf_adds(b, "<p class=\"why\">");
-		escape_html(b, x->benchmark);
-		if (*x->nvtx) {
-			buf_adds(b, " [");
-			escape_html(b, x->nvtx);
-			buf_adds(b, "]");
-		}
+		bench_label(b, escape_html, x->benchmark, x->nvtx);
 		buf_adds(b, ": ");
 		escape_html(b, x->why);
 		buf_adds(b, "</p>\n<details><summary>rules and counters</summary>\n");
@@ -2134,12 +2131,7 @@ int report_pages(struct kg_store *st, const struct report_opts *o, size_t max_ch
 		const char *full = c.runs[x->pt[cps[i].r->at].pos].commit;
 		char *url = github_commit_url(full);
 		buf_adds(&t, "• ");
-		escape_slack(&t, name_of(&c.bench, x->bench));
-		if (*name_of(&c.nvtx, x->nvtx)) {
-			buf_adds(&t, " [");
-			escape_slack(&t, name_of(&c.nvtx, x->nvtx));
-			buf_adds(&t, "]");
-		}
+		bench_label(&t, escape_slack, name_of(&c.bench, x->bench), name_of(&c.nvtx, x->nvtx));
 		buf_adds(&t, " / ");
 		escape_slack(&t, kernel_label(&c, x->kernel));
 		buf_adds(&t, " / ");
