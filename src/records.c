@@ -509,16 +509,19 @@ static void note_device(struct ingest_ctx *c, int has_id, json_int_t id)
  * tokens): the samples it gives are made from this alone (emit_kernel), so
  * the two readings cannot differ in what they store.
  */
+#define WORD(s) s, sizeof(s) - 1
 static const struct {
-	const char *field, *metric;
+	const char *field;
+	size_t len;             /* of field */
+	const char *metric;
 	int dim3;
 } launch[] = {
-	{ "grid", KG_M_GRID, 1 },
-	{ "block", KG_M_BLOCK, 1 },
-	{ "regs", KG_M_REGS, 0 },
-	{ "smem_static", KG_M_SMEM_ST, 0 },
-	{ "smem_dynamic", KG_M_SMEM_DYN, 0 },
-	{ "local_per_thread", KG_M_LOCAL, 0 },
+	{ WORD("grid"), KG_M_GRID, 1 },
+	{ WORD("block"), KG_M_BLOCK, 1 },
+	{ WORD("regs"), KG_M_REGS, 0 },
+	{ WORD("smem_static"), KG_M_SMEM_ST, 0 },
+	{ WORD("smem_dynamic"), KG_M_SMEM_DYN, 0 },
+	{ WORD("local_per_thread"), KG_M_LOCAL, 0 },
 };
 #define N_LAUNCH (sizeof(launch) / sizeof(launch[0]))
 #define DERIVED_DURATION N_LAUNCH       /* in_metrics[]'s slot of the duration */
@@ -703,12 +706,19 @@ static int ingest_kernel(struct ingest_ctx *c, json_t *k)
 enum { F_TYPE, F_NAME, F_ORDINAL, F_NVTX, F_METRICS, F_START, F_END, F_DEVICE, F_LAUNCH };
 #define N_FIELDS (F_LAUNCH + N_LAUNCH)
 
-static const char *field_name(int f)
+/* Token i is the key of field f. */
+static int is_field(const struct jtok *j, int i, int f)
 {
-	static const char *const names[F_LAUNCH] = {
-		"type", "name", "ordinal", "nvtx", "metrics", "start", "end", "device"
+	static const struct {
+		const char *name;
+		size_t len;
+	} fields[F_LAUNCH] = {
+		{ WORD("type") }, { WORD("name") }, { WORD("ordinal") }, { WORD("nvtx") },
+		{ WORD("metrics") }, { WORD("start") }, { WORD("end") }, { WORD("device") },
 	};
-	return f < F_LAUNCH ? names[f] : launch[f - F_LAUNCH].field;
+	const char *name = f < F_LAUNCH ? fields[f].name : launch[f - F_LAUNCH].field;
+	size_t len = f < F_LAUNCH ? fields[f].len : launch[f - F_LAUNCH].len;
+	return (size_t)(j->t[i].end - j->t[i].start) == len && !memcmp(j->s + j->t[i].start, name, len);
 }
 
 static int cmp_tok_text(const void *a, const void *b, void *arg)
@@ -768,7 +778,7 @@ static int fast_kernel(struct ingest_ctx *c, int *rc)
 		f[i] = -1;
 	for (int i = 1; i < j->n; i = jtok_skip(j, i + 1)) {
 		for (int k = 0; k < (int)N_FIELDS; k++) {
-			if (jtok_is(j, i, field_name(k))) {
+			if (is_field(j, i, k)) {
 				if (f[k] >= 0)
 					return 0;       /* a repeated key: jansson's to judge */
 				f[k] = i + 1;
@@ -993,5 +1003,6 @@ int records_ingest(struct kg_store *st, const char *path, const char *benchmark,
 		stats->dropped = is.dropped;
 		stats->errors = is.errors;
 	}
+	import_stats_free(&is);
 	return rc;
 }
