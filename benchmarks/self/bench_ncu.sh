@@ -22,7 +22,7 @@ DETAILS_COPIES=${BENCH_NCU_DETAILS:-3000}
 W=$(mktemp -d "${TMPDIR:-/tmp}/kgate-bench.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 
-LIBS="-Wl,-Bstatic -lyaml -lsqlite3 -ljansson -Wl,-Bdynamic -lcurl -lstdc++ -lm -lpthread -ldl"
+LIBS="-Wl,-Bstatic -lyaml -lsqlite3 -ljansson -lz -Wl,-Bdynamic -lcurl -lstdc++ -lm -lpthread -ldl"
 cc -O2 -std=c11 -D_GNU_SOURCE -I"$KGATE_SRC/include" -o "$W/cur" "$here/bench_ncu.c" \
 	"$KGATE_BUILD/libkgate.a" $LIBS
 cc -O2 -std=c11 -D_GNU_SOURCE -I"$KGATE_SRC/include" -o "$W/anchor" "$here/bench_ncu.c" \
