@@ -8,7 +8,7 @@
 set -eu
 
 BUILD_PKGS="build-essential pkg-config libyaml-dev libsqlite3-dev sqlite3 \
-libjansson-dev libcurl4-openssl-dev libiberty-dev zlib1g-dev"
+libjansson-dev libjsmn-dev libcurl4-openssl-dev libiberty-dev zlib1g-dev"
 TEST_PKGS="libcmocka-dev perl python3 valgrind clang yamllint shellcheck \
 chromium jq groff-base libjson-c-dev afl++ postgresql python3-jsonschema"
 

@@ -1139,6 +1139,7 @@ int ncu_csv_ingest_repeat(struct kg_store *st, const char *path, const char *ben
 		*kernels = stats.kernels;
 	if (samples)
 		*samples = stats.samples;
+	import_stats_free(&stats);
 	return rc;
 }
 

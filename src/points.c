@@ -25,12 +25,6 @@ struct points_series {
 	size_t n, cap;
 };
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 /* quantile of sorted v[0..n) by linear interpolation */
 static double quant(const double *v, size_t n, double q)
 {
@@ -41,18 +35,89 @@ static double quant(const double *v, size_t n, double q)
 	return v[i] + (h - (double)i) * (v[i + 1] - v[i]);
 }
 
+static void swap_double(double *a, double *b)
+{
+	double t = *a;
+	*a = *b;
+	*b = t;
+}
+
+/* Reorder v[0..n) so that v[k] is its k-th smallest value, with no larger
+ * value before it and no smaller one after it (Hoare's selection, the
+ * median of three as pivot): O(n) where sorting is O(n log n). */
+static void select_kth(double *v, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n - 1;
+
+	while (hi > lo) {
+		size_t mid = lo + (hi - lo) / 2, i = lo, j = hi;
+		if (v[mid] < v[lo])
+			swap_double(&v[mid], &v[lo]);
+		if (v[hi] < v[lo])
+			swap_double(&v[hi], &v[lo]);
+		if (v[hi] < v[mid])
+			swap_double(&v[hi], &v[mid]);
+		double pivot = v[mid];
+		while (i <= j) {
+			while (v[i] < pivot)
+				i++;
+			while (v[j] > pivot)
+				j--;
+			if (i <= j) {
+				swap_double(&v[i], &v[j]);
+				i++;
+				if (j-- == 0)
+					break;
+			}
+		}
+		/* v[lo..j] <= pivot <= v[i..hi], and v[j+1..i-1] == pivot */
+		if (k <= j && j != (size_t)-1)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			return;
+	}
+}
+
+/* What quant() gives of v[0..n) sorted, by selection (v is reordered). */
+static double quant_select(double *v, size_t n, double q)
+{
+	double h = q * (double)(n - 1);
+	size_t i = (size_t)h;
+	select_kth(v, n, i);
+	if (i + 1 >= n)
+		return v[i];
+	double next = v[i + 1];     /* the next order statistic: the least after v[i] */
+	for (size_t j = i + 2; j < n; j++)
+		if (v[j] < next)
+			next = v[j];
+	return v[i] + (h - (double)i) * (next - v[i]);
+}
+
 void points_of(double *v, size_t m, struct kg_point *p)
 {
-	if (m <= 16)   /* a commit's few launches */
-		for (size_t i = 1; i < m; i++)
-			for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
-				double t = v[j];
-				v[j] = v[j - 1];
-				v[j - 1] = t;
-			}
-	else
-		qsort(v, m, sizeof *v, cmp_double);
 	p->n = (uint32_t)m;
+	if (m > 16) {
+		/* a run's many launches: three selections, not a sort */
+		double lo = v[0], hi = v[0];
+		for (size_t i = 1; i < m; i++) {
+			if (v[i] < lo)
+				lo = v[i];
+			if (v[i] > hi)
+				hi = v[i];
+		}
+		p->med = (float)quant_select(v, m, 0.5);
+		p->q1 = (float)quant_select(v, m, 0.25);
+		p->q3 = (float)quant_select(v, m, 0.75);
+		p->lo = (float)lo;
+		p->hi = (float)hi;
+		return;
+	}
+	/* a commit's few launches */
+	for (size_t i = 1; i < m; i++)
+		for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--)
+			swap_double(&v[j], &v[j - 1]);
 	p->med = (float)quant(v, m, 0.5);
 	p->q1 = (float)quant(v, m, 0.25);
 	p->q3 = (float)quant(v, m, 0.75);

@@ -3,8 +3,12 @@
  * (records_format.h, docs/records.md), into the run open in the store.
  *
  * The file is streamed one line at a time (kg_getline: a line over 16 MiB is
- * rejected once 16 MiB of it are read, so memory stays bounded) and each
- * line parsed with jansson.  The header must be the first line and the
+ * rejected once 16 MiB of it are read, so memory stays bounded).  A kernel
+ * record in jtok's subset (jtok.h: ASCII strings without escapes, no key
+ * twice, every field of the type the format wants) is read from jtok's
+ * tokens; every other line is parsed with jansson, which reads it or says
+ * what is wrong with it.  Both readings fill one struct kview, from which
+ * emit_kernel makes the samples.  The header must be the first line and the
  * footer the last; a file without a footer came from a process
  * that died, and is rejected.  Every kernel record becomes samples: its
  * "metrics" object, plus the launch configuration and the duration
@@ -13,6 +17,7 @@
 #include "kgate/records.h"
 #include "kgate/demangle.h"
 #include "kgate/import.h"
+#include "kgate/jtok.h"
 #include "kgate/records_format.h"
 #include "kgate/metric.h"
 #include "kgate/util.h"
@@ -402,24 +407,24 @@ struct ingest_ctx {
 	json_t *devices;    /* the header's "devices" (borrowed), or NULL */
 	json_int_t *seen;   /* device ids told to the sink */
 	size_t n_seen;
+	struct jtok jt;     /* the fast reading's tokens */
+	struct kmetric *km; /* a record's metrics (either reading) */
+	size_t km_cap;
 };
 
 /* The device a kernel record ran on, told to the sink the first time: the
  * header's device of that id (its name and uuid), or the header's only
  * device when the record does not say (format 1). */
-static void note_device(struct ingest_ctx *c, json_t *k)
+static void note_device(struct ingest_ctx *c, int has_id, json_int_t id)
 {
-	json_t *d = json_object_get(k, "device");
-	json_int_t id;
 	size_t i;
 	json_t *e, *dev = NULL;
 
-	if (json_is_integer(d))
-		id = json_integer_value(d);
-	else if (json_array_size(c->devices) == 1)
+	if (!has_id) {
+		if (json_array_size(c->devices) != 1)
+			return;
 		id = json_integer_value(json_object_get(json_array_get(c->devices, 0), "id"));
-	else
-		return;
+	}
 	for (i = 0; i < c->n_seen; i++)
 		if (c->seen[i] == id)
 			return;
@@ -432,6 +437,104 @@ static void note_device(struct ingest_ctx *c, json_t *k)
 		import_sink_device(c->sink, json_string_value(json_object_get(dev, "name")),
 				   json_string_value(json_object_get(dev, "uuid")));
 }
+
+/*
+ * What a kernel record says, read either way (jansson's tree, or jtok's
+ * tokens): the samples it gives are made from this alone (emit_kernel), so
+ * the two readings cannot differ in what they store.
+ */
+#define WORD(s) s, sizeof(s) - 1
+static const struct {
+	const char *field;
+	size_t len;             /* of field */
+	const char *metric;
+	int dim3;
+} launch[] = {
+	{ WORD("grid"), KG_M_GRID, 1 },
+	{ WORD("block"), KG_M_BLOCK, 1 },
+	{ WORD("regs"), KG_M_REGS, 0 },
+	{ WORD("smem_static"), KG_M_SMEM_ST, 0 },
+	{ WORD("smem_dynamic"), KG_M_SMEM_DYN, 0 },
+	{ WORD("local_per_thread"), KG_M_LOCAL, 0 },
+};
+#define N_LAUNCH (sizeof(launch) / sizeof(launch[0]))
+#define DERIVED_DURATION N_LAUNCH       /* in_metrics[]'s slot of the duration */
+
+struct kmetric {
+	const char *name;
+	double value;
+};
+
+struct kview {
+	const char *name, *nvtx;        /* nvtx: "" when the record has none */
+	json_int_t ordinal, start, end, device;
+	int has_start, has_end, has_device;
+	int have[N_LAUNCH];             /* launch configuration given (derived only) */
+	double launch[N_LAUNCH];
+	int in_metrics[N_LAUNCH + 1];   /* "metrics" has that derived metric's key */
+	const struct kmetric *m;        /* the non-null metrics, in the record's order */
+	size_t nm;
+};
+
+static struct kmetric *metric_slot(struct ingest_ctx *c, size_t i)
+{
+	if (i == c->km_cap) {
+		c->km_cap = c->km_cap ? 2 * c->km_cap : 16;
+		c->km = xrealloc(c->km, c->km_cap * sizeof(*c->km));
+	}
+	return &c->km[i];
+}
+
+static int add(struct ingest_ctx *c, const char *nvtx, const struct kg_kernel_name *kn,
+	       const char *metric, int64_t ordinal, double value)
+{
+	return import_sink_add(c->sink, nvtx, kn, import_sink_metric(c->sink, metric, NULL),
+			       ordinal, value, c->r->lineno);
+}
+
+static int emit_kernel(struct ingest_ctx *c, const struct kview *k)
+{
+	struct kg_kernel_name kn;
+	int rc;
+
+	import_sink_kernel(c->sink, k->name, KG_KEY_AS_GIVEN, &kn);
+	const char *nvtx = import_sink_string(c->sink, k->nvtx);
+	for (size_t i = 0; i < k->nm; i++)
+		if ((rc = add(c, nvtx, &kn, k->m[i].name, k->ordinal, k->m[i].value)))
+			return rc;
+	if (!c->derived)
+		return KG_EXIT_PASS;
+	for (size_t i = 0; i < N_LAUNCH; i++)
+		if (k->have[i] && !k->in_metrics[i] &&
+		    (rc = add(c, nvtx, &kn, launch[i].metric, k->ordinal, k->launch[i])))
+			return rc;
+	if (k->has_start && k->has_end && !k->in_metrics[DERIVED_DURATION]) {
+		if (k->end < k->start) {
+			kg_error("%s:%zu: kernel record: \"end\" is before \"start\"", c->r->path,
+				 c->r->lineno);
+			return KG_EXIT_USAGE;
+		}
+		/* end >= start, so the unsigned difference is exact where the
+		 * signed one would overflow */
+		double d = (double)((uint64_t)k->end - (uint64_t)k->start);
+		if ((rc = add(c, nvtx, &kn, KG_M_DURATION, k->ordinal, d)))
+			return rc;
+	}
+	return KG_EXIT_PASS;
+}
+
+/* The derived metric a metrics key names: its in_metrics[] slot, or -1. */
+static int derived_slot(const char *key, size_t len)
+{
+	for (size_t i = 0; i < N_LAUNCH; i++)
+		if (strlen(launch[i].metric) == len && !memcmp(launch[i].metric, key, len))
+			return (int)i;
+	if (strlen(KG_M_DURATION) == len && !memcmp(KG_M_DURATION, key, len))
+		return (int)DERIVED_DURATION;
+	return -1;
+}
+
+/* ---- the kernel record through jansson: every record jtok declines ---- */
 
 static int bad_field(struct ingest_ctx *c, const char *field, const char *want)
 {
@@ -476,40 +579,36 @@ static int opt_dim3(struct ingest_ctx *c, json_t *k, const char *field, double *
 	return 1;
 }
 
-static int add(struct ingest_ctx *c, const char *nvtx, const struct kg_kernel_name *kn,
-	       const char *metric, int64_t ordinal, double value)
-{
-	return import_sink_add(c->sink, nvtx, kn, import_sink_metric(c->sink, metric, NULL),
-			       ordinal, value, c->r->lineno);
-}
-
 static int ingest_kernel(struct ingest_ctx *c, json_t *k)
 {
 	json_t *name = json_object_get(k, "name"), *m = json_object_get(k, "metrics");
-	json_t *nv = json_object_get(k, "nvtx");
-	json_int_t ordinal, start = 0, end = 0, iv;
-	int rc, has_start, has_end;
+	json_t *nv = json_object_get(k, "nvtx"), *d = json_object_get(k, "device");
+	struct kview kv = { 0 };
+	json_int_t iv;
+	int rc;
 
 	if (!json_is_string(name) || !json_string_length(name))
 		return bad_field(c, "name", "a non-empty string");
-	if ((rc = opt_int(c, k, "ordinal", &ordinal)) <= 0)
+	if ((rc = opt_int(c, k, "ordinal", &kv.ordinal)) <= 0)
 		return rc < 0 ? KG_EXIT_USAGE : bad_field(c, "ordinal", "an integer (it is missing)");
 	if (nv && !json_is_null(nv) && !json_is_string(nv))
 		return bad_field(c, "nvtx", "a string");
 	if (m && !json_is_null(m) && !json_is_object(m))
 		return bad_field(c, "metrics", "an object");
-	if ((has_start = opt_int(c, k, "start", &start)) < 0 ||
-	    (has_end = opt_int(c, k, "end", &end)) < 0)
+	if ((kv.has_start = opt_int(c, k, "start", &kv.start)) < 0 ||
+	    (kv.has_end = opt_int(c, k, "end", &kv.end)) < 0)
 		return KG_EXIT_USAGE;
-
-	struct kg_kernel_name kn;
-	import_sink_kernel(c->sink, json_string_value(name), KG_KEY_AS_GIVEN, &kn);
-	const char *nvtx = import_sink_string(c->sink, json_is_string(nv) ? json_string_value(nv) : "");
-
+	kv.name = json_string_value(name);
+	kv.nvtx = json_is_string(nv) ? json_string_value(nv) : "";
+	if ((kv.has_device = json_is_integer(d)))
+		kv.device = json_integer_value(d);
 	if (json_is_object(m)) {
 		const char *key;
 		json_t *v;
 		json_object_foreach(m, key, v) {
+			int slot = derived_slot(key, strlen(key));
+			if (slot >= 0)
+				kv.in_metrics[slot] = 1;
 			if (json_is_null(v))
 				continue;   /* a metric the profiler could not give */
 			if (!json_is_number(v)) {
@@ -517,53 +616,195 @@ static int ingest_kernel(struct ingest_ctx *c, json_t *k)
 					 c->r->path, c->r->lineno, key);
 				return KG_EXIT_USAGE;
 			}
-			if ((rc = add(c, nvtx, &kn, key, ordinal, json_number_value(v))))
-				return rc;
+			*metric_slot(c, kv.nm++) = (struct kmetric){ key, json_number_value(v) };
 		}
 	}
-	if (!c->derived)
-		return KG_EXIT_PASS;
-
-	static const struct {
-		const char *field, *metric;
-		int dim3;
-	} launch[] = {
-		{ "grid", KG_M_GRID, 1 },
-		{ "block", KG_M_BLOCK, 1 },
-		{ "regs", KG_M_REGS, 0 },
-		{ "smem_static", KG_M_SMEM_ST, 0 },
-		{ "smem_dynamic", KG_M_SMEM_DYN, 0 },
-		{ "local_per_thread", KG_M_LOCAL, 0 },
-	};
-	for (size_t i = 0; i < sizeof(launch) / sizeof(launch[0]); i++) {
-		double v = 0;
-		int have;
+	kv.m = c->km;
+	for (size_t i = 0; c->derived && i < N_LAUNCH; i++) {
 		if (launch[i].dim3) {
-			have = opt_dim3(c, k, launch[i].field, &v);
+			kv.have[i] = opt_dim3(c, k, launch[i].field, &kv.launch[i]);
+		} else if ((kv.have[i] = opt_int(c, k, launch[i].field, &iv)) > 0) {
+			kv.launch[i] = (double)iv;
+		}
+		if (kv.have[i] < 0)
+			return KG_EXIT_USAGE;
+	}
+	rc = emit_kernel(c, &kv);
+	if (rc == KG_EXIT_PASS)
+		note_device(c, kv.has_device, kv.device);
+	return rc;
+}
+
+/* ---- the kernel record through jtok: the common case, fast ---- */
+
+enum { F_TYPE, F_NAME, F_ORDINAL, F_NVTX, F_METRICS, F_START, F_END, F_DEVICE, F_LAUNCH };
+#define N_FIELDS (F_LAUNCH + N_LAUNCH)
+
+/* Token i is the key of field f. */
+static int is_field(const struct jtok *j, int i, int f)
+{
+	static const struct {
+		const char *name;
+		size_t len;
+	} fields[F_LAUNCH] = {
+		{ WORD("type") }, { WORD("name") }, { WORD("ordinal") }, { WORD("nvtx") },
+		{ WORD("metrics") }, { WORD("start") }, { WORD("end") }, { WORD("device") },
+	};
+	const char *name = f < F_LAUNCH ? fields[f].name : launch[f - F_LAUNCH].field;
+	size_t len = f < F_LAUNCH ? fields[f].len : launch[f - F_LAUNCH].len;
+	return (size_t)(j->t[i].end - j->t[i].start) == len && !memcmp(j->s + j->t[i].start, name, len);
+}
+
+static int cmp_tok_text(const void *a, const void *b, void *arg)
+{
+	const struct jtok *j = arg;
+	const jsmntok_t *x = &j->t[*(const int *)a], *y = &j->t[*(const int *)b];
+	int nx = x->end - x->start, ny = y->end - y->start;
+	int r = memcmp(j->s + x->start, j->s + y->start, (size_t)(nx < ny ? nx : ny));
+	return r ? r : (nx > ny) - (nx < ny);
+}
+
+/* Two keys of the metrics object (the tokens keys[0..n)) are the same:
+ * jansson would keep the last one's value, so jtok declines. */
+static int keys_repeat(const struct jtok *j, int *keys, size_t n)
+{
+	if (n <= 16) {
+		for (size_t a = 0; a < n; a++)
+			for (size_t b = a + 1; b < n; b++)
+				if (!cmp_tok_text(&keys[a], &keys[b], (void *)j))
+					return 1;
+		return 0;
+	}
+	qsort_r(keys, n, sizeof(*keys), cmp_tok_text, (void *)j);
+	for (size_t a = 1; a < n; a++)
+		if (!cmp_tok_text(&keys[a - 1], &keys[a], (void *)j))
+			return 1;
+	return 0;
+}
+
+/* An optional integer: 1 given (in *v), 0 absent or null, -1 otherwise. */
+static int tok_opt_int(const struct jtok *j, int i, json_int_t *v)
+{
+	int64_t x;
+	if (i < 0 || jtok_null(j, i))
+		return 0;
+	if (!jtok_int(j, i, &x))
+		return -1;
+	*v = x;
+	return 1;
+}
+
+/*
+ * The current line as a kernel record read by jtok: 1 when it was one
+ * within jtok's subset and every field as the format wants (*rc then the
+ * outcome of storing it), 0 when not: the line is then read with jansson,
+ * which stores it or says what is wrong, as for every other record.
+ */
+static int fast_kernel(struct ingest_ctx *c, int *rc)
+{
+	struct jtok *j = &c->jt;
+	int f[N_FIELDS];
+	struct kview kv = { 0 };
+
+	if (!jtok_scan(j, c->r->line, (size_t)c->r->len))
+		return 0;
+	for (size_t i = 0; i < N_FIELDS; i++)
+		f[i] = -1;
+	for (int i = 1; i < j->n; i = jtok_skip(j, i + 1)) {
+		for (int k = 0; k < (int)N_FIELDS; k++) {
+			if (is_field(j, i, k)) {
+				if (f[k] >= 0)
+					return 0;       /* a repeated key: jansson's to judge */
+				f[k] = i + 1;
+				break;
+			}
+		}
+	}
+	if (f[F_TYPE] < 0 || !jtok_is(j, f[F_TYPE], "kernel"))
+		return 0;
+	if (f[F_NAME] < 0 || j->t[f[F_NAME]].type != JSMN_STRING ||
+	    j->t[f[F_NAME]].end == j->t[f[F_NAME]].start)
+		return 0;
+	int64_t ord;
+	if (f[F_ORDINAL] < 0 || !jtok_int(j, f[F_ORDINAL], &ord))
+		return 0;
+	kv.ordinal = ord;
+	if (f[F_NVTX] >= 0 && !jtok_null(j, f[F_NVTX]) && j->t[f[F_NVTX]].type != JSMN_STRING)
+		return 0;
+	if ((kv.has_start = tok_opt_int(j, f[F_START], &kv.start)) < 0 ||
+	    (kv.has_end = tok_opt_int(j, f[F_END], &kv.end)) < 0)
+		return 0;
+	int64_t dev;
+	if (f[F_DEVICE] >= 0 && jtok_int(j, f[F_DEVICE], &dev)) {
+		kv.has_device = 1;
+		kv.device = dev;
+	}
+	for (size_t i = 0; c->derived && i < N_LAUNCH; i++) {
+		int t = f[F_LAUNCH + i];
+		if (t < 0 || jtok_null(j, t))
+			continue;
+		if (!launch[i].dim3) {
+			json_int_t iv = 0;
+			if (tok_opt_int(j, t, &iv) < 0)
+				return 0;
+			kv.launch[i] = (double)iv;
 		} else {
-			have = opt_int(c, k, launch[i].field, &iv);
-			if (have > 0)   /* iv is set only when the field is there */
-				v = (double)iv;
+			if (j->t[t].type != JSMN_ARRAY || j->t[t].size != 3)
+				return 0;
+			double p = 1;
+			for (int e = t + 1; e <= t + 3; e++) {
+				if (!jtok_int(j, e, &ord) || ord < 0)
+					return 0;
+				p *= (double)ord;
+			}
+			kv.launch[i] = p;
 		}
-		if (have < 0)
-			return KG_EXIT_USAGE;
-		if (have && !(json_is_object(m) && json_object_get(m, launch[i].metric)) &&
-		    (rc = add(c, nvtx, &kn, launch[i].metric, ordinal, v)))
-			return rc;
+		kv.have[i] = 1;
 	}
-	if (has_start && has_end && !(json_is_object(m) && json_object_get(m, KG_M_DURATION))) {
-		if (end < start) {
-			kg_error("%s:%zu: kernel record: \"end\" is before \"start\"", c->r->path,
-				 c->r->lineno);
-			return KG_EXIT_USAGE;
+
+	/* the metrics: numbers or null, no key twice */
+	int mt = f[F_METRICS];
+	size_t nkeys = 0;
+	int *keys = NULL;
+	if (mt >= 0 && !jtok_null(j, mt)) {
+		if (j->t[mt].type != JSMN_OBJECT)
+			return 0;
+		keys = j->stack;    /* free once jtok_scan is done */
+		for (int i = mt + 1; i < j->n && j->t[i].start < j->t[mt].end; i = jtok_skip(j, i + 1)) {
+			double v;
+			if (!jtok_null(j, i + 1) && !jtok_number(j, i + 1, &v))
+				return 0;
+			keys[nkeys++] = i;
 		}
-		/* end >= start, so the unsigned difference is exact where the
-		 * signed one would overflow */
-		double d = (double)((uint64_t)end - (uint64_t)start);
-		if ((rc = add(c, nvtx, &kn, KG_M_DURATION, ordinal, d)))
-			return rc;
+		if (keys_repeat(j, keys, nkeys))
+			return 0;
 	}
-	return KG_EXIT_PASS;
+
+	/* taken: the strings end where their closing quotes are */
+	char *s = c->r->line;
+	s[j->t[f[F_NAME]].end] = '\0';
+	kv.name = s + j->t[f[F_NAME]].start;
+	kv.nvtx = "";
+	if (f[F_NVTX] >= 0 && j->t[f[F_NVTX]].type == JSMN_STRING) {
+		s[j->t[f[F_NVTX]].end] = '\0';
+		kv.nvtx = s + j->t[f[F_NVTX]].start;
+	}
+	for (size_t k = 0; k < nkeys; k++) {
+		const jsmntok_t *key = &j->t[keys[k]];
+		int slot = derived_slot(s + key->start, (size_t)(key->end - key->start));
+		double v;
+		if (slot >= 0)
+			kv.in_metrics[slot] = 1;
+		if (!jtok_number(j, keys[k] + 1, &v))
+			continue;   /* null: a metric the profiler could not give */
+		s[key->end] = '\0';
+		*metric_slot(c, kv.nm++) = (struct kmetric){ s + key->start, v };
+	}
+	kv.m = c->km;
+	*rc = emit_kernel(c, &kv);
+	if (*rc == KG_EXIT_PASS)
+		note_device(c, kv.has_device, kv.device);
+	return 1;
 }
 
 static void report_error_record(struct ingest_ctx *c, json_t *e)
@@ -612,6 +853,12 @@ static int read_records(struct ingest_ctx *c)
 			rc = KG_EXIT_USAGE;
 			goto out;
 		}
+		if (fast_kernel(c, &rc)) {
+			stats->kernels++;
+			if (rc != KG_EXIT_PASS)
+				goto out;
+			continue;
+		}
 		if (!(j = parse_line(r))) {
 			rc = KG_EXIT_USAGE;
 			goto out;
@@ -623,8 +870,6 @@ static int read_records(struct ingest_ctx *c)
 		} else if (!strcmp(t, "kernel")) {
 			stats->kernels++;
 			rc = ingest_kernel(c, j);
-			if (rc == KG_EXIT_PASS)
-				note_device(c, j);
 		} else if (!strcmp(t, "error")) {
 			report_error_record(c, j);
 		} else if (!strcmp(t, "footer")) {
@@ -658,7 +903,8 @@ out:
 int records_parse(struct kg_import_sink *sink, const char *path)
 {
 	struct reader r;
-	struct ingest_ctx c = { sink, &r, 1, import_sink_stats(sink), NULL, NULL, 0 };
+	struct ingest_ctx c = { .sink = sink, .r = &r, .derived = 1,
+				.stats = import_sink_stats(sink) };
 	json_t *h = NULL;
 	int rc;
 
@@ -673,6 +919,8 @@ int records_parse(struct kg_import_sink *sink, const char *path)
 		json_decref(h);
 	}
 	free(c.seen);
+	free(c.km);
+	jtok_free(&c.jt);
 	reader_close(&r);
 	return rc;
 }
@@ -689,5 +937,6 @@ int records_ingest(struct kg_store *st, const char *path, const char *benchmark,
 		stats->dropped = is.dropped;
 		stats->errors = is.errors;
 	}
+	import_stats_free(&is);
 	return rc;
 }

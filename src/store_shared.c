@@ -23,15 +23,19 @@ static uint64_t hash_str(const char *s)
 	return h;
 }
 
-int64_t namemap_get(const struct namemap *m, const char *key)
+int64_t namemap_get(struct namemap *m, const char *key)
 {
 	if (!m->cap)
 		return 0;
+	if (m->last && !strcmp(m->e[m->last - 1].key, key))
+		return m->e[m->last - 1].id;
 	for (size_t i = hash_str(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
 		if (!m->e[i].key)
 			return 0;
-		if (!strcmp(m->e[i].key, key))
+		if (!strcmp(m->e[i].key, key)) {
+			m->last = i + 1;
 			return m->e[i].id;
+		}
 	}
 }
 
@@ -42,6 +46,7 @@ static void namemap_grow(struct namemap *m)
 
 	m->cap = oldcap ? oldcap * 2 : 64;
 	m->e = xcalloc(m->cap, sizeof(*m->e));
+	m->last = 0;
 	for (size_t i = 0; i < oldcap; i++)
 		if (old[i].key) {
 			size_t j = hash_str(old[i].key) & (m->cap - 1);
@@ -75,7 +80,7 @@ void namemap_clear(struct namemap *m)
 		free(m->e[i].key);
 	free(m->e);
 	m->e = NULL;
-	m->cap = m->n = 0;
+	m->cap = m->n = m->last = 0;
 }
 
 size_t runbench_note(struct runbench *rb, int64_t b)

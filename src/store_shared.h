@@ -24,10 +24,12 @@ struct namemap_ent {
 struct namemap {
 	struct namemap_ent *e;
 	size_t cap, n;          /* cap: 0 or a power of two */
+	size_t last;            /* 1 + the slot namemap_get found last; 0: none */
 };
 
-/* The id cached for key, or 0. */
-int64_t namemap_get(const struct namemap *m, const char *key);
+/* The id cached for key, or 0.  The entry found last is tried first: a
+ * kernel record's samples name the same benchmark, NVTX path and kernel. */
+int64_t namemap_get(struct namemap *m, const char *key);
 /* Cache key -> id (replacing an earlier id); the key is copied. */
 void namemap_put(struct namemap *m, const char *key, int64_t id);
 /* Forget everything; the map can be used again. */

@@ -586,6 +586,7 @@ int suiterun_store(struct kg_store *st, struct kg_run_info *run, const char *con
 				sum[i].launches += rs.kernels;
 				sum[i].samples += rs.samples;
 			}
+			import_stats_free(&rs);
 		}
 	}
 	if (rc == KG_EXIT_PASS && samples == 0) {

@@ -1,8 +1,8 @@
 #!/bin/sh
 # bench_ingest.sh: "kgate ingest" of a records file of 1,000,000 samples
 # (200,000 kernel records x 5 metrics, synthetic), against the sqlite3
-# shell's .import of the same rows as CSV into an equivalent table, in one
-# round, alternately, over 3 rounds; then jansson against json-c on
+# shell's .import of the same rows as CSV into a table laid out as kgate's
+# samples (anchor.sh), in one round, alternately, over 3 rounds; then jansson against json-c on
 # 1,000,000 kernel records.  Prints both rates and the ratio of rates (min
 # and median over the rounds).  Goals: ingest <= 2 s and >= 2x the .import
 # rate.  KGATE_OLD=BINARY: in each round, that kgate's ingest too, and
@@ -23,8 +23,8 @@ awk -v n="$N" -v csv="$W/rows.csv" -f "$here/gen_records.awk" > "$W/records.json
 samples=$(wc -l < "$W/rows.csv")
 
 # In each round, in turn: kgate ingest into a fresh database, and the
-# sqlite3 shell's .import of the same rows into an equivalent table (same
-# key, WAL, one transaction).
+# sqlite3 shell's .import of the same rows into a table laid out as kgate's
+# samples (anchor.sh: a rowid table, the index on run, WAL, one transaction).
 ROUNDS=${BENCH_INGEST_ROUNDS:-3}
 : > "$W/times"
 for r in $(seq "$ROUNDS"); do

@@ -54,7 +54,14 @@ void import_info_free(struct kg_import_info *info);
 struct kg_import_stats {
 	size_t kernels, samples, dropped, errors;
 	size_t benchmarks;       /* those named by import_sink_benchmark */
+	/* the demangled names of the kernels given a duration
+	 * (gpu__time_duration.sum), each once, in no order: what ingest's
+	 * summary counts; freed by import_stats_free */
+	char **timed;
+	size_t n_timed;
 };
+
+void import_stats_free(struct kg_import_stats *stats);
 
 struct kg_import_sink;
 

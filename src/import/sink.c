@@ -11,6 +11,7 @@
 #include "kgate/demangle.h"
 #include "kgate/kname.h"
 #include "kgate/metric.h"
+#include "kgate/records_format.h"
 #include "kgate/unit.h"
 #include "kgate/util.h"
 
@@ -33,6 +34,7 @@ struct metric_ent {
 	struct ent e;           /* the name */
 	struct kg_import_metric m;
 	int unit_checked;       /* storing side: its unit held against the store's */
+	int timed;              /* it is the duration (stats->timed) */
 };
 struct unit_ent {
 	struct ent e;           /* a metric's name in the store */
@@ -153,6 +155,8 @@ struct kg_import_sink {
 	struct intern kernels, strings, metrics, benches;
 	struct bench_ent *cur_bench;    /* import_sink_benchmark's, else NULL */
 	struct intern units;    /* the store's metrics with a unit, before this file */
+	struct intern timed;    /* demangled names of the kernels given a duration */
+	const char *last_timed; /* the last one added there */
 	struct kg_import_stats *stats;
 	/* the queue between the two threads */
 	pthread_mutex_t mu;
@@ -225,16 +229,30 @@ void import_sink_benchmark(struct kg_import_sink *s, const char *name)
 	s->cur_bench = (struct bench_ent *)*slot;
 }
 
-const char *import_sink_string(struct kg_import_sink *s, const char *str)
+static const char *import_sink_string_in(struct intern *t, const char *str)
 {
-	struct ent **slot = intern_slot(&s->strings, str);
+	struct ent **slot = intern_slot(t, str);
 
 	if (!*slot) {
 		*slot = xcalloc(1, sizeof(**slot));
 		(*slot)->key = xstrdup(str);
-		s->strings.n++;
+		t->n++;
 	}
 	return (*slot)->key;
+}
+
+const char *import_sink_string(struct kg_import_sink *s, const char *str)
+{
+	return import_sink_string_in(&s->strings, str);
+}
+
+void import_stats_free(struct kg_import_stats *stats)
+{
+	for (size_t i = 0; i < stats->n_timed; i++)
+		free(stats->timed[i]);
+	free(stats->timed);
+	stats->timed = NULL;
+	stats->n_timed = 0;
 }
 
 const struct kg_import_metric *import_sink_metric(struct kg_import_sink *s, const char *name,
@@ -249,6 +267,7 @@ const struct kg_import_metric *import_sink_metric(struct kg_import_sink *s, cons
 		m->m.name = m->e.key;
 		m->m.unit = unit ? xstrdup(unit) : NULL;
 		m->m.deterministic = metric_deterministic(name);
+		m->timed = !strcmp(name, KG_M_DURATION);
 		*slot = &m->e;
 		s->metrics.n++;
 	}
@@ -285,6 +304,11 @@ int import_sink_add(struct kg_import_sink *s, const char *nvtx, const struct kg_
 	if (!s->cur) {
 		s->cur = xmalloc(sizeof(*s->cur));
 		s->cur->n = 0;
+	}
+	if (k->demangled && k->demangled != s->last_timed &&
+	    ((const struct metric_ent *)((const char *)m - offsetof(struct metric_ent, m)))->timed) {
+		s->last_timed = k->demangled;
+		import_sink_string_in(&s->timed, k->demangled);
 	}
 	struct pending *p = &s->cur->p[s->cur->n++];
 	p->bench = s->cur_bench;
@@ -479,10 +503,17 @@ int import_ingest(const struct kg_importer *im, struct kg_store *st, const char 
 	free(s.cur);
 	pthread_mutex_destroy(&s.mu);
 	pthread_cond_destroy(&s.cv);
+	stats->timed = xmalloc((s.timed.n ? s.timed.n : 1) * sizeof(*stats->timed));
+	for (size_t i = 0; i < s.timed.cap; i++)
+		if (s.timed.e[i])
+			stats->timed[stats->n_timed++] = xstrdup(s.timed.e[i]->key);
+	intern_free(&s.timed, string_free);
 	intern_free(&s.kernels, kernel_free);
 	intern_free(&s.strings, string_free);
 	intern_free(&s.metrics, metric_free);
 	intern_free(&s.benches, string_free);
 	intern_free(&s.units, unit_free);
+	if (stats == &dummy)
+		import_stats_free(&dummy);
 	return rc;
 }

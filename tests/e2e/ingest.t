@@ -184,4 +184,24 @@ sed "1s/\"time\":[0-9]*/\"time\":-5/" "$REC/good.jsonl" > "$T/neg.jsonl"
 run "$KGATE" ingest --db "$T/future.db" --commit neg --records "$T/neg.jsonl"
 is "$rc" 2 "a negative header time exits 2"
 
+# Kernel records are read by jtok when they are plain (ASCII strings without
+# escapes, no repeated key) and by jansson otherwise: both readings store the
+# same samples.  The same synthetic records, once plain and once with every
+# '/' written "\/" (the same strings to JSON, jansson's to read), once more
+# with each metrics object given a first, overridden copy of a key (jansson
+# keeps the last value).
+awk -v n=300 -v csv="$T/rows.csv" -f "$KGATE_SRC/benchmarks/self/gen_records.awk" > "$T/plain.jsonl"
+sed '/"type":"kernel"/s|/|\\/|g' "$T/plain.jsonl" > "$T/escaped.jsonl"
+sed 's|"metrics":{|"metrics":{"gpu__time_duration.sum":-1,|' "$T/plain.jsonl" > "$T/repeated.jsonl"
+dump() { sqlite3 "$1" "SELECT benchmark, nvtx, kernel, metric, repeat, ordinal, value FROM samples_named ORDER BY kernel, metric, ordinal"; }
+for f in plain escaped repeated; do
+	run "$KGATE" ingest --db "$T/$f.db" --commit "$f" --benchmark syn --records "$T/$f.jsonl"
+	is "$rc" 0 "$f records ingest"
+done
+is "$(grep -c '\\/' "$T/escaped.jsonl")" 300 "every kernel record of the escaped file has an escape"
+is "$(dump "$T/plain.db" | wc -l)" 1500 "the plain file's 300 records give 1,500 samples"
+is "$(dump "$T/escaped.db" | md5sum)" "$(dump "$T/plain.db" | md5sum)" "escaped strings: the same samples"
+is "$(dump "$T/repeated.db" | md5sum)" "$(dump "$T/plain.db" | md5sum)" "a repeated key: the last value, as before"
+is "$(sqlite3 "$T/escaped.db" "SELECT hex(data) FROM run_points")" "$(sqlite3 "$T/plain.db" "SELECT hex(data) FROM run_points")" "and the same points"
+
 done_testing

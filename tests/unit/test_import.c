@@ -271,6 +271,7 @@ static void test_sink(void **state)
 	assert_int_equal(import_ingest(&fake, st, "fake", "bench", 0, &stats), KG_EXIT_PASS);
 	assert_int_equal(stats.samples, 10000);
 	assert_int_equal(stats.kernels, 10000);
+	import_stats_free(&stats);
 	assert_true(interned);
 	assert_int_equal(store_run_commit(st), KG_EXIT_PASS);
 	assert_int_equal(store_load_samples(st, &run.id, 1, &set), KG_EXIT_PASS);

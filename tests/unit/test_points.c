@@ -45,11 +45,20 @@ static void test_reduction(void **state)
 {
 	(void)state;
 	unsigned seed = 7;
-	for (size_t n = 1; n <= 40; n++) {
+	/* sorted when few, selected when many: both against counting; with
+	 * ties, with many ties (5 values), sorted and reversed input */
+	static const size_t big[] = { 100, 257, 1000, 1001 };
+	for (size_t c = 0; c < 40 + 4 * 4; c++) {
+		size_t n = c < 40 ? c + 1 : big[(c - 40) % 4];
+		unsigned mod = c < 40 || (c - 40) / 4 == 0 ? 1000 : 5;
 		double *v = xmalloc(n * sizeof *v), *w = xmalloc(n * sizeof *w);
 		for (size_t i = 0; i < n; i++) {
 			seed = seed * 1103515245u + 12345u;
-			v[i] = w[i] = (double)(seed % 1000) / 7.0;   /* with ties */
+			v[i] = w[i] = (double)(seed % mod) / 7.0;   /* with ties */
+			if (c >= 40 && (c - 40) / 4 == 2)
+				v[i] = w[i] = (double)i;             /* sorted */
+			if (c >= 40 && (c - 40) / 4 == 3)
+				v[i] = w[i] = (double)(n - i);       /* reversed */
 		}
 		struct kg_point p;
 		points_of(w, n, &p);
