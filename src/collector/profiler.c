@@ -1102,6 +1102,20 @@ void profiler_step(int begin)
 
 /* A launch under step replay (the lock held; it is released unless a range
  * is made). */
+/* On a context's first profiled launch (the launching thread): enable
+ * its Range Profiler and reset its counter data.  0, or -1 (a failed
+ * enable releases the context's profiler). */
+static int prof_ctx_start_locked(struct prof_ctx *pc)
+{
+	if (prof_ctx_enable_locked(pc) != 0) {
+		pc->enabled = pc->obj != NULL;
+		prof_ctx_release_locked(pc);
+		return -1;
+	}
+	pc->enabled = 1;
+	return prof_reset_locked(pc);
+}
+
 static int prof_step_launch_locked(CUcontext ctx, const char *symbol, int64_t ordinal,
 				   CUstream stream)
 {
@@ -1111,13 +1125,7 @@ static int prof_step_launch_locked(CUcontext ctx, const char *symbol, int64_t or
 		goto no;
 	if (!pc->enabled) {
 		/* on the launching thread, before the next step begins */
-		if (prof_ctx_enable_locked(pc) != 0) {
-			pc->enabled = pc->obj != NULL;
-			prof_ctx_release_locked(pc);
-			goto no;
-		}
-		pc->enabled = 1;
-		if (prof_reset_locked(pc) != 0)
+		if (prof_ctx_start_locked(pc) != 0)
 			goto no;
 		COLL_DEBUG("profiler enabled (step replay of %d passes)", coll_cfg.step_passes);
 	}
@@ -1196,13 +1204,23 @@ static void prof_decode_all_locked(void)
 		prof_decode_locked(&prof_ctxs[i], 1);
 }
 
+/* 1 when the Range Profiler (this file) collects the metrics; 0 in trace
+ * mode, or after handing the call to PM sampling's pm when that engine
+ * collects them. */
+static int prof_range_engine(void (*pm)(void))
+{
+	if (coll_cfg.mode != COLL_METRICS)
+		return 0;
+	if (pmsample_engine()) {
+		pm();
+		return 0;
+	}
+	return 1;
+}
+
 void profiler_sync(void)
 {
-	if (pmsample_engine() && coll_cfg.mode == COLL_METRICS) {
-		pmsample_sync();
-		return;
-	}
-	if (coll_cfg.mode != COLL_METRICS)
+	if (!prof_range_engine(pmsample_sync))
 		return;
 	prof_lock();
 	prof_decode_all_locked();
@@ -1349,13 +1367,7 @@ int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, in
 	}
 	if (!pc->enabled) {
 		double te = prof_ms();
-		if (prof_ctx_enable_locked(pc) != 0) {
-			pc->enabled = pc->obj != NULL;
-			prof_ctx_release_locked(pc);
-			goto no;
-		}
-		pc->enabled = 1;
-		if (prof_reset_locked(pc) != 0)
+		if (prof_ctx_start_locked(pc) != 0)
 			goto no;
 		COLL_DEBUG("profiler enabled (enable, counter data image, set config; %s): %.3f ms",
 			   pc->session ? "user replay session" : "kernel replay", prof_ms() - te);
@@ -1517,11 +1529,7 @@ int profiler_usable(void)
 
 void profiler_finish(void)
 {
-	if (pmsample_engine() && coll_cfg.mode == COLL_METRICS) {
-		pmsample_finish();
-		return;
-	}
-	if (coll_cfg.mode != COLL_METRICS)
+	if (!prof_range_engine(pmsample_finish))
 		return;
 	prof_lock();
 	prof_decode_all_locked();
