@@ -810,16 +810,10 @@ void check_decide(const struct kg_thresholds *t, const struct kg_gate *g, int no
 	o->on_missing_kernel = (int)t->on_missing_kernel;
 	o->on_inconclusive = (int)t->on_inconclusive;
 	o->on_no_baseline = (int)t->on_no_baseline;
-	o->n_fail = g->n_fail;
-	o->n_pass = g->n_pass;
-	o->n_inconclusive = g->n_inconclusive;
-	o->n_new = g->n_new;
-	o->n_missing = g->n_missing;
-	o->n_changed = g->n_changed;
-	o->n_skip = 0;
-	o->n_failing = 0;
+	o->n_fail = o->n_pass = o->n_inconclusive = o->n_new = o->n_missing = o->n_changed = 0;
+	o->n_skip = o->n_failing = 0;
 	for (size_t i = 0; i < g->n; i++)
-		o->n_failing += g->r[i].fails != 0;
+		verdict_outcome_count(o, g->r[i].verdict, g->r[i].fails);
 	if (no_baseline) {
 		o->verdict = KG_VERDICT_NO_BASELINE;
 		o->exit_status = t->on_no_baseline == KG_POLICY_FAIL ? KG_EXIT_REGRESSION : KG_EXIT_PASS;

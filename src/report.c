@@ -78,17 +78,7 @@ static int add_check_row(void *arg, const struct kg_verdict_rec *r)
 	v->fails = r->fails;
 	enum kg_verdict vd = KG_VERDICT_SKIP;
 	verdict_parse(v->verdict, &vd);
-	struct kg_outcome *o = &c->outcome;
-	switch (vd) {
-	case KG_VERDICT_FAIL: o->n_fail++; break;
-	case KG_VERDICT_INCONCLUSIVE: o->n_inconclusive++; break;
-	case KG_VERDICT_PASS: o->n_pass++; break;
-	case KG_VERDICT_NEW: o->n_new++; break;
-	case KG_VERDICT_MISSING: o->n_missing++; break;
-	case KG_VERDICT_CHANGED: o->n_changed++; break;
-	default: o->n_skip++; break;
-	}
-	o->n_failing += v->fails != 0;
+	verdict_outcome_count(&c->outcome, vd, v->fails);
 	return 0;
 }
 

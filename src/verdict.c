@@ -75,6 +75,20 @@ void verdict_outcome_free(struct kg_outcome *o)
 	o->note = o->not_compared = NULL;
 }
 
+void verdict_outcome_count(struct kg_outcome *o, enum kg_verdict v, int fails)
+{
+	switch (v) {
+	case KG_VERDICT_FAIL: o->n_fail++; break;
+	case KG_VERDICT_INCONCLUSIVE: o->n_inconclusive++; break;
+	case KG_VERDICT_PASS: o->n_pass++; break;
+	case KG_VERDICT_NEW: o->n_new++; break;
+	case KG_VERDICT_MISSING: o->n_missing++; break;
+	case KG_VERDICT_CHANGED: o->n_changed++; break;
+	default: o->n_skip++; break;
+	}
+	o->n_failing += fails != 0;
+}
+
 const char *verdict_outcome_state(const struct kg_outcome *o, struct kg_buf *desc)
 {
 	if (desc) {

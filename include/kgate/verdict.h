@@ -49,6 +49,9 @@ struct kg_outcome {
 	char *not_compared;
 };
 void verdict_outcome_free(struct kg_outcome *o);
+/* Count one row of verdict v into o's counts (SKIP and NO_BASELINE as
+ * n_skip); fails: the row made the check fail (n_failing). */
+void verdict_outcome_count(struct kg_outcome *o, enum kg_verdict v, int fails);
 
 /* The commit status of an outcome: "success" or "failure" (from the
  * stored exit status), and a one-line description in desc. */

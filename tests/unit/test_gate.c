@@ -23,6 +23,7 @@
 #include "kgate/config.h"
 #include "kgate/gate.h"
 #include "kgate/metric.h"
+#include "kgate/verdict.h"
 #include "kgate/util.h"
 
 #include "rng.h"
@@ -830,6 +831,31 @@ static void test_noisy_by_config(void **state)
 	config_free_thresholds(t);
 }
 
+/* An outcome's counts from its rows: one counter per verdict, skips and
+ * no-baseline rows as skips, and the rows that failed the check. */
+static void test_outcome_count(void **state)
+{
+	static const enum kg_verdict v[] = {
+		KG_VERDICT_FAIL, KG_VERDICT_FAIL, KG_VERDICT_PASS, KG_VERDICT_INCONCLUSIVE,
+		KG_VERDICT_NEW, KG_VERDICT_MISSING, KG_VERDICT_CHANGED, KG_VERDICT_SKIP,
+		KG_VERDICT_NO_BASELINE,
+	};
+	static const int fails[] = { 1, 1, 0, 1, 0, 1, 0, 0, 0 };
+	struct kg_outcome o = { 0 };
+	(void)state;
+
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+		verdict_outcome_count(&o, v[i], fails[i]);
+	assert_int_equal(o.n_fail, 2);
+	assert_int_equal(o.n_pass, 1);
+	assert_int_equal(o.n_inconclusive, 1);
+	assert_int_equal(o.n_new, 1);
+	assert_int_equal(o.n_missing, 1);
+	assert_int_equal(o.n_changed, 1);
+	assert_int_equal(o.n_skip, 2);
+	assert_int_equal(o.n_failing, 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -855,6 +881,7 @@ int main(void)
 		cmocka_unit_test(test_zero_percent_identical),
 		cmocka_unit_test(test_mutation),
 		cmocka_unit_test(test_noisy_by_config),
+		cmocka_unit_test(test_outcome_count),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
