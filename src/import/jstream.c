@@ -39,6 +39,7 @@ static void jstream_close(struct jstream *r)
 	if (r->gz)
 		gzclose(r->gz);
 	free(r->b);
+	jtok_free(&r->jt);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -324,7 +325,7 @@ int jstream_peek(struct jstream *r)
 json_t *jstream_parse(struct jstream *r, const unsigned char *s, size_t n)
 {
 	json_error_t err;
-	json_t *v = json_loadb((const char *)s, n, 0, &err);
+	json_t *v = jtok_loadb(&r->jt, (const char *)s, n, &err);
 
 	if (!v)
 		kg_error("%s: byte %llu: bad %s JSON: %s", r->path,

@@ -9,6 +9,8 @@
 #ifndef KGATE_IMPORT_JSTREAM_H
 #define KGATE_IMPORT_JSTREAM_H
 
+#include "kgate/jtok.h"
+
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,6 +30,7 @@ struct jstream {
 	size_t mark;            /* bytes before it may be dropped */
 	uint64_t dropped;       /* bytes dropped before b[0] */
 	int eof;
+	struct jtok jt;         /* jstream_parse's tokens */
 };
 
 /* Called with each key of the top-level object, the reader at its value,

@@ -134,7 +134,7 @@ static json_t *event_parse(struct jstream *r, const unsigned char *s, size_t n,
 		hit = has_bytes(s, n, want[i]);
 	if (!hit)
 		return NULL;
-	json_t *e = json_loadb((const char *)s, n, 0, &err);
+	json_t *e = jtok_loadb(&r->jt, (const char *)s, n, &err);
 	if (!e) {
 		kg_error("%s: byte %llu: bad JSON in traceEvents: %s", r->path,
 			 (unsigned long long)jstream_offset(r, s), err.text);

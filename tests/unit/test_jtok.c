@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "kgate/jtok.h"
+#include "kgate/util.h"
 #include "rng.h"
 
 /* The value of tokens [i, jtok_skip(i)) as jansson would build it. */
@@ -82,6 +83,10 @@ static int agree(struct jtok *j, const char *text, size_t len)
 		}
 		assert_int_equal(jtok_skip(j, 0), j->n);
 		json_decref(got);
+		got = jtok_json(j, 0);      /* the library's own rebuilding */
+		if (!json_equal(got, want))
+			fail_msg("jtok_json read '%.*s' otherwise than jansson", (int)len, text);
+		json_decref(got);
 	}
 	json_decref(want);
 	return took;
@@ -137,6 +142,18 @@ static void not_json_is_declined(void **state)
 	assert_false(agree(&j, nul, sizeof(nul) - 1));
 	static const char nul2[] = "{\"a\":\"x\0y\"}";
 	assert_false(agree(&j, nul2, sizeof(nul2) - 1));
+	/* nesting deeper than jansson takes, and deeper than jtok does */
+	for (size_t depth = 600; depth <= 3000; depth += 2400) {
+		char *deep = xmalloc(2 * depth + 16);
+		size_t n = (size_t)sprintf(deep, "{\"a\":");
+		for (size_t k = 1; k < depth; k++)
+			deep[n++] = '[';
+		for (size_t k = 1; k < depth; k++)
+			deep[n++] = ']';
+		deep[n++] = '}';
+		assert_false(agree(&j, deep, n));
+		free(deep);
+	}
 	jtok_free(&j);
 }
 
