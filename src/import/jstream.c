@@ -349,5 +349,5 @@ int jstream_walk(const char *path, const char *what, jstream_key_fn fn, void *ct
 		return rc;
 	rc = jstream_object(&r, fn, ctx);
 	jstream_close(&r);
-	return rc;
+	return rc == JSTREAM_STOP ? KG_EXIT_PASS : rc;
 }

@@ -33,6 +33,10 @@ struct jstream {
 	struct jtok jt;         /* jstream_parse's tokens */
 };
 
+/* What a key or element callback returns to end the walk there: the rest
+ * of the file is neither read nor checked, and jstream_walk returns 0. */
+#define JSTREAM_STOP (-100)
+
 /* Called with each key of the top-level object, the reader at its value,
  * which it must consume (jstream_array, jstream_json, jstream_skip). */
 typedef int (*jstream_key_fn)(struct jstream *r, const char *key, void *ctx);

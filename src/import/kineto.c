@@ -275,6 +275,10 @@ static int info_event(struct jstream *r, const unsigned char *s, size_t n, void 
 		}
 	}
 	json_decref(e);
+	/* all that is wanted is known: the rest of the trace (a second inflating
+	 * of it, the ingest's, reads and checks every event) is not walked here */
+	if (c->process && c->gpu_count && c->one_model)
+		return JSTREAM_STOP;
 	return KG_EXIT_PASS;
 }
 
