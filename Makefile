@@ -40,9 +40,10 @@ WARN     = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototyp
 CFLAGS  ?= -O2 -g
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SANFLAGS) -Iinclude -MMD -MP
 # libyaml, SQLite, jansson and zlib are linked statically so that the binary runs on
-# a GPU machine that has none of them; libcurl stays dynamic.
+# a GPU machine that has none of them; libcurl and libstdc++ (the demangler) are
+# loaded with dlopen when first needed (http.c, demangle.c), not linked.
 STATIC_LIBS = -Wl,-Bstatic -lyaml -lsqlite3 -ljansson -lz -Wl,-Bdynamic
-LDLIBS   = $(STATIC_LIBS) -lcurl -lstdc++ -lm -lpthread -ldl
+LDLIBS   = $(STATIC_LIBS) -lm -lpthread -ldl
 LDFLAGS ?=
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
 

@@ -7,18 +7,42 @@
 #include "kgate/util.h"
 
 #include <ctype.h>
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* From the C++ ABI (libstdc++); declared here to keep this file C. */
-extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+/*
+ * The C++ ABI's demangler, from libstdc++, loaded at the first mangled name
+ * rather than linked: loading libstdc++ costs every kgate process about
+ * 3 ms, and most never demangle.  NULL when it cannot be loaded (names are
+ * then kept as they are, said once).
+ */
+typedef char *cxa_demangle_fn(const char *mangled, char *buf, size_t *len, int *status);
+
+static cxa_demangle_fn *demangler(void)
+{
+	static int tried;
+	static cxa_demangle_fn *fn;
+
+	if (!tried) {
+		tried = 1;
+		void *lib = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+		if (lib)
+			*(void **)&fn = dlsym(lib, "__cxa_demangle");
+		if (!fn)
+			kg_warn("cannot load the C++ demangler (libstdc++.so.6: %s); kernel names "
+				"stay mangled", dlerror());
+	}
+	return fn;
+}
 
 char *demangle_name(const char *name)
 {
 	int status = 0;
+	cxa_demangle_fn *cxa;
 
 	if (name[0] == '_' && name[1] == 'Z') {
-		char *d = __cxa_demangle(name, NULL, NULL, &status);
+		char *d = (cxa = demangler()) ? cxa(name, NULL, NULL, &status) : NULL;
 		if (d && status == 0) {
 			char *c = demangle_canonical(d);
 			free(d);

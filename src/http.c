@@ -6,6 +6,12 @@
  * callers need (Link), and redaction: the bearer token is only ever placed
  * in the Authorization header list, and everything this module prints or
  * hands back as text has been through http_redact().
+ *
+ * libcurl is loaded with dlopen at the first call that needs it, not linked:
+ * with its thirty libraries (TLS, Kerberos, LDAP, ...) the dynamic loader
+ * took about 30 ms of every kgate process, 80% of `kgate --version` and a
+ * fifth of a small check, which mostly never talk HTTP.  Its functions are
+ * called through the table `cu` (the list in CURL_FUNCS).
  */
 #include "kgate/escape.h"
 #include "kgate/http.h"
@@ -14,6 +20,7 @@
 
 #include <ctype.h>
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +29,60 @@
 #include <time.h>
 
 #define MAX_BODY (32u << 20)
+
+/* The libcurl functions kgate calls: type, name (without "curl_"), arguments. */
+#define CURL_FUNCS(X)                                                              \
+	X(CURLcode, global_init, (long))                                           \
+	X(CURL *, easy_init, (void))                                               \
+	X(void, easy_reset, (CURL *))                                              \
+	X(CURLcode, easy_setopt, (CURL *, CURLoption, ...))                        \
+	X(CURLcode, easy_perform, (CURL *))                                        \
+	X(CURLcode, easy_getinfo, (CURL *, CURLINFO, ...))                         \
+	X(const char *, easy_strerror, (CURLcode))                                 \
+	X(void, easy_cleanup, (CURL *))                                            \
+	X(struct curl_slist *, slist_append, (struct curl_slist *, const char *))  \
+	X(void, slist_free_all, (struct curl_slist *))                             \
+	X(time_t, getdate, (const char *, const time_t *))                         \
+	X(CURLU *, url, (void))                                                    \
+	X(CURLUcode, url_set, (CURLU *, CURLUPart, const char *, unsigned int))    \
+	X(CURLUcode, url_get, (const CURLU *, CURLUPart, char **, unsigned int))   \
+	X(void, url_cleanup, (CURLU *))                                            \
+	X(void, free, (void *))
+
+static struct {
+#define FIELD(type, name, args) type(*name) args;
+	CURL_FUNCS(FIELD)
+#undef FIELD
+} cu;
+
+/* libcurl loaded, its functions in cu: 0; -1 when it cannot be (said once,
+ * the reason in *why). */
+static int curl_load(const char **why)
+{
+	static int state;       /* 0 not tried, 1 loaded, -1 failed */
+	static char reason[200];
+
+	if (!state) {
+		void *lib = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+		state = lib ? 1 : -1;
+		if (!lib)
+			snprintf(reason, sizeof reason, "cannot load libcurl: %s", dlerror());
+#define LOAD(type, name, args)                                                     \
+		if (state == 1 && !(*(void **)&cu.name = dlsym(lib, "curl_" #name))) { \
+			snprintf(reason, sizeof reason, "cannot load libcurl: no curl_%s", #name); \
+			state = -1;                                                        \
+		}
+		CURL_FUNCS(LOAD)
+#undef LOAD
+		if (state == 1 && cu.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+			snprintf(reason, sizeof reason, "cannot initialise libcurl");
+			state = -1;
+		}
+	}
+	if (why)
+		*why = reason;
+	return state == 1 ? 0 : -1;
+}
 
 static long env_long(const char *name, long def, long lo, long hi)
 {
@@ -58,20 +119,22 @@ char *http_redact(const char *s, const char *secret)
 
 char *http_origin(const char *url)
 {
-	CURLU *u = curl_url();
+	if (curl_load(NULL) != 0)
+		return xstrdup("?");
+	CURLU *u = cu.url();
 	char *scheme = NULL, *host = NULL, *port = NULL, *out = NULL;
-	if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
-	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
-	    curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK) {
-		if (curl_url_get(u, CURLUPART_PORT, &port, 0) == CURLUE_OK)
+	if (u && cu.url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+	    cu.url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+	    cu.url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK) {
+		if (cu.url_get(u, CURLUPART_PORT, &port, 0) == CURLUE_OK)
 			out = xasprintf("%s://%s:%s", scheme, host, port);
 		else
 			out = xasprintf("%s://%s", scheme, host);
 	}
-	curl_free(scheme);
-	curl_free(host);
-	curl_free(port);
-	curl_url_cleanup(u);
+	cu.free(scheme);
+	cu.free(host);
+	cu.free(port);
+	cu.url_cleanup(u);
 	return out ? out : xstrdup("?");
 }
 
@@ -128,7 +191,7 @@ double http_retry_after(const char *value, long now)
 			end++;
 		return *end ? -1 : v;
 	}
-	time_t t = curl_getdate(value, NULL);
+	time_t t = curl_load(NULL) == 0 ? cu.getdate(value, NULL) : -1;
 	if (t == -1)
 		return -1;
 	return t > now ? (double)(t - now) : 0;
@@ -252,7 +315,6 @@ static void sleep_s(double s)
 		;
 }
 
-static int global_ready;
 
 static int transient(CURLcode rc)
 {
@@ -274,13 +336,11 @@ static int transient(CURLcode rc)
 int http_send(const struct http_request *req, struct http_response *resp)
 {
 	memset(resp, 0, sizeof *resp);
-	if (!global_ready) {
-		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-			snprintf(resp->error, sizeof resp->error, "cannot initialise libcurl");
-			resp->body = xstrdup("");
-			return -1;
-		}
-		global_ready = 1;
+	const char *unloaded;
+	if (curl_load(&unloaded) != 0) {
+		snprintf(resp->error, sizeof resp->error, "%s", unloaded);
+		resp->body = xstrdup("");
+		return -1;
 	}
 	long timeout = env_long("KGATE_HTTP_TIMEOUT", 30, 1, 3600);
 	long retries = env_long("KGATE_HTTP_RETRIES", 4, 0, 20);
@@ -289,7 +349,7 @@ int http_send(const struct http_request *req, struct http_response *resp)
 	const char *vs = getenv("KGATE_HTTP_VERBOSE");
 	int verbose = vs && *vs && strcmp(vs, "0") != 0;
 
-	CURL *h = curl_easy_init();
+	CURL *h = cu.easy_init();
 	if (!h) {
 		snprintf(resp->error, sizeof resp->error, "cannot initialise libcurl");
 		resp->body = xstrdup("");
@@ -299,24 +359,24 @@ int http_send(const struct http_request *req, struct http_response *resp)
 	char *line;
 	if (req->accept) {
 		line = xasprintf("Accept: %s", req->accept);
-		hdrs = curl_slist_append(hdrs, line);
+		hdrs = cu.slist_append(hdrs, line);
 		free(line);
 	}
 	if (req->body) {
 		line = xasprintf("Content-Type: %s",
 				 req->content_type ? req->content_type : "application/json");
-		hdrs = curl_slist_append(hdrs, line);
+		hdrs = cu.slist_append(hdrs, line);
 		free(line);
 	}
 	if (req->token && *req->token) {
 		line = xasprintf("Authorization: Bearer %s", req->token);
-		hdrs = curl_slist_append(hdrs, line);
+		hdrs = cu.slist_append(hdrs, line);
 		memset(line, 0, strlen(line));
 		free(line);
 	}
 	for (const char *const *x = req->headers; x && *x; x++)
-		hdrs = curl_slist_append(hdrs, *x);
-	hdrs = curl_slist_append(hdrs, "Expect:");
+		hdrs = cu.slist_append(hdrs, *x);
+	hdrs = cu.slist_append(hdrs, "Expect:");
 
 	char cerr[CURL_ERROR_SIZE];
 	struct attempt a;
@@ -326,41 +386,41 @@ int http_send(const struct http_request *req, struct http_response *resp)
 	for (int attempt = 0;; attempt++) {
 		attempt_free(&a);
 		cerr[0] = '\0';
-		curl_easy_reset(h);
-		curl_easy_setopt(h, CURLOPT_URL, req->url);
-		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, req->method);
+		cu.easy_reset(h);
+		cu.easy_setopt(h, CURLOPT_URL, req->url);
+		cu.easy_setopt(h, CURLOPT_CUSTOMREQUEST, req->method);
 		if (strcmp(req->method, "GET") == 0)
-			curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+			cu.easy_setopt(h, CURLOPT_HTTPGET, 1L);
 		if (req->body) {
-			curl_easy_setopt(h, CURLOPT_POSTFIELDS, req->body);
-			curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(req->body));
+			cu.easy_setopt(h, CURLOPT_POSTFIELDS, req->body);
+			cu.easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(req->body));
 		}
-		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-		curl_easy_setopt(h, CURLOPT_USERAGENT, "kgate/" KGATE_VERSION);
-		curl_easy_setopt(h, CURLOPT_TIMEOUT, timeout);
-		curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, timeout < 10 ? timeout : 10L);
-		curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-		curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-		curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
-		curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
-		curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-		curl_easy_setopt(h, CURLOPT_WRITEDATA, &a);
-		curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-		curl_easy_setopt(h, CURLOPT_HEADERDATA, &a);
+		cu.easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+		cu.easy_setopt(h, CURLOPT_USERAGENT, "kgate/" KGATE_VERSION);
+		cu.easy_setopt(h, CURLOPT_TIMEOUT, timeout);
+		cu.easy_setopt(h, CURLOPT_CONNECTTIMEOUT, timeout < 10 ? timeout : 10L);
+		cu.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+		cu.easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+		cu.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+		cu.easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+		cu.easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
+		cu.easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+		cu.easy_setopt(h, CURLOPT_WRITEDATA, &a);
+		cu.easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+		cu.easy_setopt(h, CURLOPT_HEADERDATA, &a);
 		if (verbose) {
-			curl_easy_setopt(h, CURLOPT_VERBOSE, 1L);
-			curl_easy_setopt(h, CURLOPT_DEBUGFUNCTION, on_debug);
-			curl_easy_setopt(h, CURLOPT_DEBUGDATA, (void *)req->token);
+			cu.easy_setopt(h, CURLOPT_VERBOSE, 1L);
+			cu.easy_setopt(h, CURLOPT_DEBUGFUNCTION, on_debug);
+			cu.easy_setopt(h, CURLOPT_DEBUGDATA, (void *)req->token);
 		}
-		CURLcode rc = curl_easy_perform(h);
+		CURLcode rc = cu.easy_perform(h);
 		resp->attempts = attempt + 1;
 		long status = 0;
 		double delay = -1;      /* seconds before the next attempt, -1: stop */
 		if (rc != CURLE_OK) {
 			char *origin = http_origin(req->url);
 			const char *why = a.too_big ? "reply larger than 32 MiB"
-				: cerr[0] ? cerr : curl_easy_strerror(rc);
+				: cerr[0] ? cerr : cu.easy_strerror(rc);
 			char *msg = xasprintf("%s %s: %s", req->method, origin, why);
 			char *red = http_redact(msg, req->token);
 			snprintf(resp->error, sizeof resp->error, "%s", red);
@@ -371,7 +431,7 @@ int http_send(const struct http_request *req, struct http_response *resp)
 			if (transient(rc) && !a.too_big)
 				delay = wait;
 		} else {
-			curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+			cu.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
 			resp->status = status;
 			resp->error[0] = '\0';
 			if (status >= 200 && status < 300) {
@@ -383,7 +443,7 @@ int http_send(const struct http_request *req, struct http_response *resp)
 				 * not say), and not a success: nothing was posted */
 				char *from = http_origin(req->url), *to = NULL;
 				char *loc = NULL;
-				if (curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &loc) == CURLE_OK && loc)
+				if (cu.easy_getinfo(h, CURLINFO_REDIRECT_URL, &loc) == CURLE_OK && loc)
 					to = http_origin(loc);
 				char *msg = xasprintf("%s %s: HTTP %ld, a redirect to %s, which kgate "
 						      "does not follow; check the API URL", req->method,
@@ -435,8 +495,8 @@ int http_send(const struct http_request *req, struct http_response *resp)
 	resp->link = a.link;
 	a.link = NULL;
 	attempt_free(&a);
-	curl_slist_free_all(hdrs);
-	curl_easy_cleanup(h);
+	cu.slist_free_all(hdrs);
+	cu.easy_cleanup(h);
 	return ok;
 }
 

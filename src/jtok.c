@@ -200,6 +200,8 @@ static int grammar_ok(struct jtok *j, size_t len)
 		switch (t->type) {
 		case JSMN_OBJECT:
 		case JSMN_ARRAY:
+			if (depth == JTOK_MAX_DEPTH)
+				return 0;   /* jansson stops at 2048; jtok_json recurses */
 			stack[depth] = i;
 			state[depth] = t->type == JSMN_OBJECT ? IN_OBJECT_FIRST : IN_ARRAY_FIRST;
 			depth++;
@@ -299,4 +301,55 @@ int jtok_number(const struct jtok *j, int i, double *v)
 		*v = strtod(j->s + t->start, NULL);
 	}
 	return 1;
+}
+
+json_t *jtok_json(const struct jtok *j, int i)
+{
+	const jsmntok_t *t = &j->t[i];
+	const char *s = j->s + t->start;
+	int64_t iv;
+	double dv;
+
+	switch (t->type) {
+	case JSMN_OBJECT: {
+		json_t *o = json_object();
+		char small[128];
+		for (int k = i + 1; k < j->n && j->t[k].start < t->end; k = jtok_skip(j, k + 1)) {
+			size_t len = (size_t)(j->t[k].end - j->t[k].start);
+			char *key = len < sizeof small ? small : xmalloc(len + 1);
+			memcpy(key, j->s + j->t[k].start, len);
+			key[len] = '\0';
+			json_object_set_new_nocheck(o, key, jtok_json(j, k + 1));
+			if (key != small)
+				free(key);
+		}
+		return o;
+	}
+	case JSMN_ARRAY: {
+		json_t *a = json_array();
+		for (int k = i + 1; k < j->n && j->t[k].start < t->end; k = jtok_skip(j, k))
+			json_array_append_new(a, jtok_json(j, k));
+		return a;
+	}
+	case JSMN_STRING:
+		return json_stringn_nocheck(s, (size_t)(t->end - t->start));
+	default:
+		if (*s == 't')
+			return json_true();
+		if (*s == 'f')
+			return json_false();
+		if (*s == 'n')
+			return json_null();
+		if (jtok_int(j, i, &iv))
+			return json_integer((json_int_t)iv);
+		jtok_number(j, i, &dv);
+		return json_real(dv);
+	}
+}
+
+json_t *jtok_loadb(struct jtok *j, const char *s, size_t n, json_error_t *err)
+{
+	if (jtok_scan(j, s, n))
+		return jtok_json(j, 0);
+	return json_loadb(s, n, 0, err);
 }

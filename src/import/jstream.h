@@ -9,7 +9,10 @@
 #ifndef KGATE_IMPORT_JSTREAM_H
 #define KGATE_IMPORT_JSTREAM_H
 
+#include "kgate/jtok.h"
+
 #include <jansson.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <zlib.h>
@@ -19,16 +22,42 @@
 #define JSTREAM_VALUE_MAX (64u << 20)
 #define JSTREAM_WINDOW (1u << 20)
 
+/* The file, inflated on a thread of its own (jstream.c), ZPIPE_BLOCKS
+ * blocks of ZPIPE_BLOCK bytes ahead of the reader. */
+#define ZPIPE_BLOCKS 4
+#define ZPIPE_BLOCK (256u << 10)
+struct zpipe {
+	gzFile gz;
+	pthread_t tid;
+	int started;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	unsigned char *blk[ZPIPE_BLOCKS];
+	size_t len[ZPIPE_BLOCKS];
+	size_t head, count;     /* the ready blocks: count of them from head */
+	size_t off;             /* bytes of blk[head] already taken */
+	int done;               /* the inflater has finished (end or error) */
+	int failed;             /* with an error: */
+	int zerr, err_no;       /* gzerror's code, errno */
+	char msg[160];          /* gzerror's text */
+	int stop;               /* the reader has gone */
+};
+
 struct jstream {
 	const char *path;
 	const char *what;       /* the format, for messages ("nvbench") */
-	gzFile gz;
+	struct zpipe z;
 	unsigned char *b;
 	size_t cap, len, pos;
 	size_t mark;            /* bytes before it may be dropped */
 	uint64_t dropped;       /* bytes dropped before b[0] */
 	int eof;
+	struct jtok jt;         /* jstream_parse's tokens */
 };
+
+/* What a key or element callback returns to end the walk there: the rest
+ * of the file is neither read nor checked, and jstream_walk returns 0. */
+#define JSTREAM_STOP (-100)
 
 /* Called with each key of the top-level object, the reader at its value,
  * which it must consume (jstream_array, jstream_json, jstream_skip). */

@@ -134,7 +134,7 @@ static json_t *event_parse(struct jstream *r, const unsigned char *s, size_t n,
 		hit = has_bytes(s, n, want[i]);
 	if (!hit)
 		return NULL;
-	json_t *e = json_loadb((const char *)s, n, 0, &err);
+	json_t *e = jtok_loadb(&r->jt, (const char *)s, n, &err);
 	if (!e) {
 		kg_error("%s: byte %llu: bad JSON in traceEvents: %s", r->path,
 			 (unsigned long long)jstream_offset(r, s), err.text);
@@ -275,6 +275,10 @@ static int info_event(struct jstream *r, const unsigned char *s, size_t n, void 
 		}
 	}
 	json_decref(e);
+	/* all that is wanted is known: the rest of the trace (a second inflating
+	 * of it, the ingest's, reads and checks every event) is not walked here */
+	if (c->process && c->gpu_count && c->one_model)
+		return JSTREAM_STOP;
 	return KG_EXIT_PASS;
 }
 

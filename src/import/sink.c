@@ -456,7 +456,7 @@ static int store_batches(struct kg_import_sink *s)
 int import_ingest(const struct kg_importer *im, struct kg_store *st, const char *path,
 		  const char *benchmark, int repeat, struct kg_import_stats *stats)
 {
-	struct kg_import_stats dummy;
+	struct kg_import_stats dummy = { 0 };
 	struct kg_import_sink s;
 	pthread_t tid;
 	int rc;

@@ -265,6 +265,12 @@ python3 -c 'import sys; d = open(sys.argv[1]).read(); i = d.index("\"cat\": \"ke
 run "$KGATE" ingest --db "$DB" --commit kr4 "$T/bad.json"
 is "$rc" 2 "bad JSON in a kernel event: refused"
 like "$err" "bad.json: byte [0-9]+: bad JSON in traceEvents" "at its byte"
+# the header's reading stops once it knows the process and the GPU; what
+# comes after is the ingest's to check: the last kernel event broken
+python3 -c 'import sys; d = open(sys.argv[1]).read(); i = d.rindex("\"cat\": \"kernel\""); sys.stdout.write(d[:i] + "\"cat\": \"kernel\" \"oops\"," + d[i + 16:])' "$T/step.json" > "$T/badlast.json"
+run "$KGATE" ingest --db "$DB" --commit kr6 "$T/badlast.json"
+is "$rc" 2 "bad JSON in the last kernel event: refused"
+like "$err" "badlast.json: byte [0-9]+: bad JSON in traceEvents" "at its byte"
 printf '{"traceEvents": [], "deviceProperties": []}' > "$T/empty.json"
 run "$KGATE" ingest --db "$DB" --commit kr5 "$T/empty.json"
 is "$rc" 2 "a trace without kernels (synthetic): refused"

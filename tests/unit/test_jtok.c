@@ -1,7 +1,7 @@
 /*
  * test_jtok.c: jtok against jansson.  The rule: a text jtok takes is one
- * jansson takes, with the same value (rebuilt here from the tokens and
- * compared with json_equal, integers and reals apart); what jtok declines
+ * jansson takes, with the same value (jtok_json's tree against jansson's,
+ * json_equal: integers and reals apart); what jtok declines
  * is anybody's.  Checked on record lines as the collector writes them
  * (which jtok must take: else the fast path never runs), on texts jsmn's
  * tokenizer alone would take although they are not JSON, and on 200,000
@@ -20,49 +20,8 @@
 #include <string.h>
 
 #include "kgate/jtok.h"
+#include "kgate/util.h"
 #include "rng.h"
-
-/* The value of tokens [i, jtok_skip(i)) as jansson would build it. */
-static json_t *rebuild(const struct jtok *j, int i)
-{
-	const jsmntok_t *t = &j->t[i];
-	const char *s = j->s + t->start;
-	int64_t iv;
-	double dv;
-
-	switch (t->type) {
-	case JSMN_OBJECT: {
-		json_t *o = json_object();
-		for (int k = i + 1; k < j->n && j->t[k].start < t->end; k = jtok_skip(j, k + 1)) {
-			char *key = strndup(j->s + j->t[k].start, (size_t)(j->t[k].end - j->t[k].start));
-			json_object_set_new(o, key, rebuild(j, k + 1));
-			free(key);
-		}
-		return o;
-	}
-	case JSMN_ARRAY: {
-		json_t *a = json_array();
-		for (int k = i + 1; k < j->n && j->t[k].start < t->end; k = jtok_skip(j, k))
-			json_array_append_new(a, rebuild(j, k));
-		return a;
-	}
-	case JSMN_STRING:
-		return json_stringn(s, (size_t)(t->end - t->start));
-	default:
-		if (*s == 't')
-			return json_true();
-		if (*s == 'f')
-			return json_false();
-		if (*s == 'n') {
-			assert_true(jtok_null(j, i));
-			return json_null();
-		}
-		if (jtok_int(j, i, &iv))
-			return json_integer((json_int_t)iv);
-		assert_true(jtok_number(j, i, &dv));
-		return json_real(dv);
-	}
-}
 
 /* The rule, on one text: 1 when jtok took it. */
 static int agree(struct jtok *j, const char *text, size_t len)
@@ -75,7 +34,7 @@ static int agree(struct jtok *j, const char *text, size_t len)
 		if (!want || !json_is_object(want))
 			fail_msg("jtok took what jansson refuses: '%.*s' (%s)", (int)len, text,
 				 want ? "not an object" : e.text);
-		json_t *got = rebuild(j, 0);
+		json_t *got = jtok_json(j, 0);
 		if (!json_equal(got, want)) {
 			char *g = json_dumps(got, JSON_ENCODE_ANY), *w = json_dumps(want, JSON_ENCODE_ANY);
 			fail_msg("jtok read '%.*s' as %s, jansson as %s", (int)len, text, g, w);
@@ -137,6 +96,18 @@ static void not_json_is_declined(void **state)
 	assert_false(agree(&j, nul, sizeof(nul) - 1));
 	static const char nul2[] = "{\"a\":\"x\0y\"}";
 	assert_false(agree(&j, nul2, sizeof(nul2) - 1));
+	/* nesting deeper than jansson takes, and deeper than jtok does */
+	for (size_t depth = 600; depth <= 3000; depth += 2400) {
+		char *deep = xmalloc(2 * depth + 16);
+		size_t n = (size_t)sprintf(deep, "{\"a\":");
+		for (size_t k = 1; k < depth; k++)
+			deep[n++] = '[';
+		for (size_t k = 1; k < depth; k++)
+			deep[n++] = ']';
+		deep[n++] = '}';
+		assert_false(agree(&j, deep, n));
+		free(deep);
+	}
 	jtok_free(&j);
 }
 

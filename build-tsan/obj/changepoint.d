@@ -1,0 +1,4 @@
+build-tsan/obj/changepoint.o: src/changepoint.c \
+ include/kgate/changepoint.h include/kgate/util.h
+include/kgate/changepoint.h:
+include/kgate/util.h:

@@ -1,0 +1,4 @@
+build-tsan/obj/msg.o: src/msg.c include/kgate/escape.h \
+ include/kgate/util.h
+include/kgate/escape.h:
+include/kgate/util.h:

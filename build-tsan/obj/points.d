@@ -1,0 +1,4 @@
+build-tsan/obj/points.o: src/points.c include/kgate/points.h \
+ include/kgate/util.h
+include/kgate/points.h:
+include/kgate/util.h:

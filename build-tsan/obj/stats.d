@@ -1,0 +1,4 @@
+build-tsan/obj/stats.o: src/stats.c include/kgate/stats.h \
+ include/kgate/util.h
+include/kgate/stats.h:
+include/kgate/util.h:
