@@ -30,13 +30,15 @@ ROUNDS=${BENCH_INGEST_ROUNDS:-3}
 for r in $(seq "$ROUNDS"); do
 	rm -f "$W/k.db" "$W/k.db-wal" "$W/k.db-shm"
 	t0=$(now)
-	"$KGATE" ingest --db "$W/k.db" --commit bench --records "$W/records.jsonl" 2>"$W/ingest.err"
+	/usr/bin/time -f '%U %S' -o "$W/cpu.k" "$KGATE" ingest --db "$W/k.db" --commit bench \
+		--records "$W/records.jsonl" 2>"$W/ingest.err"
 	t1=$(now)
 	tk=$(elapsed "$t0" "$t1")
 	stored=$(sqlite3 "$W/k.db" "SELECT count(*) FROM samples")
 	[ "$stored" -eq "$samples" ] || { echo "bench_ingest: stored $stored samples, expected $samples" >&2; exit 1; }
-	ts=$(anchor_import "$W/s.db" "$W/rows.csv")
-	echo "$tk $ts" >> "$W/times"
+	ts=$(anchor_import "$W/s.db" "$W/rows.csv" /usr/bin/time -f '%U %S' -o "$W/cpu.s")
+	# wall of each, then CPU (user + system) of each
+	echo "$tk $ts $(awk '{ print $1 + $2 }' "$W/cpu.k") $(awk '{ print $1 + $2 }' "$W/cpu.s")" >> "$W/times"
 	if [ -n "${KGATE_OLD:-}" ]; then
 		rm -f "$W/o.db" "$W/o.db-wal" "$W/o.db-shm"
 		t0=$(now)
@@ -56,7 +58,7 @@ if [ -n "${KGATE_OLD:-}" ]; then
 	}' "$W/old"
 fi
 awk -v n="$samples" -v k="$N" '
-{ a[NR] = $1; b[NR] = $2; q[NR] = $2 / $1 }
+{ a[NR] = $1; b[NR] = $2; q[NR] = $2 / $1; ck += $3; cs += $4 }
 END {
 	for (i = 1; i <= NR; i++) for (j = i + 1; j <= NR; j++) {
 		if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
@@ -64,6 +66,7 @@ END {
 		if (q[j] < q[i]) { t = q[i]; q[i] = q[j]; q[j] = t } }
 	m = NR % 2 ? q[(NR + 1) / 2] : (q[NR / 2] + q[NR / 2 + 1]) / 2
 	printf "ingest of %d samples (%d kernel records), %d rounds: kgate ingest best %.3f s (%.0f samples/s), sqlite3 .import best %.3f s (%.0f samples/s); rate kgate/sqlite3: min %.2fx, median %.2fx\n", n, k, NR, a[1], n / a[1], b[1], n / b[1], q[1], m
+	printf "CPU (user + system) per round: kgate %.2f s, sqlite3 %.2f s: sqlite3/kgate %.2fx (what the rate ratio tends to when the two threads do not get two cores)\n", ck / NR, cs / NR, cs / ck
 	printf "goals: <= 2 s: %s; >= 2x .import: %s\n", (a[1] <= 2 ? "met" : "missed"), (q[1] >= 2 ? "met" : (m >= 2 ? "met at the median" : "missed"))
 }' "$W/times"
 

@@ -1,4 +1,0 @@
-build-tsan/obj/changepoint.o: src/changepoint.c \
- include/kgate/changepoint.h include/kgate/util.h
-include/kgate/changepoint.h:
-include/kgate/util.h:

@@ -1,4 +1,0 @@
-build-tsan/obj/jtok.o: src/jtok.c include/kgate/jtok.h \
- include/kgate/util.h
-include/kgate/jtok.h:
-include/kgate/util.h:

@@ -1,4 +1,0 @@
-build-tsan/obj/msg.o: src/msg.c include/kgate/escape.h \
- include/kgate/util.h
-include/kgate/escape.h:
-include/kgate/util.h:

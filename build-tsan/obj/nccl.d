@@ -1,2 +1,0 @@
-build-tsan/obj/nccl.o: src/nccl.c include/kgate/nccl.h
-include/kgate/nccl.h:
