@@ -3,7 +3,8 @@
 # paths (ROOT, and COLL, LO, APP unless the caller set them; NCU, CUDA,
 # CUPTI_DIR), the collector's default single-pass metric set and the 9-pass
 # set beside it, the 1-block launch program built when missing, wall-clock
-# helpers, and row (a line of the table: stdout and $TABLE).
+# helpers, row (a line of the table: stdout and $TABLE), and torch_env for
+# the scripts that run PyTorch steps.
 # shellcheck shell=bash disable=SC2034  # the variables are the sourcing script's
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 COLL=${COLL:-$ROOT/build/libkgate-collector.so}
@@ -25,3 +26,12 @@ now() { date +%s.%N; }
 sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 per() { awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { printf "%.3f", (b - a) / n * 1000 }'; } # ms
 row() { printf '%s\n' "$*" | tee -a "$TABLE"; }
+
+# The PyTorch steps and the agreement checker (COMPARE, TS, TTS, unless the
+# caller set them), and CUPTI's directory first on the loader's path.
+torch_env() {
+	COMPARE=${COMPARE:-$ROOT/tests/gpu/compare.py}
+	TS=${TS:-$ROOT/benchmarks/torch_step.py}
+	TTS=${TTS:-$ROOT/tests/gpu/torch_step.py}
+	export LD_LIBRARY_PATH="$CUPTI_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+}

@@ -29,8 +29,7 @@ mkdir -p "$OUT"
 # shellcheck source=benchmarks/self/gpu/launch_common.sh
 . "$(dirname "$0")/launch_common.sh"
 HOG=${HOG:-$ROOT/build/benchmarks/many}
-TS=${TS:-$ROOT/benchmarks/torch_step.py}
-export LD_LIBRARY_PATH="$CUDA/targets/x86_64-linux/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+torch_env
 # the sampling engine's default set (duration from events); the Range
 # Profiler and ncu collect the same counters
 SET=gpu__time_duration.sum,smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum

@@ -29,10 +29,7 @@ OUT=${1:?give an output directory}
 mkdir -p "$OUT"
 # shellcheck source=benchmarks/self/gpu/launch_common.sh
 . "$(dirname "$0")/launch_common.sh"
-COMPARE=${COMPARE:-$ROOT/tests/gpu/compare.py}
-TS=${TS:-$ROOT/benchmarks/torch_step.py}
-TTS=${TTS:-$ROOT/tests/gpu/torch_step.py}
-export LD_LIBRARY_PATH="$CUDA/targets/x86_64-linux/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+torch_env
 TABLE=$OUT/table.txt
 : >"$TABLE"
 coll() { # mode tag cmd...
