@@ -153,14 +153,21 @@ static void fk_wait(void)
 CUptiResult CUPTIAPI cuptiGetTimestamp(uint64_t *t) { *t = fk_now(); return CUPTI_SUCCESS; }
 CUresult CUDAAPI cuCtxSynchronize(void) { fk_wait(); return CUDA_SUCCESS; }
 
-CUptiResult CUPTIAPI cuptiPmSamplingGetCounterAvailability(CUpti_PmSampling_GetCounterAvailability_Params *p)
+/* A counter-availability image of 16 bytes, for both APIs that hand one out
+ * (the Range Profiler's and PM sampling's); FAKE_NOPRIV: no permission. */
+static CUptiResult fk_availability(uint8_t *image, size_t *size)
 {
 	if (getenv("FAKE_NOPRIV"))
 		return CUPTI_ERROR_INSUFFICIENT_PRIVILEGES;
-	if (p->pCounterAvailabilityImage)
-		memset(p->pCounterAvailabilityImage, 1, 16);
-	p->counterAvailabilityImageSize = 16;
+	if (image)
+		memset(image, 1, 16);
+	*size = 16;
 	return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiPmSamplingGetCounterAvailability(CUpti_PmSampling_GetCounterAvailability_Params *p)
+{
+	return fk_availability(p->pCounterAvailabilityImage, &p->counterAvailabilityImageSize);
 }
 CUptiResult CUPTIAPI cuptiPmSamplingEnable(CUpti_PmSampling_Enable_Params *p)
 {
@@ -412,12 +419,7 @@ CUptiResult CUPTIAPI cuptiProfilerDeviceSupported(CUpti_Profiler_DeviceSupported
 }
 CUptiResult CUPTIAPI cuptiProfilerGetCounterAvailability(CUpti_Profiler_GetCounterAvailability_Params *p)
 {
-	if (getenv("FAKE_NOPRIV"))
-		return CUPTI_ERROR_INSUFFICIENT_PRIVILEGES;
-	if (p->pCounterAvailabilityImage)
-		memset(p->pCounterAvailabilityImage, 1, 16);
-	p->counterAvailabilityImageSize = 16;
-	return CUPTI_SUCCESS;
+	return fk_availability(p->pCounterAvailabilityImage, &p->counterAvailabilityImageSize);
 }
 /* The host API: a metric is unknown when its name has "bogus"; a set with
  * a name holding "multi" takes 2 passes. */
