@@ -263,12 +263,16 @@ int jtok_skip(const struct jtok *j, int i)
 	return k;
 }
 
-int jtok_is(const struct jtok *j, int i, const char *lit)
+int jtok_isn(const struct jtok *j, int i, const char *lit, size_t n)
 {
 	const jsmntok_t *t = &j->t[i];
-	size_t n = strlen(lit);
 	return t->type == JSMN_STRING && (size_t)(t->end - t->start) == n &&
 	       !memcmp(j->s + t->start, lit, n);
+}
+
+int jtok_is(const struct jtok *j, int i, const char *lit)
+{
+	return jtok_isn(j, i, lit, strlen(lit));
 }
 
 int jtok_null(const struct jtok *j, int i)

@@ -653,9 +653,9 @@ static int is_field(const struct jtok *j, int i, int f)
 		{ WORD("type") }, { WORD("name") }, { WORD("ordinal") }, { WORD("nvtx") },
 		{ WORD("metrics") }, { WORD("start") }, { WORD("end") }, { WORD("device") },
 	};
-	const char *name = f < F_LAUNCH ? fields[f].name : launch[f - F_LAUNCH].field;
-	size_t len = f < F_LAUNCH ? fields[f].len : launch[f - F_LAUNCH].len;
-	return (size_t)(j->t[i].end - j->t[i].start) == len && !memcmp(j->s + j->t[i].start, name, len);
+	if (f < F_LAUNCH)
+		return jtok_isn(j, i, fields[f].name, fields[f].len);
+	return jtok_isn(j, i, launch[f - F_LAUNCH].field, launch[f - F_LAUNCH].len);
 }
 
 static int cmp_tok_text(const void *a, const void *b, void *arg)

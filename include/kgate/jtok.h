@@ -52,6 +52,8 @@ int jtok_skip(const struct jtok *j, int i);
 
 /* Token i is the string lit. */
 int jtok_is(const struct jtok *j, int i, const char *lit);
+/* The same, lit's length given (n bytes). */
+int jtok_isn(const struct jtok *j, int i, const char *lit, size_t n);
 
 /* Token i is null. */
 int jtok_null(const struct jtok *j, int i);
