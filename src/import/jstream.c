@@ -234,6 +234,41 @@ static int jr_bad(struct jstream *r, int c, const char *want)
 	return KG_EXIT_USAGE;
 }
 
+void jstream_probe(struct jstream *r, const char *key)
+{
+	r->probe = key;
+	r->probe_len = key ? strlen(key) : 0;
+}
+
+/* A string of an element at its top level, [s, e) its text without the
+ * quotes, seen by jr_value's scan for the probe (jstream_probe): a key
+ * (*key set) is compared with the probe's name, and the string after a
+ * matching key (*take set) is its value. */
+static void probe_string(struct jstream *r, const unsigned char *s, const unsigned char *e,
+			 int *key, int *take)
+{
+	size_t n = (size_t)(e - s);
+	int esc = memchr(s, '\\', n) != NULL;
+
+	if (*key) {
+		*key = 0;
+		if (esc) {
+			r->pr.unsure = 1;       /* a key with escapes could spell it */
+		} else if (n == r->probe_len && !memcmp(s, r->probe, n)) {
+			r->pr.hits++;
+			*take = 1;
+		}
+		return;
+	}
+	if (*take) {
+		*take = 0;
+		if (esc)
+			r->pr.unsure = 1;
+		r->pr.off = (size_t)(s - (r->b + r->mark));
+		r->pr.len = n;
+	}
+}
+
 /*
  * Pass over one value starting at pos (white space skipped); *start is its
  * first byte.  keep: the value's bytes stay in the window (from *start to
@@ -242,12 +277,18 @@ static int jr_bad(struct jstream *r, int c, const char *want)
 static int jr_value(struct jstream *r, int keep, size_t *start)
 {
 	int c = jr_next(r), depth = 0;
+	/* the probe (jstream_probe): the element's top-level keys and values */
+	int pk = keep && r->probe, key = 0, take = 0;
 
 	if (c < 0)
 		return jr_bad(r, c, "a value");
 	*start = r->pos;
 	if (keep)
 		r->mark = r->pos;
+	if (pk) {
+		memset(&r->pr, 0, sizeof(r->pr));
+		r->pr.unsure = c != '{';
+	}
 	if (c != '{' && c != '[' && c != '"') {
 		/* a number, true, false, null */
 		while ((c = jr_peek(r)) >= 0 && c != ',' && c != '}' && c != ']' && !is_ws(c)) {
@@ -266,6 +307,7 @@ static int jr_value(struct jstream *r, int keep, size_t *start)
 		while (p < e) {
 			unsigned char ch = *p++;
 			if (ch == '"') {
+				unsigned char *open = p;
 				/* the closing quote: one not escaped by an odd run of
 				 * backslashes */
 				for (;;) {
@@ -283,14 +325,24 @@ static int jr_value(struct jstream *r, int keep, size_t *start)
 				}
 				if (!p)
 					break;
+				if (pk && depth == 1)
+					probe_string(r, open, p - 1, &key, &take);
 				if (depth == 0) {
 					r->pos = (size_t)(p - r->b);
 					goto done;
 				}
 			} else if (ch == '{' || ch == '[') {
+				if (pk && depth == 0)
+					key = 1;        /* the element's first key is due */
 				depth++;
+			} else if (pk && ch == ',' && depth == 1) {
+				key = 1;
+				r->pr.unsure |= take;   /* the value after the key was no string */
+				take = 0;
 			} else if (ch == '}' || ch == ']') {
 				if (--depth == 0) {
+					if (pk)
+						r->pr.unsure |= take;
 					r->pos = (size_t)(p - r->b);
 					goto done;
 				}

@@ -43,9 +43,23 @@ struct zpipe {
 	int stop;               /* the reader has gone */
 };
 
+/* What jstream_array found of its probe key in the element it hands over
+ * (jstream_probe): the value's bytes of a top-level key of that name. */
+struct jstream_probe {
+	size_t off, len;        /* the value's text, quotes left out, from the
+				 * element's first byte */
+	int hits;               /* how many times the key occurs at the top */
+	int unsure;             /* the scan cannot say: the element is not an
+				 * object, a top-level key or the value has a
+				 * backslash, or the value is not a string */
+};
+
 struct jstream {
 	const char *path;
 	const char *what;       /* the format, for messages ("nvbench") */
+	const char *probe;      /* jstream_probe's key (NULL: none) */
+	size_t probe_len;
+	struct jstream_probe pr;
 	struct zpipe z;
 	unsigned char *b;
 	size_t cap, len, pos;
@@ -74,6 +88,11 @@ int jstream_walk(const char *path, const char *what, jstream_key_fn fn, void *ct
 /* The value at the reader: an array, element by element; skipped; parsed
  * whole (NULL after printing why). */
 int jstream_array(struct jstream *r, jstream_elem_fn fn, void *ctx);
+/* While key is set (NULL: none), jstream_array's scan of each element also
+ * notes where the element's top-level key of that name has its string
+ * value, in r->pr, as it finds the element's end, without a second pass:
+ * a filter on one field (Kineto's "cat") without parsing every element. */
+void jstream_probe(struct jstream *r, const char *key);
 int jstream_skip(struct jstream *r);
 json_t *jstream_json(struct jstream *r);
 

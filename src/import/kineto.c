@@ -120,18 +120,38 @@ static int has_bytes(const unsigned char *s, size_t n, const char *w)
 	return memmem(s, n, w, strlen(w)) != NULL;
 }
 
-/* An event that names a wanted category (or any, with a backslash in it,
- * where a category could be written with escapes), parsed; NULL when not
- * wanted or after an error (*rc set). */
+/* Whether an event is wanted, by its category as the reader's probe of
+ * "cat" found it (jstream_probe): 1 or 0, or -1 when the probe cannot say. */
+static int probe_wanted(const struct jstream *r, const unsigned char *s, const char *const *want)
+{
+	if (!r->probe || r->pr.unsure || r->pr.hits > 1)
+		return -1;
+	if (!r->pr.hits)
+		return 0;       /* no category: ingest_event would pass it over */
+	for (size_t i = 0; want[i]; i++) {
+		size_t l = strlen(want[i]) - 2;      /* want[i] is quoted */
+		if (r->pr.len == l && !memcmp(s + r->pr.off, want[i] + 1, l))
+			return 1;
+	}
+	return 0;
+}
+
+/* An event that names a wanted category, parsed; NULL when not wanted or
+ * after an error (*rc set).  Without the probe's answer, an event is parsed
+ * when a wanted name appears in it anywhere quoted, or it has a backslash
+ * (where a category could be written with escapes). */
 static json_t *event_parse(struct jstream *r, const unsigned char *s, size_t n,
 			   const char *const *want, int *rc)
 {
-	int hit = memchr(s, '\\', n) != NULL;
+	int hit = probe_wanted(r, s, want);
 	json_error_t err;
 
 	*rc = KG_EXIT_PASS;
-	for (size_t i = 0; want[i] && !hit; i++)
-		hit = has_bytes(s, n, want[i]);
+	if (hit < 0) {
+		hit = memchr(s, '\\', n) != NULL;
+		for (size_t i = 0; want[i] && !hit; i++)
+			hit = has_bytes(s, n, want[i]);
+	}
 	if (!hit)
 		return NULL;
 	json_t *e = jtok_loadb(&r->jt, (const char *)s, n, &err);
@@ -660,8 +680,12 @@ static int ingest_event(struct jstream *r, const unsigned char *s, size_t n, voi
 
 static int ingest_key(struct jstream *r, const char *key, void *arg)
 {
-	if (!strcmp(key, "traceEvents"))
-		return jstream_array(r, ingest_event, arg);
+	if (!strcmp(key, "traceEvents")) {
+		jstream_probe(r, "cat");
+		int rc = jstream_array(r, ingest_event, arg);
+		jstream_probe(r, NULL);
+		return rc;
+	}
 	return jstream_skip(r);
 }
 

@@ -230,6 +230,32 @@ run "$KGATE" ingest --db "$DB" --commit ks --branch t "$T/stream-names.json"
 is "$rc" 0 "a trace whose GPU events name their stream as \"stream N\" (edited copy) ingests"
 is "$(stored_demangled ks)" "$(cat "$T/exp.step")" "with the same annotation paths"
 
+# the category read without parsing (jstream_probe) agrees with a parser on
+# events written in every way JSON allows (edited copy): "cat" or its value
+# with escapes, the key twice (the last one counts, as for jansson and
+# Python), "cat" only inside args, a category that is not a string
+python3 -c 'import sys
+d = open(sys.argv[1]).read()
+k = "\"cat\": \"kernel\""
+edits = ["\"cat\": \"ker\\u006eel\"", "\"c\\u0061t\": \"kernel\"",
+         "\"cat\": \"cpu_op\", \"cat\": \"kernel\"", "\"cat\": \"kernel\", \"cat\": \"cpu_op\"",
+         "\"cat\": 7, \"args\": {\"cat\": \"kernel\"}", "\"cat\":\"kernel\"",
+         "\"cat\" : \"kernel\" "]
+out, i = [], 0
+for e in edits:
+    j = d.index(k, i)
+    out.append(d[i:j] + e)
+    i = j + len(k)
+out.append(d[i:])
+sys.stdout.write("".join(out))' "$T/step.json" > "$T/cat-forms.json"
+run "$KGATE" ingest --db "$DB" --commit kc --branch t "$T/cat-forms.json"
+is "$rc" 0 "a trace whose categories are written in other forms (edited copy) ingests"
+gzip -c "$T/cat-forms.json" > "$T/cat-forms.json.gz"
+kineto_expect "$T/cat-forms.json.gz" "$T/exp.cat"
+is "$(stored_demangled kc)" "$(cat "$T/exp.cat")" "the kernels a JSON parser finds, with their samples"
+is "$(sed -n 1p "$T/exp.cat.meta")" "$(($(sed -n 1p "$T/exp.step.meta") - 2))" \
+	"(two of the edits make a kernel event something else)"
+
 # more kernel events than the first pass holds (131,072; SYNTHETIC trace of
 # the fixture's device, 140,000 launches on one stream under one annotation
 # that Kineto writes after them): the rest are read in a second pass, with
