@@ -4,8 +4,9 @@
  * "traceEvents"), plain or gzip-compressed (.json.gz).
  *
  * Streamed (jstream.c: zlib, a window, a scanner that splits the
- * traceEvents array into events); an event is parsed with jansson only
- * when its bytes name a category this importer reads.  Memory holds one
+ * traceEvents array into events); an event is parsed only when its
+ * category (read by the scanner's probe of "cat") is one this importer
+ * reads, and on a thread of its own (evq below), in file order.  Memory holds one
  * event (at most JSTREAM_VALUE_MAX bytes) and the window, plus the GPU
  * user annotations (one small record each), never the whole trace.  A
  * truncated gzip stream, a document cut short or bytes after it fail the
@@ -38,6 +39,8 @@
 #include "jstream.h"
 
 #include "kgate/import.h"
+
+#include <pthread.h>
 #include "kgate/records_format.h"
 #include "kgate/util.h"
 
@@ -136,34 +139,47 @@ static int probe_wanted(const struct jstream *r, const unsigned char *s, const c
 	return 0;
 }
 
-/* An event that names a wanted category, parsed; NULL when not wanted or
- * after an error (*rc set).  Without the probe's answer, an event is parsed
- * when a wanted name appears in it anywhere quoted, or it has a backslash
- * (where a category could be written with escapes). */
-static json_t *event_parse(struct jstream *r, const unsigned char *s, size_t n,
-			   const char *const *want, int *rc)
+/* Where an event is, for messages: the file and the event's byte offset
+ * in its (decompressed) text. */
+struct evsrc {
+	const char *path;
+	uint64_t off;
+};
+
+static struct evsrc src_of(const struct jstream *r, const unsigned char *s)
 {
-	int hit = probe_wanted(r, s, want);
+	return (struct evsrc){ r->path, jstream_offset(r, s) };
+}
+
+/* An event that names a wanted category, parsed with jt; NULL when not
+ * wanted or after an error (*rc set).  sure: the caller knows it is wanted
+ * (probe_wanted); else it is parsed when a wanted name appears in it
+ * anywhere quoted, or it has a backslash (where a category could be written
+ * with escapes). */
+static json_t *event_parse(struct jtok *jt, const struct evsrc *src, const unsigned char *s,
+			   size_t n, const char *const *want, int sure, int *rc)
+{
+	int hit = sure;
 	json_error_t err;
 
 	*rc = KG_EXIT_PASS;
-	if (hit < 0) {
+	if (!hit) {
 		hit = memchr(s, '\\', n) != NULL;
 		for (size_t i = 0; want[i] && !hit; i++)
 			hit = has_bytes(s, n, want[i]);
 	}
 	if (!hit)
 		return NULL;
-	json_t *e = jtok_loadb(&r->jt, (const char *)s, n, &err);
+	json_t *e = jtok_loadb(jt, (const char *)s, n, &err);
 	if (!e) {
-		kg_error("%s: byte %llu: bad JSON in traceEvents: %s", r->path,
-			 (unsigned long long)jstream_offset(r, s), err.text);
+		kg_error("%s: byte %llu: bad JSON in traceEvents: %s", src->path,
+			 (unsigned long long)src->off, err.text);
 		*rc = KG_EXIT_USAGE;
 		return NULL;
 	}
 	if (!json_is_object(e)) {
-		kg_error("%s: byte %llu: an element of traceEvents that is not an object", r->path,
-			 (unsigned long long)jstream_offset(r, s));
+		kg_error("%s: byte %llu: an element of traceEvents that is not an object", src->path,
+			 (unsigned long long)src->off);
 		json_decref(e);
 		*rc = KG_EXIT_USAGE;
 		return NULL;
@@ -270,7 +286,9 @@ static int info_event(struct jstream *r, const unsigned char *s, size_t n, void 
 	int rc;
 	/* once a kernel is seen on a trace of one GPU model, only the process
 	 * name is still wanted */
-	json_t *e = event_parse(r, s, n, c->gpu_count && c->one_model ? names : all, &rc);
+	struct evsrc src = src_of(r, s);
+	json_t *e = event_parse(&r->jt, &src, s, n, c->gpu_count && c->one_model ? names : all, 0,
+				&rc);
 
 	if (!e)
 		return rc;
@@ -443,6 +461,8 @@ struct ingest_ctx {
 	const struct kg_import_metric *m[5];
 	json_t *devices;
 	int amd;
+	const char *path;       /* the file, for messages */
+	struct evq *q;          /* traceEvents' parsing thread */
 };
 
 static int annot_cmp(const void *x, const void *y)
@@ -526,10 +546,9 @@ static int annot_event(struct ingest_ctx *c, json_t *e)
 	return KG_EXIT_PASS;
 }
 
-static int bad_event(struct jstream *r, const unsigned char *s, const char *what)
+static int bad_event(const struct evsrc *src, const char *what)
 {
-	kg_error("%s: byte %llu: %s", r->path, (unsigned long long)jstream_offset(r, s),
-		 what);
+	kg_error("%s: byte %llu: %s", src->path, (unsigned long long)src->off, what);
 	return KG_EXIT_USAGE;
 }
 
@@ -575,7 +594,7 @@ static int kernel_store(struct ingest_ctx *c, const struct launch *l)
 	return KG_EXIT_PASS;
 }
 
-static int kernel_event(struct ingest_ctx *c, struct jstream *r, const unsigned char *s, json_t *e)
+static int kernel_event(struct ingest_ctx *c, const struct evsrc *src, json_t *e)
 {
 	const char *name = str_of(e, "name");
 	json_t *args = json_object_get(e, "args");
@@ -586,15 +605,15 @@ static int kernel_event(struct ingest_ctx *c, struct jstream *r, const unsigned 
 	if (c->pass == 2 && (size_t)l.ord < c->nheld)
 		return KG_EXIT_PASS;    /* stored from the first pass */
 	if (!name || !*name)
-		return bad_event(r, s, "a kernel event without a name");
+		return bad_event(src, "a kernel event without a name");
 	if (!time_ns(e, "ts", &l.ts) || !time_ns(e, "dur", &l.dur) || l.dur < 0)
-		return bad_event(r, s, "a kernel event without a time (ts, dur: microseconds, dur "
+		return bad_event(src, "a kernel event without a time (ts, dur: microseconds, dur "
 				       "not negative)");
 	id_of(e, "pid", &l.dev);
 	id_of(e, "tid", &l.stream);
 	int hg = dim3(args, "grid", &l.grid), hb = dim3(args, "block", &l.block);
 	if (hg < 0 || hb < 0)
-		return bad_event(r, s, "a kernel event whose grid or block is not 3 non-negative "
+		return bad_event(src, "a kernel event whose grid or block is not 3 non-negative "
 				       "integers");
 	if (!hg)
 		l.grid = 0;
@@ -621,7 +640,7 @@ static int kernel_event(struct ingest_ctx *c, struct jstream *r, const unsigned 
 
 /* A cuda_profiler_range event: the CUPTI range profiler's counters of one
  * kernel, as args. */
-static int counter_event(struct ingest_ctx *c, struct jstream *r, const unsigned char *s, json_t *e)
+static int counter_event(struct ingest_ctx *c, const struct evsrc *src, json_t *e)
 {
 	const char *name = str_of(e, "name"), *key;
 	json_t *args = json_object_get(e, "args"), *v;
@@ -629,7 +648,7 @@ static int counter_event(struct ingest_ctx *c, struct jstream *r, const unsigned
 	int rc;
 
 	if (!name || !*name)
-		return bad_event(r, s, "a cuda_profiler_range event without a kernel name");
+		return bad_event(src, "a cuda_profiler_range event without a kernel name");
 	time_ns(e, "ts", &ts);
 	id_of(e, "pid", &dev);
 	id_of(e, "tid", &stream);
@@ -650,14 +669,15 @@ static int counter_event(struct ingest_ctx *c, struct jstream *r, const unsigned
 	return KG_EXIT_PASS;
 }
 
-static int ingest_event(struct jstream *r, const unsigned char *s, size_t n, void *arg)
+/* One wanted event, parsed and taken in (on the parsing thread). */
+static int event_do(struct ingest_ctx *c, struct jtok *jt, const struct evsrc *src,
+		    const unsigned char *s, size_t n, int sure)
 {
-	struct ingest_ctx *c = arg;
 	static const char *const want1[] = { "\"gpu_user_annotation\"", "\"kernel\"",
 					     "\"cuda_profiler_range\"", NULL };
 	static const char *const want2[] = { "\"kernel\"", "\"cuda_profiler_range\"", NULL };
 	int rc;
-	json_t *e = event_parse(r, s, n, c->pass == 1 ? want1 : want2, &rc);
+	json_t *e = event_parse(jt, src, s, n, c->pass == 1 ? want1 : want2, sure, &rc);
 
 	if (!e)
 		return rc;
@@ -669,24 +689,198 @@ static int ingest_event(struct jstream *r, const unsigned char *s, size_t n, voi
 	if (c->pass == 1 && !strcmp(cat, "gpu_user_annotation"))
 		rc = annot_event(c, e);
 	else if (!strcmp(cat, "kernel"))
-		rc = kernel_event(c, r, s, e);
+		rc = kernel_event(c, src, e);
 	else if (c->pass == 1 && !strcmp(cat, "cuda_profiler_range"))
 		c->again = 1;   /* counters name their kernel; read in the second pass */
 	else if (c->pass == 2 && !strcmp(cat, "cuda_profiler_range"))
-		rc = counter_event(c, r, s, e);
+		rc = counter_event(c, src, e);
 	json_decref(e);
 	return rc;
 }
 
+/* ------------------------------------------------------------------ */
+/* traceEvents on two threads                                          */
+
+/*
+ * The reading thread (jstream's scan, the inflater beside it) keeps the
+ * events whose category is wanted, copied into batches, and a parsing
+ * thread parses them and takes them in (event_do), one batch after the
+ * other, so in file order.  On a large trace the scan and the parsing cost
+ * about the same, and the launches are stored only after the pass (they
+ * wait for the annotations, which come last), so this takes the parsing
+ * off the pass's critical path where a second core is free.  Memory:
+ * EVQ_BATCHES batches of EVQ_BATCH bytes (one larger for a larger event).
+ */
+#define EVQ_BATCH (256u << 10)
+#define EVQ_BATCHES 4
+
+struct evref {
+	uint64_t off;           /* the event's byte offset in the file */
+	size_t at, n;           /* its bytes in the batch */
+	int sure;               /* the probe said it is wanted */
+};
+
+struct evbatch {
+	unsigned char *b;
+	size_t len, cap;
+	struct evref *ev;
+	size_t nev, capev;
+};
+
+struct evq {
+	struct ingest_ctx *c;
+	pthread_t tid;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct evbatch batch[EVQ_BATCHES];
+	size_t fill;            /* the batch the reading thread fills */
+	size_t queued;          /* batches handed over and not yet done, the
+				 * ones before fill (round robin) */
+	int done;               /* no more batches come */
+	int rc;                 /* the parsing thread's failure (it stops taking
+				 * events in, and the reading thread stops) */
+};
+
+static void *evq_main(void *arg)
+{
+	struct evq *q = arg;
+	struct jtok jt = { 0 };
+	size_t take = 0;
+
+	pthread_mutex_lock(&q->mu);
+	for (;;) {
+		while (!q->queued && !q->done)
+			pthread_cond_wait(&q->cv, &q->mu);
+		if (!q->queued)
+			break;
+		int failed = q->rc != KG_EXIT_PASS;
+		pthread_mutex_unlock(&q->mu);
+		struct evbatch *b = &q->batch[take];
+		int rc = KG_EXIT_PASS;
+		for (size_t i = 0; i < b->nev && !failed && rc == KG_EXIT_PASS; i++) {
+			struct evsrc src = { q->c->path, b->ev[i].off };
+			rc = event_do(q->c, &jt, &src, b->b + b->ev[i].at, b->ev[i].n, b->ev[i].sure);
+		}
+		b->len = b->nev = 0;
+		take = (take + 1) % EVQ_BATCHES;
+		pthread_mutex_lock(&q->mu);
+		if (rc != KG_EXIT_PASS && q->rc == KG_EXIT_PASS)
+			q->rc = rc;
+		q->queued--;
+		pthread_cond_broadcast(&q->cv);
+	}
+	pthread_mutex_unlock(&q->mu);
+	jtok_free(&jt);
+	return NULL;
+}
+
+/* The batch being filled handed to the parsing thread, waiting for the
+ * next one to be free; the parsing thread's failure, if any. */
+static int evq_hand(struct evq *q)
+{
+	pthread_mutex_lock(&q->mu);
+	q->queued++;
+	q->fill = (q->fill + 1) % EVQ_BATCHES;
+	pthread_cond_broadcast(&q->cv);
+	while (q->queued == EVQ_BATCHES)
+		pthread_cond_wait(&q->cv, &q->mu);
+	int rc = q->rc;
+	pthread_mutex_unlock(&q->mu);
+	return rc;
+}
+
+static int evq_put(struct evq *q, uint64_t off, const unsigned char *s, size_t n, int sure)
+{
+	struct evbatch *b = &q->batch[q->fill];
+	int rc;
+
+	if (b->len && b->len + n > EVQ_BATCH) {
+		if ((rc = evq_hand(q)) != KG_EXIT_PASS)
+			return rc;
+		b = &q->batch[q->fill];
+	}
+	if (b->len + n > b->cap) {
+		b->cap = b->len + n > EVQ_BATCH ? b->len + n : EVQ_BATCH;
+		b->b = xrealloc(b->b, b->cap);
+	}
+	if (b->nev == b->capev) {
+		b->capev = b->capev ? 2 * b->capev : 1024;
+		b->ev = xrealloc(b->ev, b->capev * sizeof(*b->ev));
+	}
+	memcpy(b->b + b->len, s, n);
+	b->ev[b->nev++] = (struct evref){ off, b->len, n, sure };
+	b->len += n;
+	return KG_EXIT_PASS;
+}
+
+static int evq_start(struct evq *q, struct ingest_ctx *c)
+{
+	memset(q, 0, sizeof(*q));
+	q->c = c;
+	pthread_mutex_init(&q->mu, NULL);
+	pthread_cond_init(&q->cv, NULL);
+	int e = pthread_create(&q->tid, NULL, evq_main, q);
+	if (e) {
+		kg_error("cannot read '%s': cannot start a thread: %s", c->path, strerror(e));
+		pthread_cond_destroy(&q->cv);
+		pthread_mutex_destroy(&q->mu);
+		return KG_EXIT_RUNTIME;
+	}
+	return KG_EXIT_PASS;
+}
+
+/* The last batch handed over (when the reading went well: rc), the
+ * parsing thread ended; rc, or the parsing thread's failure. */
+static int evq_finish(struct evq *q, int rc)
+{
+	if (rc == KG_EXIT_PASS && q->batch[q->fill].nev)
+		rc = evq_hand(q);
+	pthread_mutex_lock(&q->mu);
+	q->done = 1;
+	pthread_cond_broadcast(&q->cv);
+	pthread_mutex_unlock(&q->mu);
+	pthread_join(q->tid, NULL);
+	if (rc == KG_EXIT_PASS)
+		rc = q->rc;
+	for (size_t i = 0; i < EVQ_BATCHES; i++) {
+		free(q->batch[i].b);
+		free(q->batch[i].ev);
+	}
+	pthread_cond_destroy(&q->cv);
+	pthread_mutex_destroy(&q->mu);
+	return rc;
+}
+
+/* An element of traceEvents, on the reading thread: handed over when the
+ * probe of "cat" says it is wanted or cannot say. */
+static int ingest_event(struct jstream *r, const unsigned char *s, size_t n, void *arg)
+{
+	struct ingest_ctx *c = arg;
+	static const char *const want1[] = { "\"gpu_user_annotation\"", "\"kernel\"",
+					     "\"cuda_profiler_range\"", NULL };
+	static const char *const want2[] = { "\"kernel\"", "\"cuda_profiler_range\"", NULL };
+	int w = probe_wanted(r, s, c->pass == 1 ? want1 : want2);
+
+	return w ? evq_put(c->q, jstream_offset(r, s), s, n, w > 0) : KG_EXIT_PASS;
+}
+
 static int ingest_key(struct jstream *r, const char *key, void *arg)
 {
-	if (!strcmp(key, "traceEvents")) {
-		jstream_probe(r, "cat");
-		int rc = jstream_array(r, ingest_event, arg);
-		jstream_probe(r, NULL);
+	struct ingest_ctx *c = arg;
+	struct evq q;
+
+	if (strcmp(key, "traceEvents") != 0)
+		return jstream_skip(r);
+	c->path = r->path;
+	c->q = &q;
+	int rc = evq_start(&q, c);
+	if (rc != KG_EXIT_PASS)
 		return rc;
-	}
-	return jstream_skip(r);
+	jstream_probe(r, "cat");
+	rc = evq_finish(&q, jstream_array(r, ingest_event, c));
+	jstream_probe(r, NULL);
+	c->q = NULL;
+	return rc;
 }
 
 int kineto_ingest(struct kg_import_sink *sink, const char *path)
