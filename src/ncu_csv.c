@@ -636,7 +636,55 @@ struct importer {
 	struct drow **drows;
 	size_t dcap, dn;
 	struct kg_buf key;
+	/* the details page's metrics (names with "__") seen with "n/a": warned
+	 * of at the end unless a launch gave them a number */
+	struct novalue {
+		char *name;
+		int number;
+	} *nv;
+	size_t nnv;
 };
+
+#define MAX_NOVALUE 64
+
+/* A details-page metric's value was text (number 0) or a number (1). */
+static void novalue_note(struct importer *im, const char *name, int number)
+{
+	if (!strstr(name, "__"))
+		return;         /* a section's label ("Duration"), not a metric's name */
+	for (size_t i = 0; i < im->nnv; i++)
+		if (!strcmp(im->nv[i].name, name)) {
+			im->nv[i].number |= number;
+			return;
+		}
+	if (number || im->nnv == MAX_NOVALUE)
+		return;
+	if (im->nnv % 8 == 0)
+		im->nv = xrealloc(im->nv, (im->nnv + 8) * sizeof(*im->nv));
+	im->nv[im->nnv++] = (struct novalue){ xstrdup(name), 0 };
+}
+
+/* Metrics of the details page that ncu printed no value for in any launch
+ * (it prints "n/a" for a name it does not know on the GPU), which are
+ * therefore not stored.  (The raw page is left alone: its default columns
+ * hold "n/a" in every launch for counters a kernel does not use.) */
+static void novalue_warn(struct importer *im)
+{
+	for (size_t i = 0; i < im->nnv; i++)
+		if (!im->nv[i].number)
+			kg_warn("%s: ncu printed no value for metric '%s' in any launch (\"n/a\"): not "
+				"stored (a name ncu does not know for this GPU? 'ncu --query-metrics' "
+				"lists the ones it does)", im->path, im->nv[i].name);
+}
+
+static void novalue_free(struct importer *im)
+{
+	for (size_t i = 0; i < im->nnv; i++)
+		free(im->nv[i].name);
+	free(im->nv);
+	im->nv = NULL;
+	im->nnv = 0;
+}
 
 /* The three names of a kernel as ncu prints it, interned by the sink. */
 static const struct kg_kernel_name *kernel_names(struct importer *im, const char *kernel_raw)
@@ -985,8 +1033,13 @@ static int import_file(struct importer *im)
 			}
 			double v;
 			int num = parse_number(mval, &v);
-			if (num == NUM_TEXT)
+			if (num == NUM_TEXT) {
+				if (!strcmp(mval, "n/a"))
+					novalue_note(im, mname, 0);
 				continue;   /* "n/a", text values */
+			}
+			if (im->nnv)
+				novalue_note(im, mname, 1);
 			const char *section = field(&rd, c.section);
 			const char *munit = field(&rd, c.munit);
 			struct drow *d = details_row(im, section ? section : "", mname,
@@ -1046,7 +1099,10 @@ static int import_file(struct importer *im)
 	if (im->sink && im->nwarn > MAX_WARNINGS)
 		kg_warn("%s: %zu more ==WARNING== lines of ncu not shown", im->path,
 			im->nwarn - MAX_WARNINGS);
+	if (!rc && im->sink)
+		novalue_warn(im);
 	rawcols_free(col, col ? ncols : 0);
+	novalue_free(im);
 	drows_free(im);
 	ncu_csv_reader_free(&rd);
 	fclose(fp);

@@ -131,6 +131,38 @@ like "$err" "warning: .*partial.csv:[0-9]*: ncu reported an error: .*--allow-par
 is "$(runs)" "$((n + 1))" "one run stored"
 like "$err" "warning: .*ncu says: ==WARNING== Note: Running with unmodified GPU clocks" "ncu's ==WARNING== lines are passed on"
 
+# the same, as ncu printed it on an H100 (tests/fixtures/h100/ncu/): a kernel
+# that traps on the fourth launch, ncu's ==ERROR== lines, then the table of
+# what it profiled, raw page and details page
+H100="$FIX/h100/ncu"
+n=$(runs)
+run "$KGATE" ingest --db "$DB" --commit c1 --benchmark many "$H100/crash_raw.csv"
+is "$rc" 2 "H100, a launch that traps (raw page): refused"
+like "$err" 'crash_raw.csv:4: ncu reported an error: "==ERROR== An error was reported by the driver:" \(and 2 more ==ERROR== lines\)' \
+	"the first ==ERROR== line quoted, with its line"
+run "$KGATE" ingest --db "$DB" --commit c2 --benchmark many "$H100/crash_details.csv"
+is "$rc" 2 "H100, a launch that traps (details page): refused"
+like "$err" '"==ERROR== LaunchFailed" \(and 1 more ==ERROR== line\)' "quoted"
+is "$(runs)" "$n" "nothing stored"
+run "$KGATE" ingest --db "$DB" --commit c3 --benchmark many --allow-partial "$H100/crash_raw.csv"
+is "$rc" 0 "--allow-partial stores the launches ncu profiled before the trap"
+is "$(q "SELECT group_concat(s.value, ' ') FROM samples s JOIN runs r ON r.id = s.run JOIN metrics m ON m.id = s.metric WHERE r.commit_sha = 'c3' AND m.name = 'gpu__time_duration.sum' ORDER BY s.ordinal")" \
+	"$(python3 -c 'import csv, sys
+rows = [r for r in csv.reader(open(sys.argv[1])) if r]
+h = next(r for r in rows if r[0] == "ID")
+i = h.index("gpu__time_duration.sum")
+print(" ".join("%.1f" % float(r[i].replace(",", "")) for r in rows if r[0].isdigit() and r[i] != "nan"))' "$H100/crash_raw.csv")" \
+	"their durations as Python's csv reads them (the trapping launch's 'nan' left out)"
+# a metric name ncu does not know: it prints "n/a" for every launch
+run "$KGATE" ingest --db "$DB" --commit c4 --benchmark many "$H100/badmetric.csv"
+is "$rc" 0 "H100, a metric ncu does not know (details page): the launches are stored"
+like "$err" "warning: .*badmetric.csv: ncu printed no value for metric 'no_such__metric.sum' in any launch .*ncu --query-metrics" \
+	"with a warning that names the metric and where the valid names are"
+is "$(q "SELECT count(*) FROM samples s JOIN runs r ON r.id = s.run JOIN metrics m ON m.id = s.metric WHERE r.commit_sha = 'c4' AND m.name = 'no_such__metric.sum'")" \
+	"0" "and nothing stored for it"
+run "$KGATE" ingest --db "$DB" --commit c5 "$H/ncu_saxpy_strided_details.csv"
+unlike "$err" "no value for metric" "an export whose metrics all have values: no such warning"
+
 # permission denied: ncu's line (as the real outputs print it) before the program's output
 { printf '%s\n' '==PROF== Connected to process 762 (/home/user/k)' \
 	'==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters on the target device 0. For instructions on enabling permissions and to get more information see https://developer.nvidia.com/ERR_NVGPUCTRPERM' \
