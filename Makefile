@@ -74,7 +74,7 @@ COLLECTOR = $(if $(COLL_SRC),$(BUILD)/libkgate-collector.so)
 # them from $(BUILD)/tests/collector/.  Built with the collector's flags
 # (CUDA's and the shim's headers), so only where the collector is built.
 CTEST_DIR = $(BUILD)/tests/collector
-CTEST_BIN = $(if $(COLL_SRC),$(CTEST_DIR)/libcupti.so.13 $(CTEST_DIR)/fake_app \
+CTEST_BIN = $(if $(COLL_SRC),$(CTEST_DIR)/libcupti.so.13 $(CTEST_DIR)/libcuda.so.1 $(CTEST_DIR)/fake_app \
 	$(CTEST_DIR)/query_driver $(CTEST_DIR)/inject_driver $(CTEST_DIR)/nvtx_only)
 # Other programs the end-to-end tests run (tests/progs/), with the CLI's
 # flags but no sanitizer (one is installed setuid).
@@ -137,6 +137,14 @@ $(CTEST_DIR)/libcupti.so.13: tests/collector/fake_cupti.c
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  CC      $<")
 	$(Q)$(CC) $(CTEST_CFLAGS) -fPIC -shared -Wl,-soname,libcupti.so.13 -o $@ $<
+
+# The stand-in driver passes its calls to the stand-in libcupti's (it is
+# linked against it, found beside it at run time).
+$(CTEST_DIR)/libcuda.so.1: tests/collector/fake_cuda.c $(CTEST_DIR)/libcupti.so.13
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(CTEST_CFLAGS) -fPIC -shared -Wl,-soname,libcuda.so.1 -o $@ $< \
+	  -L$(CTEST_DIR) -l:libcupti.so.13
 
 # fake_app links libstdc++ so that the collector finds __cxa_demangle.
 $(CTEST_DIR)/fake_app: tests/collector/fake_app.c

@@ -64,6 +64,11 @@ struct coll_kernel {
 	double range_ns; /* >= 0: the duration from a profiler range (no timestamps) */
 };
 
+/* A driver API function (cuEventCreate, ...): the collector links no
+ * libcuda, and the CUDA runtime loads it with RTLD_LOCAL, so dlsym with
+ * RTLD_DEFAULT alone does not find its functions; NULL when not found. */
+void *coll_cuda_sym(const char *name);
+
 /* An error record plus one stderr line "kgate-collector: ...".  code is the
  * records-file code ("insufficient_privileges", ...); cupti is the CUPTI
  * result or -1 when none applies. */

@@ -346,26 +346,36 @@ typedef CUresult (*coll_cu_uuid_fn)(CUuuid *, CUdevice);
 typedef CUresult (*coll_cu_attr_fn)(int *, CUdevice_attribute, CUdevice);
 typedef int (*coll_rt_ver_fn)(int *);
 
-/* A driver or runtime function of the process, without linking libcuda. */
+/* A function of lib, already loaded in the process, without linking it:
+ * from the process's global scope, else from the library itself (the CUDA
+ * runtime loads the driver with dlopen and RTLD_LOCAL, so that libcuda's
+ * functions are not in the global scope of most programs). */
 static void *coll_sym(const char *lib, const char *name)
 {
 	void *f = dlsym(RTLD_DEFAULT, name);
 	if (!f) {
 		void *h = dlopen(lib, RTLD_NOW | RTLD_NOLOAD);
-		if (h)
+		if (h) {
 			f = dlsym(h, name);
+			dlclose(h);     /* the reference RTLD_NOLOAD took; the library stays */
+		}
 	}
 	return f;
 }
 
+void *coll_cuda_sym(const char *name)
+{
+	return coll_sym("libcuda.so.1", name);
+}
+
 static void coll_header_devices(struct jw *w)
 {
-	coll_cu_int_fn drv_ver = (coll_cu_int_fn)coll_sym("libcuda.so.1", "cuDriverGetVersion");
-	coll_cu_int_fn count = (coll_cu_int_fn)coll_sym("libcuda.so.1", "cuDeviceGetCount");
-	coll_cu_dev_fn get = (coll_cu_dev_fn)coll_sym("libcuda.so.1", "cuDeviceGet");
-	coll_cu_name_fn name = (coll_cu_name_fn)coll_sym("libcuda.so.1", "cuDeviceGetName");
-	coll_cu_uuid_fn uuid = (coll_cu_uuid_fn)coll_sym("libcuda.so.1", "cuDeviceGetUuid");
-	coll_cu_attr_fn attr = (coll_cu_attr_fn)coll_sym("libcuda.so.1", "cuDeviceGetAttribute");
+	coll_cu_int_fn drv_ver = (coll_cu_int_fn)coll_cuda_sym("cuDriverGetVersion");
+	coll_cu_int_fn count = (coll_cu_int_fn)coll_cuda_sym("cuDeviceGetCount");
+	coll_cu_dev_fn get = (coll_cu_dev_fn)coll_cuda_sym("cuDeviceGet");
+	coll_cu_name_fn name = (coll_cu_name_fn)coll_cuda_sym("cuDeviceGetName");
+	coll_cu_uuid_fn uuid = (coll_cu_uuid_fn)coll_cuda_sym("cuDeviceGetUuid");
+	coll_cu_attr_fn attr = (coll_cu_attr_fn)coll_cuda_sym("cuDeviceGetAttribute");
 	coll_rt_ver_fn rt_ver = (coll_rt_ver_fn)coll_sym("libcudart.so.13", "cudaRuntimeGetVersion");
 	int n = 0, driver = 0, runtime = 0;
 

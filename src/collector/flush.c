@@ -18,7 +18,6 @@
  */
 #include "flush.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -152,13 +151,13 @@ static int flush_lookup_locked(void)
 	if (flush_looked)
 		return flush_off ? -1 : 0;
 	flush_looked = 1;
-	*(void **)&fl.load = dlsym(RTLD_DEFAULT, "cuModuleLoadData");
-	*(void **)&fl.getfn = dlsym(RTLD_DEFAULT, "cuModuleGetFunction");
-	*(void **)&fl.alloc = dlsym(RTLD_DEFAULT, "cuMemAlloc_v2");
-	*(void **)&fl.attr = dlsym(RTLD_DEFAULT, "cuDeviceGetAttribute");
-	*(void **)&fl.dev = dlsym(RTLD_DEFAULT, "cuCtxGetDevice");
-	*(void **)&fl.launch = dlsym(RTLD_DEFAULT, "cuLaunchKernel");
-	*(void **)&fl.sync = dlsym(RTLD_DEFAULT, "cuStreamSynchronize");
+	*(void **)&fl.load = coll_cuda_sym("cuModuleLoadData");
+	*(void **)&fl.getfn = coll_cuda_sym("cuModuleGetFunction");
+	*(void **)&fl.alloc = coll_cuda_sym("cuMemAlloc_v2");
+	*(void **)&fl.attr = coll_cuda_sym("cuDeviceGetAttribute");
+	*(void **)&fl.dev = coll_cuda_sym("cuCtxGetDevice");
+	*(void **)&fl.launch = coll_cuda_sym("cuLaunchKernel");
+	*(void **)&fl.sync = coll_cuda_sym("cuStreamSynchronize");
 	if (!fl.load || !fl.getfn || !fl.alloc || !fl.attr || !fl.dev || !fl.launch || !fl.sync) {
 		flush_off = 1;
 		flush_fail_locked("finding the driver's module and launch functions", CUDA_ERROR_NOT_FOUND);

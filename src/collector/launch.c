@@ -15,7 +15,6 @@
  */
 #include "launch.h"
 
-#include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -721,7 +720,7 @@ static void launch_config(struct coll_kernel *k, CUpti_CallbackDomain dom, CUpti
 	if (!f)
 		return;
 	if (!attr_looked) {
-		*(void **)&attr = dlsym(RTLD_DEFAULT, "cuFuncGetAttribute");
+		*(void **)&attr = coll_cuda_sym("cuFuncGetAttribute");
 		attr_looked = 1;
 	}
 	int v;

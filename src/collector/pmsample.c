@@ -271,18 +271,6 @@ static int pm_set_metrics(void)
 	return 0;
 }
 
-/* A driver function of the process, without linking libcuda. */
-static void *pm_sym(const char *name)
-{
-	void *f = dlsym(RTLD_DEFAULT, name);
-	if (!f) {
-		void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-		if (h)
-			f = dlsym(h, name);
-	}
-	return f;
-}
-
 int pmsample_init(void)
 {
 	if (coll_cfg.app_replay) {
@@ -312,14 +300,14 @@ int pmsample_init(void)
 	pm_img_samples = (size_t)coll_env_long("KGATE_PM_SAMPLES", 2000, 16, 1000000);
 	if (pm_set_metrics() != 0)
 		return -1;
-	*(void **)&pm_ev_create = pm_sym("cuEventCreate");
-	*(void **)&pm_ev_record = pm_sym("cuEventRecord");
-	*(void **)&pm_ev_sync = pm_sym("cuEventSynchronize");
-	*(void **)&pm_ev_elapsed = pm_sym("cuEventElapsedTime_v2");
+	*(void **)&pm_ev_create = coll_cuda_sym("cuEventCreate");
+	*(void **)&pm_ev_record = coll_cuda_sym("cuEventRecord");
+	*(void **)&pm_ev_sync = coll_cuda_sym("cuEventSynchronize");
+	*(void **)&pm_ev_elapsed = coll_cuda_sym("cuEventElapsedTime_v2");
 	if (!pm_ev_elapsed)
-		*(void **)&pm_ev_elapsed = pm_sym("cuEventElapsedTime");
-	*(void **)&pm_ctx_sync = pm_sym("cuCtxSynchronize");
-	*(void **)&pm_uuid = pm_sym("cuDeviceGetUuid_v2");
+		*(void **)&pm_ev_elapsed = coll_cuda_sym("cuEventElapsedTime");
+	*(void **)&pm_ctx_sync = coll_cuda_sym("cuCtxSynchronize");
+	*(void **)&pm_uuid = coll_cuda_sym("cuDeviceGetUuid_v2");
 	pm_off = 0;
 	return 0;
 }

@@ -205,12 +205,12 @@ static int prof_events_lookup(void)
 {
 	if (!prof_ev.looked) {
 		prof_ev.looked = 1;
-		*(void **)&prof_ev.create = dlsym(RTLD_DEFAULT, "cuEventCreate");
-		*(void **)&prof_ev.record = dlsym(RTLD_DEFAULT, "cuEventRecord");
-		*(void **)&prof_ev.sync = dlsym(RTLD_DEFAULT, "cuEventSynchronize");
-		*(void **)&prof_ev.elapsed = dlsym(RTLD_DEFAULT, "cuEventElapsedTime_v2");
+		*(void **)&prof_ev.create = coll_cuda_sym("cuEventCreate");
+		*(void **)&prof_ev.record = coll_cuda_sym("cuEventRecord");
+		*(void **)&prof_ev.sync = coll_cuda_sym("cuEventSynchronize");
+		*(void **)&prof_ev.elapsed = coll_cuda_sym("cuEventElapsedTime_v2");
 		if (!prof_ev.elapsed)
-			*(void **)&prof_ev.elapsed = dlsym(RTLD_DEFAULT, "cuEventElapsedTime");
+			*(void **)&prof_ev.elapsed = coll_cuda_sym("cuEventElapsedTime");
 		prof_ev.ok = prof_ev.create && prof_ev.record && prof_ev.sync && prof_ev.elapsed;
 		if (!prof_ev.ok)
 			coll_error("not_supported", -1, "KGATE_DURATION=events: the driver's event "
@@ -802,7 +802,7 @@ static void prof_decode_locked(struct prof_ctx *pc, int push)
 		return;
 	}
 	if (push) {
-		prof_ctx_fn push_fn = (prof_ctx_fn)dlsym(RTLD_DEFAULT, "cuCtxPushCurrent_v2");
+		prof_ctx_fn push_fn = (prof_ctx_fn)coll_cuda_sym("cuCtxPushCurrent_v2");
 		if (push_fn && push_fn(pc->ctx) == CUDA_SUCCESS)
 			pushed = 1;
 	}
@@ -830,7 +830,7 @@ static void prof_decode_locked(struct prof_ctx *pc, int push)
 	}
 	td = prof_ms() - td;
 	if (pushed) {
-		prof_pop_fn pop_fn = (prof_pop_fn)dlsym(RTLD_DEFAULT, "cuCtxPopCurrent_v2");
+		prof_pop_fn pop_fn = (prof_pop_fn)coll_cuda_sym("cuCtxPopCurrent_v2");
 		if (pop_fn)
 			pop_fn(&popped);
 	}
@@ -965,14 +965,14 @@ static void prof_give_locked(struct prof_ctx *pc, size_t base)
 
 static CUcontext prof_ctx_push(CUcontext ctx)
 {
-	prof_ctx_fn push_fn = (prof_ctx_fn)dlsym(RTLD_DEFAULT, "cuCtxPushCurrent_v2");
+	prof_ctx_fn push_fn = (prof_ctx_fn)coll_cuda_sym("cuCtxPushCurrent_v2");
 	return push_fn && push_fn(ctx) == CUDA_SUCCESS ? ctx : NULL;
 }
 
 static void prof_ctx_pop(CUcontext pushed)
 {
 	CUcontext popped = NULL;
-	prof_pop_fn pop_fn = (prof_pop_fn)dlsym(RTLD_DEFAULT, "cuCtxPopCurrent_v2");
+	prof_pop_fn pop_fn = (prof_pop_fn)coll_cuda_sym("cuCtxPopCurrent_v2");
 	if (pushed && pop_fn)
 		pop_fn(&popped);
 }

@@ -538,46 +538,49 @@ CUptiResult CUPTIAPI cuptiRangeProfilerPopRange(CUpti_RangeProfiler_PopRange_Par
 	return CUPTI_SUCCESS;
 }
 
-/* ---- the driver functions the collector looks up ---- */
+/* ---- the driver functions the collector looks up ----
+ * Named fkdrv_*: the stand-in libcuda.so.1 (fake_cuda.c) exports them under
+ * the driver's names, from a library loaded as the CUDA runtime loads the
+ * driver (RTLD_LOCAL), so that they are not in the process's global scope. */
 static int fake_mod, fake_fn;
-CUresult cuCtxGetDevice(CUdevice *d);
-CUresult cuCtxGetDevice(CUdevice *d) { *d = 0; return CUDA_SUCCESS; }
-CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d);
-CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
+CUresult fkdrv_cuCtxGetDevice(CUdevice *d);
+CUresult fkdrv_cuCtxGetDevice(CUdevice *d) { *d = 0; return CUDA_SUCCESS; }
+CUresult fkdrv_cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d);
+CUresult fkdrv_cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
 {
 	(void)d;
 	*v = a == CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE ? 4 << 20 : 2;
 	return CUDA_SUCCESS;
 }
-CUresult cuModuleLoadData(CUmodule *m, const void *image);
-CUresult cuModuleLoadData(CUmodule *m, const void *image)
+CUresult fkdrv_cuModuleLoadData(CUmodule *m, const void *image);
+CUresult fkdrv_cuModuleLoadData(CUmodule *m, const void *image)
 {
 	if (getenv("FAKE_NOMODULE") || !strstr(image, ".entry kgate_flush("))
 		return CUDA_ERROR_INVALID_PTX;
 	*m = (CUmodule)&fake_mod;
 	return CUDA_SUCCESS;
 }
-CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name);
-CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
+CUresult fkdrv_cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name);
+CUresult fkdrv_cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
 {
 	if (m != (CUmodule)&fake_mod || strcmp(name, "kgate_flush") != 0)
 		return CUDA_ERROR_NOT_FOUND;
 	*f = (CUfunction)&fake_fn;
 	return CUDA_SUCCESS;
 }
-CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n);
-CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
+CUresult fkdrv_cuMemAlloc_v2(CUdeviceptr *p, size_t n);
+CUresult fkdrv_cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 {
 	*p = n >= (8u << 20) ? 0x10000 : 0; /* twice the L2 asked for */
 	return *p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
-CUresult cuStreamSynchronize(CUstream s);
-CUresult cuStreamSynchronize(CUstream s) { (void)s; return CUDA_SUCCESS; }
+CUresult fkdrv_cuStreamSynchronize(CUstream s);
+CUresult fkdrv_cuStreamSynchronize(CUstream s) { (void)s; return CUDA_SUCCESS; }
 /* The flush kernel: the driver's launch callbacks fire for it as for any
  * launch; in a started session with auto ranges it makes a range. */
-CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+CUresult fkdrv_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
 			unsigned by, unsigned bz, unsigned smem, CUstream st, void **args, void **extra);
-CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+CUresult fkdrv_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
 			unsigned by, unsigned bz, unsigned smem, CUstream st, void **args, void **extra)
 {
 	static uint32_t corr = 90000;
@@ -607,8 +610,8 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
  * sampling was enabled (pm_clock) */
 static struct { long tick; uint64_t ns; } ev_time[4096];
 static size_t n_ev;
-CUresult cuEventCreate(CUevent *e, unsigned flags);
-CUresult cuEventCreate(CUevent *e, unsigned flags)
+CUresult fkdrv_cuEventCreate(CUevent *e, unsigned flags);
+CUresult fkdrv_cuEventCreate(CUevent *e, unsigned flags)
 {
 	(void)flags;
 	if (n_ev == 4096)
@@ -616,8 +619,8 @@ CUresult cuEventCreate(CUevent *e, unsigned flags)
 	*e = (CUevent)(uintptr_t)++n_ev;
 	return CUDA_SUCCESS;
 }
-CUresult cuEventRecord(CUevent e, CUstream s);
-CUresult cuEventRecord(CUevent e, CUstream s)
+CUresult fkdrv_cuEventRecord(CUevent e, CUstream s);
+CUresult fkdrv_cuEventRecord(CUevent e, CUstream s)
 {
 	(void)s;
 	uint64_t n = fk_now();
@@ -627,15 +630,15 @@ CUresult cuEventRecord(CUevent e, CUstream s)
 	pthread_mutex_unlock(&fk_mu);
 	return CUDA_SUCCESS;
 }
-CUresult cuEventSynchronize(CUevent e);
-CUresult cuEventSynchronize(CUevent e)
+CUresult fkdrv_cuEventSynchronize(CUevent e);
+CUresult fkdrv_cuEventSynchronize(CUevent e)
 {
 	(void)e;
 	fk_wait();
 	return CUDA_SUCCESS;
 }
-CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b);
-CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b)
+CUresult fkdrv_cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b);
+CUresult fkdrv_cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b)
 {
 	size_t i = (uintptr_t)a - 1, j = (uintptr_t)b - 1;
 	pthread_mutex_lock(&fk_mu);
