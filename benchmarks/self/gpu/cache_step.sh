@@ -73,7 +73,7 @@ cmp() {
 		return
 	fi
 	python3 "$COMPARE" metrics "$@" "$DEFAULT_SET" 2>&1 |
-		grep -E 'instructions|dram__bytes_read|gpu__time_duration|every launch' | sed "s/^/$l: /" | cut -c1-260 | tee -a "$TABLE"
+		grep -E 'instructions|dram__bytes_read|gpu__time_duration|every launch' | awk -v l="$l" '{ print l ": " $0 }' | cut -c1-260 | tee -a "$TABLE"
 }
 errs() { grep -ho '"code":"[a-z_]*"' "$@" 2>/dev/null | sort | uniq -c | tr -s ' \n' ' '; }
 ms() { sed -n 's/.*mean_ms=\([0-9.]*\) wall_ms=\([0-9.]*\).*/\1 \2/p' | tail -1; }
