@@ -3,8 +3,9 @@
 # paths (ROOT, and COLL, LO, APP unless the caller set them; NCU, CUDA,
 # CUPTI_DIR), the collector's default single-pass metric set and the 9-pass
 # set beside it, the 1-block launch program built when missing, wall-clock
-# helpers, row (a line of the table: stdout and $TABLE), and torch_env for
-# the scripts that run PyTorch steps.
+# helpers, row (a line of the table: stdout and $TABLE), torch_env for
+# the scripts that run PyTorch steps, and a trap that stops the programs
+# still running when the script is stopped.
 # shellcheck shell=bash disable=SC2034  # the variables are the sourcing script's
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 COLL=${COLL:-$ROOT/build/libkgate-collector.so}
@@ -21,6 +22,11 @@ if [ ! -x "$LO" ]; then
 	"$CUDA/bin/nvcc" -O2 -arch=sm_90 -o "$LO" "$ROOT/benchmarks/self/gpu/launch_overhead.cu" ||
 		{ echo "$(basename "$0"): cannot build $LO" >&2; exit 2; }
 fi
+
+# Stopped (a job's time limit), stop the programs still running too: each
+# runs under timeout(1), which puts it in a process group of its own, so a
+# signal to this script's group would leave it holding the GPU's profiler.
+trap 'pkill -TERM -P $$; exit 124' TERM INT
 
 now() { date +%s.%N; }
 sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
