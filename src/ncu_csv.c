@@ -483,7 +483,9 @@ static int raw_column_skipped(const char *name)
 
 /* "(256, 1, 1)" -> 256. */
 /* "(x, y, z)" of whole numbers: 1 with their product, 0 when the field holds
- * no parenthesis (no launch configuration), -1 when it is malformed. */
+ * no parenthesis (no launch configuration) or a zero (ncu prints "(0, 0, 0)"
+ * for a launch it could not profile, one that trapped: no launch has an
+ * empty grid), -1 when it is malformed. */
 static int parse_dim3(const char *s, double *v)
 {
 	double p = 1;
@@ -514,7 +516,7 @@ static int parse_dim3(const char *s, double *v)
 			return -1;
 	}
 	*v = p;
-	return n == 3 ? 1 : -1;
+	return n != 3 ? -1 : p > 0;
 }
 
 /* ------------------------------------------------------------------ */

@@ -153,6 +153,9 @@ h = next(r for r in rows if r[0] == "ID")
 i = h.index("gpu__time_duration.sum")
 print(" ".join("%.1f" % float(r[i].replace(",", "")) for r in rows if r[0].isdigit() and r[i] != "nan"))' "$H100/crash_raw.csv")" \
 	"their durations as Python's csv reads them (the trapping launch's 'nan' left out)"
+run "$KGATE" ingest --db "$DB" --commit c6 --benchmark many --allow-partial "$H100/crash_details.csv"
+is "$(q "SELECT group_concat(k.demangled || ':' || s.value, ' ') FROM samples s JOIN runs r ON r.id = s.run JOIN metrics m ON m.id = s.metric JOIN kernels k ON k.id = s.kernel WHERE r.commit_sha = 'c6' AND m.name IN ('launch__grid_size', 'launch__block_size') AND k.demangled LIKE 'many_trap%'")" \
+	"" "the trapping launch's \"(0, 0, 0)\" is no launch configuration: nothing stored for it"
 # a metric name ncu does not know: it prints "n/a" for every launch
 run "$KGATE" ingest --db "$DB" --commit c4 --benchmark many "$H100/badmetric.csv"
 is "$rc" 0 "H100, a metric ncu does not know (details page): the launches are stored"
