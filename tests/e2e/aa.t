@@ -92,11 +92,11 @@ for c in $names; do
 done
 
 # The same job's first two steps, from the database it wrote on the GPU
-# (tests/fixtures/h100/gpu_state/state.db): the suite's GPU state as kgate
+# (tests/fixtures/h100/gpu_state/state.sqlite): the suite's GPU state as kgate
 # stats showed it there, and a run beside a second program computing on the
 # GPU, warned about by check.
 GS="$FIX/h100/gpu_state"
-cp "$GS/state.db" "$T/state.db"
+cp "$GS/state.sqlite" "$T/state.db"
 run "$KGATE" stats --db "$T/state.db" --run 1 --report gpu_state
 is "$out" "$(cat "$GS/state.txt")" "gpu_state of the suite's run: clocks, temperature, power, no other process, as on the GPU"
 run "$KGATE" stats --db "$T/state.db" --run 2 --report gpu_state
