@@ -742,8 +742,17 @@ static void pm_catch_up(struct pm_dev *d)
 		pthread_mutex_unlock(&pm_mu);
 		struct timespec t1;
 		clock_gettime(CLOCK_MONOTONIC, &t1);
-		if (done || t1.tv_sec - t0.tv_sec > 30)
+		if (done)
 			break;
+		if (t1.tv_sec - t0.tv_sec > 30) {
+			pthread_mutex_lock(&pm_mu);
+			COLL_DEBUG("PM sampling, device %u: catching up gave up after 30 s: samples "
+				   "decoded up to %llu, the last window ends at %llu, now %llu", d->dev,
+				   (unsigned long long)d->seen_t1, (unsigned long long)want,
+				   (unsigned long long)pm_ts());
+			pthread_mutex_unlock(&pm_mu);
+			break;
+		}
 		if (pm_decode_dev(d, 1) == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_END_OF_RECORDS)
 			usleep(100);
 	}
@@ -817,6 +826,10 @@ static void pm_drain_locked_dec(struct pm_dev *d)
 				d->samples + d->nan_samples == before
 			? quiet + 1
 			: 0;
+		if (k == 1000)
+			COLL_DEBUG("PM sampling, device %u: draining after its stop, 1000 decodes and "
+				   "still going: %llu samples so far, stop reason %d", d->dev,
+				   d->samples + d->nan_samples, r);
 	}
 }
 
