@@ -780,6 +780,32 @@ static void prof_fail_locked(CUptiResult r, const char *what)
 typedef CUresult (*prof_ctx_fn)(CUcontext);
 typedef CUresult (*prof_pop_fn)(CUcontext *);
 
+/* The driver's context push and pop, looked up once. */
+static prof_ctx_fn prof_cu_push;
+static prof_pop_fn prof_cu_pop;
+static pthread_once_t prof_ctx_fns_once = PTHREAD_ONCE_INIT;
+
+static void prof_ctx_fns(void)
+{
+	*(void **)&prof_cu_push = coll_cuda_sym("cuCtxPushCurrent_v2");
+	*(void **)&prof_cu_pop = coll_cuda_sym("cuCtxPopCurrent_v2");
+}
+
+/* ctx made current; ctx, or NULL when it could not be (nothing to pop). */
+static CUcontext prof_ctx_push(CUcontext ctx)
+{
+	pthread_once(&prof_ctx_fns_once, prof_ctx_fns);
+	return prof_cu_push && prof_cu_push(ctx) == CUDA_SUCCESS ? ctx : NULL;
+}
+
+/* Undo prof_ctx_push (pushed: what it returned). */
+static void prof_ctx_pop(CUcontext pushed)
+{
+	CUcontext popped = NULL;
+	if (pushed && prof_cu_pop)
+		prof_cu_pop(&popped);
+}
+
 /*
  * Decode the ranges of the image and give each launch its values (the
  * i-th range is the i-th profiled launch of the context: ranges are made
@@ -789,8 +815,7 @@ typedef CUresult (*prof_pop_fn)(CUcontext *);
 static void prof_decode_locked(struct prof_ctx *pc, int push)
 {
 	CUptiResult r;
-	CUcontext popped = NULL;
-	int pushed = 0;
+	CUcontext pushed = NULL;
 
 	if (prof_off || !pc->enabled || pc->failed || (!pc->n_pending && !pc->open))
 		return;
@@ -801,11 +826,8 @@ static void prof_decode_locked(struct prof_ctx *pc, int push)
 					 "a graph or destroyed its context");
 		return;
 	}
-	if (push) {
-		prof_ctx_fn push_fn = (prof_ctx_fn)coll_cuda_sym("cuCtxPushCurrent_v2");
-		if (push_fn && push_fn(pc->ctx) == CUDA_SUCCESS)
-			pushed = 1;
-	}
+	if (push)
+		pushed = prof_ctx_push(pc->ctx);
 	r = CUPTI_SUCCESS;
 	double ts = prof_ms();
 	int all_submitted = 1;
@@ -829,11 +851,7 @@ static void prof_decode_locked(struct prof_ctx *pc, int push)
 		r = cuptiRangeProfilerDecodeData(&dd);
 	}
 	td = prof_ms() - td;
-	if (pushed) {
-		prof_pop_fn pop_fn = (prof_pop_fn)coll_cuda_sym("cuCtxPopCurrent_v2");
-		if (pop_fn)
-			pop_fn(&popped);
-	}
+	prof_ctx_pop(pushed);
 	if (r != CUPTI_SUCCESS) {
 		prof_fail_locked(r, what);
 		return;
@@ -962,20 +980,6 @@ static void prof_give_locked(struct prof_ctx *pc, size_t base)
  * during the steps of a group (records from the launch callbacks, as in a
  * session) and on between them.
  */
-
-static CUcontext prof_ctx_push(CUcontext ctx)
-{
-	prof_ctx_fn push_fn = (prof_ctx_fn)coll_cuda_sym("cuCtxPushCurrent_v2");
-	return push_fn && push_fn(ctx) == CUDA_SUCCESS ? ctx : NULL;
-}
-
-static void prof_ctx_pop(CUcontext pushed)
-{
-	CUcontext popped = NULL;
-	prof_pop_fn pop_fn = (prof_pop_fn)coll_cuda_sym("cuCtxPopCurrent_v2");
-	if (pushed && pop_fn)
-		pop_fn(&popped);
-}
 
 static void prof_step_clear_locked(struct prof_ctx *pc)
 {

@@ -39,10 +39,10 @@
 #include "jstream.h"
 
 #include "kgate/import.h"
-
-#include <pthread.h>
 #include "kgate/records_format.h"
 #include "kgate/util.h"
+
+#include <pthread.h>
 
 #include <errno.h>
 #include <jansson.h>
@@ -669,15 +669,21 @@ static int counter_event(struct ingest_ctx *c, const struct evsrc *src, json_t *
 	return KG_EXIT_PASS;
 }
 
-/* One wanted event, parsed and taken in (on the parsing thread). */
-static int event_do(struct ingest_ctx *c, struct jtok *jt, const struct evsrc *src,
-		    const unsigned char *s, size_t n, int sure)
+/* The categories each pass reads, quoted as they appear in an event. */
+static const char *const *want_of(const struct ingest_ctx *c)
 {
 	static const char *const want1[] = { "\"gpu_user_annotation\"", "\"kernel\"",
 					     "\"cuda_profiler_range\"", NULL };
 	static const char *const want2[] = { "\"kernel\"", "\"cuda_profiler_range\"", NULL };
+	return c->pass == 1 ? want1 : want2;
+}
+
+/* One wanted event, parsed and taken in (on the parsing thread). */
+static int event_do(struct ingest_ctx *c, struct jtok *jt, const struct evsrc *src,
+		    const unsigned char *s, size_t n, int sure)
+{
 	int rc;
-	json_t *e = event_parse(jt, src, s, n, c->pass == 1 ? want1 : want2, sure, &rc);
+	json_t *e = event_parse(jt, src, s, n, want_of(c), sure, &rc);
 
 	if (!e)
 		return rc;
@@ -856,10 +862,7 @@ static int evq_finish(struct evq *q, int rc)
 static int ingest_event(struct jstream *r, const unsigned char *s, size_t n, void *arg)
 {
 	struct ingest_ctx *c = arg;
-	static const char *const want1[] = { "\"gpu_user_annotation\"", "\"kernel\"",
-					     "\"cuda_profiler_range\"", NULL };
-	static const char *const want2[] = { "\"kernel\"", "\"cuda_profiler_range\"", NULL };
-	int w = probe_wanted(r, s, c->pass == 1 ? want1 : want2);
+	int w = probe_wanted(r, s, want_of(c));
 
 	return w ? evq_put(c->q, jstream_offset(r, s), s, n, w > 0) : KG_EXIT_PASS;
 }
