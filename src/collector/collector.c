@@ -772,6 +772,7 @@ static void coll_check_nvtx_path(void)
 
 static void coll_atexit(void)
 {
+	COLL_DEBUG("the process exits");
 	coll_finish();
 }
 

@@ -128,6 +128,7 @@ static int pm_any_started;
 static int pm_errs;
 static uint64_t pm_interval_ns = 10000, pm_backlog_ns = 50000000ull;
 static size_t pm_hwbuf = (size_t)256 << 20, pm_img_samples = 2000;
+static int pm_use_thread = 1; /* KGATE_PM_THREAD=0: decode on the launching threads only */
 
 static pthread_mutex_t pm_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pm_cv = PTHREAD_COND_INITIALIZER;
@@ -298,6 +299,7 @@ int pmsample_init(void)
 	pm_backlog_ns = (uint64_t)coll_env_long("KGATE_PM_BACKLOG_MS", 50, 1, 60000) * 1000000u;
 	pm_hwbuf = (size_t)coll_env_long("KGATE_PM_HWBUF_MB", 256, 16, 4096) << 20;
 	pm_img_samples = (size_t)coll_env_long("KGATE_PM_SAMPLES", 2000, 16, 1000000);
+	pm_use_thread = (int)coll_env_long("KGATE_PM_THREAD", 1, 0, 1);
 	if (pm_set_metrics() != 0)
 		return -1;
 	*(void **)&pm_ev_create = coll_cuda_sym("cuEventCreate");
@@ -736,6 +738,8 @@ static void pm_catch_up(struct pm_dev *d)
 	pthread_mutex_unlock(&pm_mu);
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	COLL_DEBUG("PM sampling, device %u: catching up to %llu from %llu", d->dev,
+		   (unsigned long long)want, (unsigned long long)d->seen_t1);
 	while (!d->failed && d->started) {
 		pthread_mutex_lock(&pm_mu);
 		int done = d->seen_t1 >= want + pm_interval_ns;
@@ -765,12 +769,15 @@ static void pm_stop_dev(struct pm_dev *d)
 {
 	if (!d->used || !d->started)
 		return;
+	COLL_DEBUG("PM sampling, device %u: stopping", d->dev);
 	pm_catch_up(d);
+	COLL_DEBUG("PM sampling, device %u: caught up", d->dev);
 	pthread_mutex_lock(&d->dec_mu);
 	if (!d->failed) {
 		CUpti_PmSampling_Stop_Params sp = { .structSize = CUpti_PmSampling_Stop_Params_STRUCT_SIZE };
 		sp.pPmSamplingObject = d->obj;
 		coll_check(cuptiPmSamplingStop(&sp), "cuptiPmSamplingStop", NULL);
+		COLL_DEBUG("PM sampling, device %u: sampling stopped; draining", d->dev);
 		pm_drain_locked_dec(d);
 	}
 	d->started = 0;
@@ -792,6 +799,7 @@ static void pm_stop_dev(struct pm_dev *d)
 	if (d->obj)
 		coll_check(cuptiPmSamplingDisable(&dp), "cuptiPmSamplingDisable", NULL);
 	d->obj = NULL;
+	COLL_DEBUG("PM sampling, device %u: disabled", d->dev);
 	d->failed = 1;
 	if (--pm_any_started == 0)
 		pm_activity(1);
@@ -1008,7 +1016,7 @@ static int pm_setup(struct pm_dev *d)
 	d->seen_t1 = d->b_first;
 	d->next_nvml = d->b_first + PM_NVML_EVERY_NS;
 	d->started = 1;
-	if (!pm_thread_on && pthread_create(&pm_thread, NULL, pm_decoder, NULL) == 0)
+	if (!pm_thread_on && pm_use_thread && pthread_create(&pm_thread, NULL, pm_decoder, NULL) == 0)
 		pm_thread_on = 1;
 	return 0;
 }
@@ -1247,6 +1255,7 @@ void pmsample_sync(void)
 
 void pmsample_on_context_destroy(CUcontext ctx)
 {
+	COLL_DEBUG("PM sampling: a context is destroyed");
 	pm_lock();
 	for (size_t i = 0; i < PM_DEV_MAX; i++)
 		if (pm_devs[i].used && pm_devs[i].ctx == ctx)
@@ -1256,6 +1265,7 @@ void pmsample_on_context_destroy(CUcontext ctx)
 
 void pmsample_finish(void)
 {
+	COLL_DEBUG("PM sampling: finishing");
 	pm_lock();
 	for (size_t i = 0; i < PM_DEV_MAX; i++)
 		pm_stop_dev(&pm_devs[i]);
@@ -1264,6 +1274,7 @@ void pmsample_finish(void)
 	pthread_mutex_unlock(&pm_mu);
 	if (pm_thread_on)
 		pthread_join(pm_thread, NULL);
+	COLL_DEBUG("PM sampling: the decoding thread has ended");
 	pm_thread_on = 0;
 	for (size_t i = 0; i < PM_DEV_MAX; i++) {
 		struct pm_dev *d = &pm_devs[i];
