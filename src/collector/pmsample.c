@@ -129,6 +129,11 @@ static int pm_errs;
 static uint64_t pm_interval_ns = 10000, pm_backlog_ns = 50000000ull;
 static size_t pm_hwbuf = (size_t)256 << 20, pm_img_samples = 2000;
 static int pm_use_thread = 1; /* KGATE_PM_THREAD=0: decode on the launching threads only */
+/* KGATE_PM_EXIT=early: sampling stopped by an exit handler registered once
+ * sampling has started, after the CUDA runtime's own, so that it runs
+ * before the runtime's teardown */
+static int pm_exit_early, pm_exit_registered;
+static void pm_atexit(void);
 
 static pthread_mutex_t pm_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pm_cv = PTHREAD_COND_INITIALIZER;
@@ -300,6 +305,8 @@ int pmsample_init(void)
 	pm_hwbuf = (size_t)coll_env_long("KGATE_PM_HWBUF_MB", 256, 16, 4096) << 20;
 	pm_img_samples = (size_t)coll_env_long("KGATE_PM_SAMPLES", 2000, 16, 1000000);
 	pm_use_thread = (int)coll_env_long("KGATE_PM_THREAD", 1, 0, 1);
+	const char *ex = getenv("KGATE_PM_EXIT");
+	pm_exit_early = ex && !strcmp(ex, "early");
 	if (pm_set_metrics() != 0)
 		return -1;
 	*(void **)&pm_ev_create = coll_cuda_sym("cuEventCreate");
@@ -1018,6 +1025,8 @@ static int pm_setup(struct pm_dev *d)
 	d->started = 1;
 	if (!pm_thread_on && pm_use_thread && pthread_create(&pm_thread, NULL, pm_decoder, NULL) == 0)
 		pm_thread_on = 1;
+	if (pm_exit_early && !pm_exit_registered && atexit(pm_atexit) == 0)
+		pm_exit_registered = 1;
 	return 0;
 }
 
@@ -1260,6 +1269,16 @@ void pmsample_on_context_destroy(CUcontext ctx)
 	for (size_t i = 0; i < PM_DEV_MAX; i++)
 		if (pm_devs[i].used && pm_devs[i].ctx == ctx)
 			pm_stop_dev(&pm_devs[i]);
+	pm_unlock();
+}
+
+static void pm_atexit(void)
+{
+	COLL_DEBUG("PM sampling: the process exits; sampling stops before the runtime's teardown");
+	pm_lock();
+	for (size_t i = 0; i < PM_DEV_MAX; i++)
+		pm_stop_dev(&pm_devs[i]);
+	pm_off = 1;
 	pm_unlock();
 }
 

@@ -9,6 +9,8 @@
 #      default (--cache-control all): tests/gpu/kg_gpu_app --serial and the
 #      PyTorch step tests/gpu/torch_step.py, with auto and with user ranges,
 #      and with cache control none for contrast (compare.py per launch);
+#      user ranges with kg_gpu_app's two threads launching at once (5 runs,
+#      each launch's count against the serial run's);
 #      the cost of the flush per profiled launch (the 1-block kernel of
 #      launch_overhead at 100 and 400 launches, all against none);
 #   b. auto against user ranges (KGATE_RANGE): cost per profiled launch, the
@@ -25,7 +27,7 @@
 # -arch=sm_90) must be there.  Needs ncu and python3 with PyTorch.  Every step is independent
 # and time-limited (TMO, default 90 s a process, never past the job's
 # LIMIT, default 450 s); a step is skipped when fewer than its estimate of
-# seconds are left.  Prints a table (also
+# seconds are left.  STEPS (default "a1 a3 a2 b1 b2 c") chooses the steps.  Prints a table (also
 # OUTDIR/table.txt); logs and records files stay in OUTDIR.
 set -u
 OUT=${1:?give an output directory}
@@ -38,9 +40,14 @@ LIMIT=${LIMIT:-450}
 START=$(date +%s)
 TABLE=$OUT/table.txt
 : >"$TABLE"
+STEPS=" ${STEPS:-a1 a3 a2 b1 b2 c} "
 rem() { echo $((LIMIT - ($(date +%s) - START))); }
-# left NAME SECONDS: enough time left for a step of about SECONDS
-left() { [ "$(rem)" -ge "${2:-20}" ] || { row "($1: skipped, the job has run $(($(date +%s) - START)) s)"; return 1; }; }
+# left NAME SECONDS: enough time left for a step of about SECONDS (and the
+# step, the first word of NAME, among STEPS)
+left() {
+	case $STEPS in *" ${1%% *} "*) ;; *) return 1 ;; esac
+	[ "$(rem)" -ge "${2:-20}" ] || { row "($1: skipped, the job has run $(($(date +%s) - START)) s)"; return 1; }
+}
 # tmo [SECONDS]: a process's time limit, never past the job's
 tmo() { local t=${1:-$TMO} r; r=$(($(rem) - 3)); [ "$r" -lt "$t" ] && t=$r; [ "$t" -lt 1 ] && t=1; echo "$t"; }
 # coll MODE TAG [env ...] CMD...: the collector, records OUT/TAG.*.jsonl
@@ -54,11 +61,12 @@ coll() {
 }
 rec() { find "$OUT" -maxdepth 1 -name "$1.*.jsonl" | head -1; }
 timed() { local a b; a=$(now); "$@"; b=$(now); sub "$a" "$b"; }
-# ncu_csv TAG NCU-ARGS... -- CMD...: a report and its raw CSV (OUT/TAG.csv)
+# ncu_csv TAG NCU-ARGS... CMD...: a report and its raw CSV (OUT/TAG.csv); the
+# report's options go before the caller's, whose last are the program's
 ncu_csv() {
 	local t=$1
 	shift
-	timeout -k 2 "$(tmo $((TMO * 2)))" "$NCU" --clock-control none "$@" --force-overwrite -o "$OUT/$t" \
+	timeout -k 2 "$(tmo $((TMO * 2)))" "$NCU" --clock-control none --force-overwrite -o "$OUT/$t" "$@" \
 		>"$OUT/$t.stdout" 2>&1 &&
 		"$NCU" --import "$OUT/$t.ncu-rep" --csv --page raw --print-units base --print-kernel-base mangled \
 			>"$OUT/$t.csv" 2>>"$OUT/$t.stdout"
@@ -72,7 +80,7 @@ cmp() {
 		row "$l: no records or no ncu CSV"
 		return
 	fi
-	python3 "$COMPARE" metrics "$@" "$DEFAULT_SET" 2>&1 |
+	python3 "$COMPARE" metrics "$1" "$2" "$3" "$DEFAULT_SET" ${4:+"$4"} 2>&1 |
 		grep -E 'instructions|dram__bytes_read|gpu__time_duration|every launch' | awk -v l="$l" '{ print l ": " $0 }' | cut -c1-260 | tee -a "$TABLE"
 }
 errs() { grep -ho '"code":"[a-z_]*"' "$@" 2>/dev/null | sort | uniq -c | tr -s ' \n' ' '; }
@@ -99,6 +107,25 @@ if left a1 40; then
 	# durations: the user range's own (inflated) against ncu's
 	coll metrics app_user_rangedur env KGATE_RANGE=user KGATE_DURATION=range "$APP" --n $N --iters 5 --serial
 	cmp "a1 user ranges, the range's own duration, vs ncu" "$(rec app_user_rangedur)" "$OUT/ncu_app_all.csv" "$(rec app_trace)"
+fi
+
+# ---- a3. user ranges with two threads launching at once ------------------
+# kg_gpu_app without --serial: its two threads launch on two streams at once;
+# with user ranges a range is pushed around one launch while the other
+# thread's kernel may still run, so each launch's count is checked against
+# the serial run's (every kernel comes from one thread only)
+if left a3 30; then
+	ok=0
+	for r in 1 2 3 4 5; do
+		coll metrics "app_user_mt$r" env KGATE_RANGE=user KGATE_CACHE_CONTROL=all "$APP" --n $N --iters 5
+		rc=$?
+		f=$(rec "app_user_mt$r")
+		c=$(grep -c '"smsp__inst_executed.sum":[0-9]' "$f" 2>/dev/null)
+		d=$(python3 "$COMPARE" repeat mt "$(rec app_user_all)" "$f" 2>&1 | cut -f3)
+		row "a3 two threads at once, user ranges, cache all, run $r: exit $rc, $c with counters, against the serial run: $d"
+		[ "$rc" = 0 ] && [ "$c" = 21 ] && case $d in *", 0 differ"*) ok=$((ok + 1)) ;; esac
+	done
+	row "a3 two threads at once, user ranges: $ok of 5 runs with every launch profiled and its count equal to the serial run's"
 fi
 
 # ---- a2. the PyTorch step: DRAM bytes against ncu's default -----------------

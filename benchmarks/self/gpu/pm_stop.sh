@@ -7,8 +7,10 @@
 # Runs launch_overhead 10 under KGATE_ENGINE=sampling with KGATE_DEBUG=1
 # three ways: as it is; with the decoding thread off (KGATE_PM_THREAD=0);
 # and with sampling stopped by the launch count (KGATE_LAUNCH_COUNT=5), in a
-# launch's callback rather than at the exit.  A process still running after
-# WAIT seconds (default 20) has each thread's stack written to its stderr
+# launch's callback rather than at the exit; and with sampling stopped by an
+# exit handler registered once it has started (KGATE_PM_EXIT=early), with and
+# without the thread.  A process still running after
+# WAIT seconds (default 15) has each thread's stack written to its stderr
 # (the helper stackdump.so, preloaded, on SIGUSR2 sent to each thread), its
 # threads' kernel wait channels listed, and is killed.  Prints a table
 # (also OUTDIR/table.txt).
@@ -22,7 +24,7 @@ TABLE=$OUT/table.txt
 : >"$TABLE"
 SD=$ROOT/build/gpu/stackdump.so
 [ -e "$SD" ] || cc -O1 -g -shared -fPIC -o "$SD" "$ROOT/benchmarks/self/gpu/stackdump.c" || SD=
-WAIT=${WAIT:-20}
+WAIT=${WAIT:-15}
 probe() { # TAG ENV... -- CMD...
 	local tag=$1 pid i t
 	shift
@@ -55,6 +57,8 @@ row "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&
 probe as_is "$LO" 10
 probe no_thread KGATE_PM_THREAD=0 "$LO" 10
 probe count5 KGATE_LAUNCH_COUNT=5 "$LO" 10
+probe exit_early KGATE_PM_EXIT=early "$LO" 10
+probe exit_early_no_thread KGATE_PM_EXIT=early KGATE_PM_THREAD=0 "$LO" 10
 echo
 echo "== table"
 cat "$TABLE"
