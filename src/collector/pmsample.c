@@ -128,11 +128,13 @@ static int pm_any_started;
 static int pm_errs;
 static uint64_t pm_interval_ns = 10000, pm_backlog_ns = 50000000ull;
 static size_t pm_hwbuf = (size_t)256 << 20, pm_img_samples = 2000;
-static int pm_use_thread = 1; /* KGATE_PM_THREAD=0: decode on the launching threads only */
-/* KGATE_PM_EXIT=early: sampling stopped by an exit handler registered once
- * sampling has started, after the CUDA runtime's own, so that it runs
- * before the runtime's teardown */
-static int pm_exit_early, pm_exit_registered;
+/* Sampling is stopped at exit by a handler registered once it has started,
+ * after the CUDA runtime's own, so that it runs before the runtime's
+ * teardown: after that teardown cuptiPmSamplingStop never returns (measured
+ * on an H100, CUDA 13.0), and the collector's own exit handler, registered
+ * at its start, runs later. */
+static int pm_exit_registered;
+static pid_t pm_exit_pid; /* a forked child does not stop its parent's sampling */
 static void pm_atexit(void);
 
 static pthread_mutex_t pm_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -304,9 +306,6 @@ int pmsample_init(void)
 	pm_backlog_ns = (uint64_t)coll_env_long("KGATE_PM_BACKLOG_MS", 50, 1, 60000) * 1000000u;
 	pm_hwbuf = (size_t)coll_env_long("KGATE_PM_HWBUF_MB", 256, 16, 4096) << 20;
 	pm_img_samples = (size_t)coll_env_long("KGATE_PM_SAMPLES", 2000, 16, 1000000);
-	pm_use_thread = (int)coll_env_long("KGATE_PM_THREAD", 1, 0, 1);
-	const char *ex = getenv("KGATE_PM_EXIT");
-	pm_exit_early = ex && !strcmp(ex, "early");
 	if (pm_set_metrics() != 0)
 		return -1;
 	*(void **)&pm_ev_create = coll_cuda_sym("cuEventCreate");
@@ -1023,10 +1022,12 @@ static int pm_setup(struct pm_dev *d)
 	d->seen_t1 = d->b_first;
 	d->next_nvml = d->b_first + PM_NVML_EVERY_NS;
 	d->started = 1;
-	if (!pm_thread_on && pm_use_thread && pthread_create(&pm_thread, NULL, pm_decoder, NULL) == 0)
+	if (!pm_thread_on && pthread_create(&pm_thread, NULL, pm_decoder, NULL) == 0)
 		pm_thread_on = 1;
-	if (pm_exit_early && !pm_exit_registered && atexit(pm_atexit) == 0)
+	if (!pm_exit_registered && atexit(pm_atexit) == 0) {
 		pm_exit_registered = 1;
+		pm_exit_pid = getpid();
+	}
 	return 0;
 }
 
@@ -1274,6 +1275,8 @@ void pmsample_on_context_destroy(CUcontext ctx)
 
 static void pm_atexit(void)
 {
+	if (getpid() != pm_exit_pid)
+		return;
 	COLL_DEBUG("PM sampling: the process exits; sampling stops before the runtime's teardown");
 	pm_lock();
 	for (size_t i = 0; i < PM_DEV_MAX; i++)

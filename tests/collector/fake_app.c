@@ -11,7 +11,10 @@
  * place.
  * pm: N launches (default 40) of two kernels in turn inside "step", a
  * graph launch half way (the stand-in's PM sampling counts the kernels);
- * FAKE_APP_IDLE_MS: a pause a quarter of the way.
+ * FAKE_APP_IDLE_MS: a pause a quarter of the way.  Like the CUDA runtime, it
+ * registers an exit handler of its own after the collector's start (its
+ * "teardown": the stand-in's fake_runtime_teardown), which runs before the
+ * collector's; on a GPU, PM sampling stopped after it never returns.
  */
 #include <cupti.h>
 #include <dlfcn.h>
@@ -70,6 +73,12 @@ static void launch(uint32_t corr, const char *sym)
 	api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_API_ENTER, corr + 1, sym);
 	api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_API_EXIT, corr + 1, sym);
 	api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_API_EXIT, corr, sym);
+}
+/* the CUDA runtime's exit handler, registered after the collector started */
+static void (*runtime_teardown)(void);
+static void runtime_exit(void)
+{
+	runtime_teardown();
 }
 static const void *get_table(uint32_t id)
 {
@@ -139,6 +148,11 @@ int main(int argc, char **argv)
 	}
 	if (argc > 2 && !strcmp(argv[2], "pm")) {
 		int n = argc > 3 ? atoi(argv[3]) : 40;
+		runtime_teardown = (void (*)(void))dlsym(c, "fake_runtime_teardown");
+		if (!runtime_teardown || atexit(runtime_exit) != 0) {
+			fprintf(stderr, "fake_app: no fake_runtime_teardown\n");
+			return 3;
+		}
 		push("step");
 		for (int i = 0; i < n; i++) {
 			if (i == n / 2) {

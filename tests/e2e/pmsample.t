@@ -65,6 +65,9 @@ is "$(printf '%s\n' "$c" | grep -c ' dur$')" 200 "every launch has a duration (C
 like "$(tail -1 "$f")" '"kernels":200,"dropped":0,"errors":0' "footer: no error"
 like "$out" "fake-cupti: PM sampling every 10000 ns, hardware buffer 256 MB" "the default interval (10 us) and hardware buffer (256 MB)"
 like "$out" "fake-cupti: PM sampling disabled" "sampling is disabled at exit"
+unlike "$out" "stopped after the runtime's teardown" \
+	"sampling stops before the CUDA runtime's exit handler runs (after it, the stop never returns on a GPU)"
+like "$(tail -1 "$f")" '"type":"footer"' "the records file ends with its footer"
 like "$err" "device 0 stopped: [0-9]+ samples \(1 without values\), 0 holes, 0 overflows" \
 	"the priming sample without values is skipped, nothing lost"
 

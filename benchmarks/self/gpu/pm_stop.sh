@@ -5,11 +5,11 @@
 #   benchmarks/self/gpu/pm_stop.sh OUTDIR
 #
 # Runs launch_overhead 10 under KGATE_ENGINE=sampling with KGATE_DEBUG=1
-# three ways: as it is; with the decoding thread off (KGATE_PM_THREAD=0);
-# and with sampling stopped by the launch count (KGATE_LAUNCH_COUNT=5), in a
-# launch's callback rather than at the exit; and with sampling stopped by an
-# exit handler registered once it has started (KGATE_PM_EXIT=early), with and
-# without the thread.  A process still running after
+# two ways: as it is (sampling stopped at the exit), and with sampling
+# stopped by the launch count (KGATE_LAUNCH_COUNT=5), in a launch's callback.
+# (On an H100 on 2026-12-05 it found the exit's stop never returning when
+# the collector's exit handler ran after the CUDA runtime's; the collector
+# has since stopped sampling from a handler registered after the runtime's.)  A process still running after
 # WAIT seconds (default 15) has each thread's stack written to its stderr
 # (the helper stackdump.so, preloaded, on SIGUSR2 sent to each thread), its
 # threads' kernel wait channels listed, and is killed.  Prints a table
@@ -55,10 +55,7 @@ probe() { # TAG ENV... -- CMD...
 }
 row "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1); debuggers: $(command -v gdb cuda-gdb eu-stack | tr '\n' ' ')"
 probe as_is "$LO" 10
-probe no_thread KGATE_PM_THREAD=0 "$LO" 10
 probe count5 KGATE_LAUNCH_COUNT=5 "$LO" 10
-probe exit_early KGATE_PM_EXIT=early "$LO" 10
-probe exit_early_no_thread KGATE_PM_EXIT=early KGATE_PM_THREAD=0 "$LO" 10
 echo
 echo "== table"
 cat "$TABLE"
