@@ -119,6 +119,26 @@ cp -r "$BIN" "$BIN-bin" "$BIN-freqs-bin" "$T/moved/"
 run "$KGATE" ingest --db "$DB" --commit eeee --format json "$T/moved/synthetic_jsonbin.json"
 like "$out" "\"samples\": ?$1," "a moved pair still finds its sample files"
 
+# --- a real --jsonbin output of an H100 (nvbench's axes example) ---
+H1="$NV/h100/axes.json"
+set -- $(count "$H1")
+run "$KGATE" ingest --db "$DB" --commit h100 --format json "$H1"
+is "$rc" 0 "a real nvbench --jsonbin output (an H100) ingests"
+like "$out" "\"benchmarks\": ?$3, ?\"kernels\": ?$2, ?\"samples\": ?$1," \
+	"its benchmarks, states and samples as counted by Python ($3, $2, $1)"
+unlike "$err" "no per-sample files" "every state has its sample files"
+is "$(q "SELECT source || ' ' || gpu_name || ' ' || gpu_chip FROM runs WHERE commit_sha = 'h100'")" \
+	"nvbench NVIDIA H100 80GB HBM3 sm_90" "the run's source, GPU and compute capability"
+is "$(q "SELECT count(*) FROM samples s JOIN runs r ON r.id = s.run JOIN metrics m ON m.id = s.metric WHERE r.commit_sha = 'h100' AND m.name = 'gpu__time_duration.sum'")" \
+	"$(python3 -c '
+import glob, os, sys
+d = os.path.dirname(sys.argv[1])
+print(sum(os.path.getsize(f) // 4 for f in glob.glob(sys.argv[1] + "-bin/*.bin")))' "$H1")" \
+	"one GPU time a sample of the sample files"
+is "$(q "SELECT printf('%.4f', value) FROM samples s JOIN runs r ON r.id = s.run JOIN metrics m ON m.id = s.metric JOIN benchmarks b ON b.id = s.benchmark WHERE r.commit_sha = 'h100' AND b.name = 'simple' AND m.name = 'gpu__time_duration.sum' ORDER BY s.rowid LIMIT 1")" \
+	"$(python3 -c 'import struct,sys; print("%.4f" % (struct.unpack("<f", open(sys.argv[1], "rb").read(4))[0] * 1e9))' "$NV/h100/axes.json-bin/0.bin")" \
+	"the first sample of simple is the sample file's first float32, in ns"
+
 # --- refusals: exit 2, nothing stored ---
 n=$(runs)
 run "$KGATE" ingest --db "$DB" --commit r1 "$NV/nvbench_scan_2021_mx150.json"
