@@ -22,6 +22,12 @@
 #      then larger (KGATE_GPU_TORCH_ARGS, default 5 steps, batch 8192, width
 #      1024: data beyond the L2) in metrics mode and under ncu with the same
 #      metrics, twice each, compared as in 4 and each tool with itself;
+#   4b. the test program with the collector's default cache control (all)
+#      against ncu's default (--cache-control all); 4c. under PM sampling
+#      (KGATE_ENGINE=sampling), against ncu without the flush;
+#   5b. the PyTorch step with cache control all against ncu's default, twice,
+#      DRAM bytes held to ncu's own run-to-run agreement; 5c. its 11 steps
+#      under step replay of the multi-pass set (KGATE_REPLAY=step);
 #   6. failure modes: the CUPTI subscription already taken, a bad metric
 #      name, the app started by ncu with the collector set: an error record
 #      (or no file) and exit status 0 every time;
@@ -258,6 +264,36 @@ if [ -n "$MULTIREC" ] && [ -n "$NCUCSV" ] && [ -n "$TRACE" ]; then
 		sed 's/^/multi-pass: /' | collect
 fi
 
+# ---- 4b. cache control all against ncu's default -------------------------
+# the collector's default KGATE_CACHE_CONTROL=all (a flush before each
+# profiled launch) against ncu's default --cache-control all
+under_collector metrics appall env KGATE_CACHE_CONTROL=all "$APP" "${APPARGS[@]}"
+APPALL=$(one_file 'appall.*.jsonl') || APPALL=
+rm -f "$OUTDIR/ncu_all.ncu-rep"
+if "$NCU" --clock-control none --cache-control all --metrics "$DEFAULT" --force-overwrite \
+	-o "$OUTDIR/ncu_all" "$APP" "${APPARGS[@]}" >"$OUTDIR/ncu_all.stdout" 2>"$OUTDIR/ncu_all.stderr" &&
+	ncu_exports "$OUTDIR/ncu_all.ncu-rep" "$OUTDIR/ncu_all" && [ -n "$APPALL" ] && [ -n "$TRACE" ]; then
+	"$PY" "$COMPARE" metrics "$APPALL" "$OUTDIR/ncu_all_mangled.csv" "$TRACE" "$DEFAULT" 2>>"$LOG" |
+		sed 's/^/cache all: /' | collect
+else
+	result "cache all: collector vs ncu --cache-control all" FAIL "exit $RC; see appall.stderr, ncu_all.stdout"
+fi
+
+# ---- 4c. PM sampling (KGATE_ENGINE=sampling) --------------------------------
+# its set (duration, instructions, DRAM read and write; no flush) against
+# ncu's run without the flush: the process ends (120 s at most), every launch
+# outside the graph has counters, instructions equal
+PMSET=gpu__time_duration.sum,smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum
+under_collector metrics pm timeout -k 5 120 env KGATE_ENGINE=sampling KGATE_METRICS="$PMSET" "$APP" "${APPARGS[@]}"
+PMREC=$(one_file 'pm.*.jsonl') || PMREC=
+result "PM sampling: the process ends, exit 0" "$([ $RC -eq 0 ] && echo PASS || echo FAIL)" "exit $RC (124: still running after 120 s)"
+if [ -n "$PMREC" ] && [ -n "$NCUCSV" ] && [ -n "$TRACE" ]; then
+	"$PY" "$COMPARE" metrics "$PMREC" "$NCUCSV" "$TRACE" "$PMSET" 2>>"$LOG" |
+		sed 's/^/PM sampling: /' | collect
+else
+	result "PM sampling: collector vs ncu" FAIL "no records file (see pm.stderr) or no ncu CSV"
+fi
+
 fi # SKIP_APP
 
 # ---- 5. PyTorch ----------------------------------------------------------
@@ -304,6 +340,48 @@ if "$PY" -c 'import torch; assert torch.cuda.is_available()' >/dev/null 2>&1; th
 		"$PY" "$COMPARE" repeat "torch, collector" "$TORCHM" "$TORCHM2" 2>>"$LOG" | collect
 	[ -s "$OUTDIR/ncu_torch1_mangled.csv" ] && [ -s "$OUTDIR/ncu_torch2_mangled.csv" ] &&
 		"$PY" "$COMPARE" repeat "torch, ncu" "$OUTDIR/ncu_torch1_mangled.csv" "$OUTDIR/ncu_torch2_mangled.csv" 2>>"$LOG" | collect
+
+	# 5b. the same with the collector's default cache control (all) against
+	# ncu's (--cache-control all), twice: DRAM bytes held to ncu's own
+	# run-to-run agreement (compare.py)
+	under_collector metrics torcha env KGATE_CACHE_CONTROL=all KGATE_METRICS="$DEFAULT" "$PY" "$ROOT/tests/gpu/torch_step.py" "${TARGS[@]}"
+	TORCHA=$(one_file 'torcha.*.jsonl') || TORCHA=
+	for r in 1 2; do
+		rm -f "$OUTDIR/ncu_torcha$r.ncu-rep"
+		"$NCU" --clock-control none --cache-control all --metrics "$DEFAULT" --force-overwrite \
+			-o "$OUTDIR/ncu_torcha$r" "$PY" "$ROOT/tests/gpu/torch_step.py" "${TARGS[@]}" \
+			>"$OUTDIR/ncu_torcha$r.stdout" 2>"$OUTDIR/ncu_torcha$r.stderr" &&
+			ncu_exports "$OUTDIR/ncu_torcha$r.ncu-rep" "$OUTDIR/ncu_torcha$r"
+	done
+	if [ -n "$TORCHA" ] && [ -s "$OUTDIR/ncu_torcha1_mangled.csv" ] && [ -s "$OUTDIR/ncu_torcha2_mangled.csv" ]; then
+		"$PY" "$COMPARE" metrics "$TORCHA" "$OUTDIR/ncu_torcha1_mangled.csv" "${TORCHT:-$TORCHA}" "$DEFAULT" \
+			"$OUTDIR/ncu_torcha2_mangled.csv" 2>>"$LOG" |
+			sed 's/^/torch, cache all: /' | collect
+	else
+		result "torch, cache all: collector vs ncu --cache-control all" FAIL "missing the records (torcha.stderr) or ncu's exports"
+	fi
+	# 5c. step replay of the multi-pass set over the step's NVTX range "step":
+	# 11 steps, one complete group of 9 (the first step after the profiler's
+	# start), every launch of its first step with every metric, no mismatch
+	under_collector metrics torchstep env KGATE_REPLAY=step KGATE_METRICS="$MULTI" "$PY" "$ROOT/tests/gpu/torch_step.py" 11 "${TARGS[@]:1}"
+	f=$(one_file 'torchstep.*.jsonl') || f=
+	if [ $RC -eq 0 ] && [ -n "$f" ]; then
+		res=$("$PY" - "$f" "$MULTI" <<'PYEOF'
+import json, sys
+want = sys.argv[2].split(",")
+recs = [json.loads(l) for l in open(sys.argv[1])]
+ks = [r for r in recs if r.get("type") == "kernel"]
+full = [r for r in ks if all((r.get("metrics") or {}).get(m) is not None for m in want)]
+groups = sorted({r.get("step") for r in full})
+bad = [r["code"] for r in recs if r.get("type") == "error" and r.get("code") == "step_mismatch"]
+print("PASS" if full and not bad else "FAIL",
+      "%d launches with all %d metrics in %d group(s) (steps %s), %d step_mismatch" % (len(full), len(want), len(groups), groups, len(bad)))
+PYEOF
+)
+		result "torch, step replay of the multi-pass set" "${res%% *}" "${res#* }"
+	else
+		result "torch, step replay of the multi-pass set" FAIL "exit $RC, file '${f:-none}'"
+	fi
 else
 	result "torch" FAIL "python3 has no CUDA-enabled PyTorch"
 fi

@@ -224,6 +224,26 @@ def check_metrics(mpath, ncu_path, tpath, metrics, ncu2_path=None):
         compare("smsp__inst_executed.sum", 0.0, "instructions equal per launch", exact=True, skip=unstable)
     if "dram__bytes_read.sum" in metrics:
         compare("dram__bytes_read.sum", 0.001, "dram__bytes_read.sum within 0.1%")
+    if ncu2 is not None and "dram__bytes_read.sum" in metrics:
+        # On a real step ncu does not reproduce its own DRAM reads within
+        # 0.1% (cuBLAS GEMMs vary by 0.1-2.6% from run to run, measured on
+        # an H100), so the collector is held to ncu's own agreement: no more
+        # launches outside 0.1% of ncu's first run than ncu's second run
+        # has, with half again as many as margin (docs/PERFORMANCE.md).
+        mine = theirs = n = 0
+        for name in sorted(cnames & nnames & set(ncu2)):
+            for a, b, c in zip(per[name], ncu[name], ncu2[name]):
+                va = (a.get("metrics") or {}).get("dram__bytes_read.sum")
+                vb, vc = num(b.get("dram__bytes_read.sum")), num(c.get("dram__bytes_read.sum"))
+                if va is None or vb is None or vc is None:
+                    continue
+                n += 1
+                mine += rel(va, vb) > 0.001
+                theirs += rel(vc, vb) > 0.001
+        limit = (theirs * 3 + 1) // 2
+        out("dram__bytes_read.sum as close to ncu as ncu's own second run",
+            "PASS" if n and mine <= limit else "FAIL",
+            "%d launches: %d outside 0.1%% of ncu run 1, ncu run 2 %d (at most %d)" % (n, mine, theirs, limit))
     if ncu2 is not None:
         for metric in ("dram__bytes_read.sum", "gpu__time_duration.sum"):
             if metric not in metrics:
