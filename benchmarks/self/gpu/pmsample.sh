@@ -12,7 +12,8 @@
 #      kg_gpu_app --serial sampled, against the Range Profiler's session and
 #      against ncu (the k-th launch of each kernel name against the k-th);
 #   3. 10,000 launches of the 1-block kernel sampled: every launch's count
-#      equal to the Range Profiler's, lost samples, windows ended;
+#      equal to the Range Profiler's, lost samples, windows ended; again with
+#      an image of 10,000 samples and windows ended at 20 ms of backlog;
 #   4. every kernel of the transformer-encoder training step
 #      (benchmarks/torch_step.py --model encoder): ms a step bare and
 #      sampled, the difference (goal: at most 25 ms), records with counters,
@@ -163,6 +164,16 @@ for l in open(sys.argv[1]):
 f=$(rec lo10k)
 row "10,000 + 100 launches sampled in ${t} s: $(grep -c "\"smsp__inst_executed.sum\":${ref}.0," "$f") with the Range Profiler's count ($ref), $(grep -c '"smsp__inst_executed.sum":null' "$f") without counters, $(grep -c '"type":"kernel"' "$f") records; errors: $(errs "$f")"
 row "  $(grep -o 'device 0 stopped: .*' "$OUT/lo10k.stderr" | head -1 | cut -c1-300)"
+
+# ---- 3b. the same with an image larger than the backlog ----------------------
+# (on an H100 each roll-over of the 2,000-sample image was followed by a hole
+# of 15-113 ms of samples, as if a decode that fills the image dropped the rest
+# of what it had read; with an image of 10,000 samples and windows ended at
+# 20 ms of backlog, no decode should ever fill it)
+t=$(timed coll sampling lo10k_big env KGATE_DEBUG=1 KGATE_PM_SAMPLES=10000 KGATE_PM_BACKLOG_MS=20 "$LO" 10000)
+f=$(rec lo10k_big)
+row "10,000 + 100 launches sampled, image 10,000 samples, backlog 20 ms, in ${t} s: $(grep -c "\"smsp__inst_executed.sum\":${ref}.0," "$f") with the Range Profiler's count, $(grep -c '"smsp__inst_executed.sum":null' "$f") without counters; errors: $(errs "$f")"
+row "  $(grep -o 'device 0 stopped: .*' "$OUT/lo10k_big.stderr" | head -1 | cut -c1-300)"
 
 # ---- 4. the encoder training step -----------------------------------------------
 ms() { sed -n 's/.*mean_ms=\([0-9.]*\) wall_ms=\([0-9.]*\).*/\1 \2/p'; }
