@@ -19,7 +19,6 @@ OUT=${1:?give an output directory}
 mkdir -p "$OUT"
 # shellcheck source=benchmarks/self/gpu/launch_common.sh
 . "$(dirname "$0")/launch_common.sh"
-torch_env
 TABLE=$OUT/table.txt
 : >"$TABLE"
 SD=$ROOT/build/gpu/stackdump.so
