@@ -782,9 +782,14 @@ static void pm_stop_dev(struct pm_dev *d)
 	if (!d->failed) {
 		CUpti_PmSampling_Stop_Params sp = { .structSize = CUpti_PmSampling_Stop_Params_STRUCT_SIZE };
 		sp.pPmSamplingObject = d->obj;
-		coll_check(cuptiPmSamplingStop(&sp), "cuptiPmSamplingStop", NULL);
-		COLL_DEBUG("PM sampling, device %u: sampling stopped; draining", d->dev);
-		pm_drain_locked_dec(d);
+		/* a failed stop leaves sampling on: the samples never stop coming,
+		 * so there is nothing to drain (the launches not yet decoded get
+		 * no counters) */
+		if (coll_check(cuptiPmSamplingStop(&sp), "cuptiPmSamplingStop",
+			       "launches whose samples were not yet decoded have no counters") == 0) {
+			COLL_DEBUG("PM sampling, device %u: sampling stopped; draining", d->dev);
+			pm_drain_locked_dec(d);
+		}
 	}
 	d->started = 0;
 	pthread_mutex_unlock(&d->dec_mu);
@@ -831,7 +836,15 @@ static void pm_fail_dev(struct pm_dev *d)
  * launch in flight. */
 static void pm_drain_locked_dec(struct pm_dev *d)
 {
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (int k = 0, quiet = 0; k < 100000 && quiet < 2; k++) {
+		/* bounded in time too (10 s): what is left is lost, and says so */
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (t1.tv_sec - t0.tv_sec > 10) {
+			COLL_DEBUG("PM sampling, device %u: draining gave up after 10 s", d->dev);
+			break;
+		}
 		unsigned long long before = d->samples + d->nan_samples;
 		int r = pm_decode_once(d);
 		if (r < 0)

@@ -215,6 +215,12 @@ CUptiResult CUPTIAPI cuptiPmSamplingStop(CUpti_PmSampling_Stop_Params *p)
 	(void)p;
 	if (!pm_started)
 		return CUPTI_ERROR_INVALID_OPERATION;
+	/* FAKE_PM_STOP_FAIL=K: the K-th stop and those after it fail, and
+	 * sampling goes on */
+	static int stops;
+	const char *sf = getenv("FAKE_PM_STOP_FAIL");
+	if (sf && ++stops >= atoi(sf))
+		return CUPTI_ERROR_UNKNOWN;
 	if (fk_torn_down) /* said, and stopped all the same: a test must not hang */
 		printf("fake-cupti: PM sampling stopped after the runtime's teardown (on a GPU this call never returns)\n");
 	pm_started = 0;

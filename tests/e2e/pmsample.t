@@ -112,6 +112,15 @@ pm "$M" FAKE_PM_DECODE_US=30 KGATE_PM_BACKLOG_MS=5 FAKE_APP_IDLE_MS=300 KGATE_DE
 is "$(count "$(check "$f")" exact)" 100 "a pause with a slow decoder: every launch exact"
 like "$err" "windows ended to let the decoder catch up \([0-9.]+ ms waited by launches\), [1-9][0-9]* more while idle" "the decoder ended windows while the program paused"
 
+# --- a stop that fails: sampling goes on, and the process still ends --------
+# (the drain after a stop decodes until the samples stop coming; after a
+# failed stop they never do, and a decoder slower than the samples never
+# catches up: the exit's stop, the only one here, fails)
+pm "$M" FAKE_PM_STOP_FAIL=1 FAKE_PM_DECODE_US=40 KGATE_PM_BACKLOG_MS=60000 timeout 60 "$CT/fake_app" "$COLL" pm 100
+is "$rc" 0 "a failed stop with a slow decoder: the process ends, exit 0"
+like "$(cat "$f")" '"message":"cuptiPmSamplingStop failed' "the failure is an error record"
+like "$(tail -1 "$f")" '"type":"footer"' "and the records file ends with its footer"
+
 # --- lost samples: no counters, never wrong ones ----------------------------
 pm "$M" FAKE_PM_OVERFLOW=50 FAKE_PM_DECODE_US=20 "$CT/fake_app" "$COLL" pm 200
 c=$(check "$f")
