@@ -731,6 +731,14 @@ static void pm_activity(int on)
 			   "cuptiActivityDisable(CONCURRENT_KERNEL)", NULL);
 }
 
+/* Whole seconds since t0 (CLOCK_MONOTONIC): the bounds of the waits below. */
+static long pm_secs_since(const struct timespec *t0)
+{
+	struct timespec t1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (long)(t1.tv_sec - t0->tv_sec);
+}
+
 /* Decode until every closed window's samples are in (bounded: 30 s):
  * samples still in the hardware buffer at a stop are lost. */
 static void pm_catch_up(struct pm_dev *d)
@@ -750,11 +758,9 @@ static void pm_catch_up(struct pm_dev *d)
 		pthread_mutex_lock(&pm_mu);
 		int done = d->seen_t1 >= want + pm_interval_ns;
 		pthread_mutex_unlock(&pm_mu);
-		struct timespec t1;
-		clock_gettime(CLOCK_MONOTONIC, &t1);
 		if (done)
 			break;
-		if (t1.tv_sec - t0.tv_sec > 30) {
+		if (pm_secs_since(&t0) > 30) {
 			pthread_mutex_lock(&pm_mu);
 			COLL_DEBUG("PM sampling, device %u: catching up gave up after 30 s: samples "
 				   "decoded up to %llu, the last window ends at %llu, now %llu", d->dev,
@@ -816,6 +822,14 @@ static void pm_stop_dev(struct pm_dev *d)
 		pm_activity(1);
 }
 
+/* Stop sampling on every device, for good.  Under the ticket lock. */
+static void pm_stop_all(void)
+{
+	for (size_t i = 0; i < PM_DEV_MAX; i++)
+		pm_stop_dev(&pm_devs[i]);
+	pm_off = 1;
+}
+
 static void pm_fail_dev(struct pm_dev *d)
 {
 	pthread_mutex_lock(&pm_mu);
@@ -836,12 +850,11 @@ static void pm_fail_dev(struct pm_dev *d)
  * launch in flight. */
 static void pm_drain_locked_dec(struct pm_dev *d)
 {
-	struct timespec t0, t1;
+	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (int k = 0, quiet = 0; k < 100000 && quiet < 2; k++) {
 		/* bounded in time too (10 s): what is left is lost, and says so */
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		if (t1.tv_sec - t0.tv_sec > 10) {
+		if (pm_secs_since(&t0) > 10) {
 			COLL_DEBUG("PM sampling, device %u: draining gave up after 10 s", d->dev);
 			break;
 		}
@@ -1257,9 +1270,7 @@ void pmsample_launch_exit(CUcontext ctx, int64_t ordinal, int decision, int fail
 		/* no launch can be selected any more: sampling ends, and later
 		 * launches cost nothing */
 		COLL_DEBUG("launch %lld: the launch count is reached; sampling stops", (long long)ordinal);
-		for (size_t i = 0; i < PM_DEV_MAX; i++)
-			pm_stop_dev(&pm_devs[i]);
-		pm_off = 1;
+		pm_stop_all();
 	}
 	pm_unlock();
 }
@@ -1292,9 +1303,7 @@ static void pm_atexit(void)
 		return;
 	COLL_DEBUG("PM sampling: the process exits; sampling stops before the runtime's teardown");
 	pm_lock();
-	for (size_t i = 0; i < PM_DEV_MAX; i++)
-		pm_stop_dev(&pm_devs[i]);
-	pm_off = 1;
+	pm_stop_all();
 	pm_unlock();
 }
 
@@ -1302,8 +1311,7 @@ void pmsample_finish(void)
 {
 	COLL_DEBUG("PM sampling: finishing");
 	pm_lock();
-	for (size_t i = 0; i < PM_DEV_MAX; i++)
-		pm_stop_dev(&pm_devs[i]);
+	pm_stop_all();
 	pthread_mutex_lock(&pm_mu);
 	pm_thread_stop = 1;
 	pthread_mutex_unlock(&pm_mu);
@@ -1320,6 +1328,5 @@ void pmsample_finish(void)
 		free(d->q);
 		memset(d, 0, sizeof(*d));
 	}
-	pm_off = 1;
 	pm_unlock();
 }

@@ -74,12 +74,6 @@ static void launch(uint32_t corr, const char *sym)
 	api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_API_EXIT, corr + 1, sym);
 	api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_API_EXIT, corr, sym);
 }
-/* the CUDA runtime's exit handler, registered after the collector started */
-static void (*runtime_teardown)(void);
-static void runtime_exit(void)
-{
-	runtime_teardown();
-}
 static const void *get_table(uint32_t id)
 {
 	return id == 42 ? "42" : NULL;
@@ -148,8 +142,10 @@ int main(int argc, char **argv)
 	}
 	if (argc > 2 && !strcmp(argv[2], "pm")) {
 		int n = argc > 3 ? atoi(argv[3]) : 40;
-		runtime_teardown = (void (*)(void))dlsym(c, "fake_runtime_teardown");
-		if (!runtime_teardown || atexit(runtime_exit) != 0) {
+		/* the CUDA runtime's exit handler, registered after the
+		 * collector started */
+		void (*runtime_teardown)(void) = (void (*)(void))dlsym(c, "fake_runtime_teardown");
+		if (!runtime_teardown || atexit(runtime_teardown) != 0) {
 			fprintf(stderr, "fake_app: no fake_runtime_teardown\n");
 			return 3;
 		}

@@ -132,7 +132,6 @@ is "$(q "SELECT source || ' ' || gpu_name || ' ' || gpu_chip FROM runs WHERE com
 is "$(q "SELECT count(*) FROM samples s JOIN runs r ON r.id = s.run JOIN metrics m ON m.id = s.metric WHERE r.commit_sha = 'h100' AND m.name = 'gpu__time_duration.sum'")" \
 	"$(python3 -c '
 import glob, os, sys
-d = os.path.dirname(sys.argv[1])
 print(sum(os.path.getsize(f) // 4 for f in glob.glob(sys.argv[1] + "-bin/*.bin")))' "$H1")" \
 	"one GPU time a sample of the sample files"
 is "$(q "SELECT printf('%.4f', value) FROM samples s JOIN runs r ON r.id = s.run JOIN metrics m ON m.id = s.metric JOIN benchmarks b ON b.id = s.benchmark WHERE r.commit_sha = 'h100' AND b.name = 'simple' AND m.name = 'gpu__time_duration.sum' ORDER BY s.rowid LIMIT 1")" \
