@@ -96,6 +96,17 @@ ncu_exports() {
 			>"${2}_$kb.csv" 2>>"${2}-import.stderr" || return 1
 	done
 }
+# ncu_report TAG CACHE METRICS CMD...: CMD under ncu (--cache-control CACHE),
+# its report OUTDIR/TAG.ncu-rep and the exports OUTDIR/TAG_*.csv; 0 when all
+# worked
+ncu_report() {
+	local tag=$1 cache=$2 metrics=$3
+	shift 3
+	rm -f "$OUTDIR/$tag.ncu-rep"
+	"$NCU" --clock-control none --cache-control "$cache" --metrics "$metrics" --force-overwrite \
+		-o "$OUTDIR/$tag" "$@" >"$OUTDIR/$tag.stdout" 2>"$OUTDIR/$tag.stderr" &&
+		ncu_exports "$OUTDIR/$tag.ncu-rep" "$OUTDIR/$tag"
+}
 # under_collector MODE TAG CMD...: run CMD with the collector; sets RC
 under_collector() {
 	local mode=$1 tag=$2
@@ -269,10 +280,7 @@ fi
 # profiled launch) against ncu's default --cache-control all
 under_collector metrics appall env KGATE_CACHE_CONTROL=all "$APP" "${APPARGS[@]}"
 APPALL=$(one_file 'appall.*.jsonl') || APPALL=
-rm -f "$OUTDIR/ncu_all.ncu-rep"
-if "$NCU" --clock-control none --cache-control all --metrics "$DEFAULT" --force-overwrite \
-	-o "$OUTDIR/ncu_all" "$APP" "${APPARGS[@]}" >"$OUTDIR/ncu_all.stdout" 2>"$OUTDIR/ncu_all.stderr" &&
-	ncu_exports "$OUTDIR/ncu_all.ncu-rep" "$OUTDIR/ncu_all" && [ -n "$APPALL" ] && [ -n "$TRACE" ]; then
+if ncu_report ncu_all all "$DEFAULT" "$APP" "${APPARGS[@]}" && [ -n "$APPALL" ] && [ -n "$TRACE" ]; then
 	"$PY" "$COMPARE" metrics "$APPALL" "$OUTDIR/ncu_all_mangled.csv" "$TRACE" "$DEFAULT" 2>>"$LOG" |
 		sed 's/^/cache all: /' | collect
 else
@@ -317,11 +325,7 @@ if "$PY" -c 'import torch; assert torch.cuda.is_available()' >/dev/null 2>&1; th
 	for r in 1 2; do
 		under_collector metrics "torchm$r" env KGATE_METRICS="$DEFAULT" "$PY" "$ROOT/tests/gpu/torch_step.py" "${TARGS[@]}"
 		result "torch, metrics mode, run $r: exits 0" "$([ $RC -eq 0 ] && echo PASS || echo FAIL)" "exit $RC"
-		rm -f "$OUTDIR/ncu_torch$r.ncu-rep"
-		if "$NCU" --clock-control none --cache-control none --metrics "$DEFAULT" --force-overwrite \
-			-o "$OUTDIR/ncu_torch$r" "$PY" "$ROOT/tests/gpu/torch_step.py" "${TARGS[@]}" \
-			>"$OUTDIR/ncu_torch$r.stdout" 2>"$OUTDIR/ncu_torch$r.stderr" &&
-			ncu_exports "$OUTDIR/ncu_torch$r.ncu-rep" "$OUTDIR/ncu_torch$r"; then
+		if ncu_report "ncu_torch$r" none "$DEFAULT" "$PY" "$ROOT/tests/gpu/torch_step.py" "${TARGS[@]}"; then
 			result "torch: ncu run $r" PASS "$(($(grep -c . "$OUTDIR/ncu_torch${r}_mangled.csv") - 2)) launches profiled"
 		else
 			result "torch: ncu run $r" FAIL "see ncu_torch$r.stdout / ncu_torch$r.stderr"
@@ -347,11 +351,7 @@ if "$PY" -c 'import torch; assert torch.cuda.is_available()' >/dev/null 2>&1; th
 	under_collector metrics torcha env KGATE_CACHE_CONTROL=all KGATE_METRICS="$DEFAULT" "$PY" "$ROOT/tests/gpu/torch_step.py" "${TARGS[@]}"
 	TORCHA=$(one_file 'torcha.*.jsonl') || TORCHA=
 	for r in 1 2; do
-		rm -f "$OUTDIR/ncu_torcha$r.ncu-rep"
-		"$NCU" --clock-control none --cache-control all --metrics "$DEFAULT" --force-overwrite \
-			-o "$OUTDIR/ncu_torcha$r" "$PY" "$ROOT/tests/gpu/torch_step.py" "${TARGS[@]}" \
-			>"$OUTDIR/ncu_torcha$r.stdout" 2>"$OUTDIR/ncu_torcha$r.stderr" &&
-			ncu_exports "$OUTDIR/ncu_torcha$r.ncu-rep" "$OUTDIR/ncu_torcha$r"
+		ncu_report "ncu_torcha$r" all "$DEFAULT" "$PY" "$ROOT/tests/gpu/torch_step.py" "${TARGS[@]}"
 	done
 	if [ -n "$TORCHA" ] && [ -s "$OUTDIR/ncu_torcha1_mangled.csv" ] && [ -s "$OUTDIR/ncu_torcha2_mangled.csv" ]; then
 		"$PY" "$COMPARE" metrics "$TORCHA" "$OUTDIR/ncu_torcha1_mangled.csv" "${TORCHT:-$TORCHA}" "$DEFAULT" \
