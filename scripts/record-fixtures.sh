@@ -19,7 +19,8 @@
 #   env.txt   GPU, driver, CUDA and ncu versions, date
 #   log.txt   everything the programs printed
 # and prints a short table.  Copy what is to be committed into
-# tests/fixtures/h200/ and update its README.
+# tests/fixtures/h200/ and update its README.  MODES (default "trace
+# metrics") chooses the suite's modes; NCU_SECTIONS=0 leaves out ncu's sections.
 set -u
 OUT=${1:-${OUT:?give an output directory}}
 REPEATS=${REPEATS:-5}
@@ -75,7 +76,7 @@ record() { # mode side repeat name argv...
 }
 
 t0=$(date +%s)
-for mode in trace metrics; do
+for mode in ${MODES:-trace metrics}; do
 	n=$REPEATS
 	[ "$mode" = metrics ] && n=$MREPEATS
 	for ((r = 0; r < n; r++)); do
@@ -97,6 +98,7 @@ done
 t1=$(date +%s)
 row "suite recorded" "$((t1 - t0)) s, $fails failures"
 
+[ "${NCU_SECTIONS:-1}" = 0 ] && exit $((fails > 0))
 # ncu: the full section set on one launch of each variant (after warm-up).
 mkdir -p "$OUT/ncu"
 NCUV=(

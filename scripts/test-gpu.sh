@@ -448,8 +448,11 @@ rm -f "$DB" "$DB-wal" "$DB-shm"
 n=0
 for f in "$OUTDIR"/*.jsonl; do
 	[ -f "$f" ] || continue
-	n=$((n + 1))
 	tag=$(basename "$f" .jsonl)
+	# one pass of application replay is not a run: the passes are stored
+	# together below
+	case $tag in app[0-9]*) continue ;; esac
+	n=$((n + 1))
 	"$KGATE" ingest --db "$DB" --commit "test-gpu-$n" --branch test-gpu --records "$f" \
 		>"$OUTDIR/ingest-$tag.out" 2>"$OUTDIR/ingest-$tag.err"
 	rc=$?

@@ -61,6 +61,7 @@
 #define KG_ENV_CACHE_CONTROL "KGATE_CACHE_CONTROL" /* metrics mode: all | none */
 #define KG_ENV_RANGE        "KGATE_RANGE"         /* session ranges: auto | user */
 #define KG_ENV_DURATION     "KGATE_DURATION"      /* session duration: range | events */
+#define KG_ENV_CACHE_FLUSH  "KGATE_CACHE_FLUSH"   /* where the flush runs: context | stream */
 #define KG_ENV_FLUSH_MS     "KGATE_FLUSH_MS"      /* periodic flush, default 500 */
 #define KG_ENV_DEBUG        "KGATE_DEBUG"         /* 1: the profiler's decisions on stderr */
 

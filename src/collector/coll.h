@@ -35,6 +35,7 @@ struct coll_cfg {
 	int duration_asked;  /* metrics mode: gpu__time_duration.sum was requested */
 	int replay_user;     /* metrics mode: one-pass set in a user-replay session */
 	int cache_all;       /* KGATE_CACHE_CONTROL=all: caches flushed before each profiled launch */
+	int flush_own;       /* KGATE_CACHE_FLUSH=context: the flush runs in a context of its own */
 	int user_range;      /* KGATE_RANGE=user: a session's ranges pushed around profiled launches */
 	int events;          /* KGATE_DURATION=events: a session's durations from CUDA events */
 	unsigned flush_ms;

@@ -238,6 +238,7 @@ static int coll_env_choice(const char *name, const char *a, const char *b, int d
 static void coll_read_session_env(void)
 {
 	coll_cfg.cache_all = coll_env_choice(KG_ENV_CACHE_CONTROL, "none", "all", 1);
+	coll_cfg.flush_own = coll_env_choice(KG_ENV_CACHE_FLUSH, "stream", "context", 0);
 	coll_cfg.user_range = coll_env_choice(KG_ENV_RANGE, "auto", "user", 0);
 	/* a user range's own duration is inflated: events by default there */
 	coll_cfg.events = coll_env_choice(KG_ENV_DURATION, "range", "events", coll_cfg.user_range);
@@ -534,6 +535,8 @@ static void coll_header_locked(void)
 	}
 	if (coll_cfg.mode == COLL_METRICS) {
 		jw_kstr(&w, "cache_control", coll_cfg.cache_all ? "all" : "none");
+		if (coll_cfg.cache_all)
+			jw_kstr(&w, "cache_flush", coll_cfg.flush_own ? "context" : "stream");
 		if (coll_cfg.replay_user) {
 			jw_kstr(&w, "range", coll_cfg.user_range ? "user" : "auto");
 			jw_kstr(&w, "duration", coll_cfg.events ? "events" : "range");

@@ -1,18 +1,31 @@
 /*
  * flush.c: cache control for metrics mode (KGATE_CACHE_CONTROL=all, the
- * default, as ncu's --cache-control all): before each profiled launch, on
- * its stream, a kernel of the collector's own reads a buffer twice the size
- * of the device's L2 cache, so that the lines the kernels before it left
- * (dirty ones included: their write-backs happen during the flush) are
- * evicted, and the profiled kernel's DRAM counters are those of a cold
- * cache.  CUDA has no call that invalidates the L2 (ncu uses a mechanism of
- * its own); a memset or a copy would leave the L2 full of dirty lines that
- * the profiled kernel would then be charged for, so the flush only reads
- * (ld.global.cg: cached in L2 only).  The kernel is PTX embedded here,
- * loaded into each context once with cuModuleLoadData; the driver entry
- * points are looked up in the process (the collector links no libcuda).
+ * default, as ncu's --cache-control all): before each profiled launch a
+ * kernel of the collector's own reads a buffer twice the size of the
+ * device's L2 cache, so that the lines the kernels before it left (dirty
+ * ones included: their write-backs happen during the flush) are evicted,
+ * and the profiled kernel's DRAM counters are those of a cold cache.  CUDA
+ * has no call that invalidates the L2 (ncu uses a mechanism of its own); a
+ * memset or a copy would leave the L2 full of dirty lines that the profiled
+ * kernel would then be charged for, so the flush only reads (ld.global.cg:
+ * cached in L2 only).  The kernel is PTX embedded here, loaded once per
+ * context with cuModuleLoadData; the driver entry points are looked up in
+ * the driver library (the collector links no libcuda).
  *
- * The flush kernel's own launch goes through the driver and so through the
+ * Where it runs (KGATE_CACHE_FLUSH):
+ *   context (the default): in a context the collector creates on the
+ *     launch's device.  The launch's stream is synchronised, the flush runs
+ *     in that context and is waited for, then the launch goes on.  The L2
+ *     is the device's, so the flush evicts the program's lines all the
+ *     same, but the profiler, which works on the program's context, never
+ *     sees the flush: with auto ranges it makes no range of its own (a
+ *     range costs about as much as the launch it measures).
+ *   stream: on the launch's own stream, in the program's context, not
+ *     waited for (with auto ranges it is a range of its own, dropped).
+ * When the context cannot be created, the flush runs on the stream (one
+ * error record says why).
+ *
+ * The flush kernel's launch goes through the driver and so through the
  * collector's launch callbacks: flush_busy() tells them to ignore it, and
  * its activity record (kernel replay keeps activity on) is dropped by name.
  */
@@ -90,6 +103,10 @@ typedef CUresult (*fl_dev_fn)(CUdevice *);
 typedef CUresult (*fl_launch_fn)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
 				 unsigned, unsigned, CUstream, void **, void **);
 typedef CUresult (*fl_sync_fn)(CUstream);
+typedef CUresult (*fl_create_fn)(CUcontext *, CUctxCreateParams *, unsigned, CUdevice);
+typedef CUresult (*fl_push_fn)(CUcontext);
+typedef CUresult (*fl_pop_fn)(CUcontext *);
+typedef CUresult (*fl_ctxsync_fn)(void);
 
 static struct {
 	fl_load_fn load;
@@ -99,10 +116,15 @@ static struct {
 	fl_dev_fn dev;
 	fl_launch_fn launch;
 	fl_sync_fn sync;
+	fl_create_fn create;
+	fl_push_fn push;
+	fl_pop_fn pop;
+	fl_ctxsync_fn ctxsync;
 } fl;
 
 struct flush_ctx {
-	CUcontext ctx;
+	CUcontext ctx; /* the program's */
+	CUcontext own; /* the collector's own on the same device (NULL: the flush runs on the stream) */
 	int failed;
 	CUfunction fn;
 	CUdeviceptr buf;
@@ -163,7 +185,37 @@ static int flush_lookup_locked(void)
 		flush_fail_locked("finding the driver's module and launch functions", CUDA_ERROR_NOT_FOUND);
 		return -1;
 	}
+	*(void **)&fl.create = coll_cuda_sym("cuCtxCreate_v4");
+	*(void **)&fl.push = coll_cuda_sym("cuCtxPushCurrent_v2");
+	*(void **)&fl.pop = coll_cuda_sym("cuCtxPopCurrent_v2");
+	*(void **)&fl.ctxsync = coll_cuda_sym("cuCtxSynchronize");
 	return 0;
+}
+
+/* A context of the collector's own on dev, current after the call; NULL
+ * when it cannot be made (one error record: the flush runs on the stream). */
+static CUcontext flush_own_ctx_locked(CUdevice dev)
+{
+	CUctxCreateParams cp;
+	CUcontext own = NULL;
+	CUresult r;
+
+	if (!fl.create || !fl.push || !fl.pop || !fl.ctxsync) {
+		r = CUDA_ERROR_NOT_FOUND;
+		goto fail;
+	}
+	memset(&cp, 0, sizeof(cp));
+	if ((r = fl.create(&own, &cp, 0, dev)) != CUDA_SUCCESS)
+		goto fail;
+	return own; /* created current, above the program's */
+fail:
+	if (flush_errs++ == 0)
+		coll_error("cache_control", -1,
+			   "cannot create a context for the cache flush (CUDA error %d); the flush "
+			   "runs on each profiled launch's stream instead (with auto ranges a range "
+			   "of its own: slower, the same counters)",
+			   (int)r);
+	return NULL;
 }
 
 /* The context's flush kernel and buffer (the context is current). */
@@ -188,21 +240,30 @@ static struct flush_ctx *flush_ctx_locked(CUcontext ctx)
 	} else if ((r = fl.attr(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev)) != CUDA_SUCCESS ||
 		   (r = fl.attr(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev)) != CUDA_SUCCESS) {
 		flush_fail_locked("cuDeviceGetAttribute", r);
-	} else if ((r = fl.load(&mod, flush_ptx)) != CUDA_SUCCESS) {
-		flush_fail_locked("cuModuleLoadData (the flush kernel)", r);
-	} else if ((r = fl.getfn(&fc->fn, mod, FLUSH_KERNEL)) != CUDA_SUCCESS) {
-		flush_fail_locked("cuModuleGetFunction", r);
 	} else {
-		/* twice the L2, and room for the kernel's never-taken store */
-		size_t bytes = 2 * (size_t)(l2 > 0 ? l2 : 1 << 20);
-		if ((r = fl.alloc(&fc->buf, bytes + 16)) != CUDA_SUCCESS) {
-			flush_fail_locked("cuMemAlloc (the flush buffer)", r);
+		if (coll_cfg.flush_own)
+			fc->own = flush_own_ctx_locked(dev); /* current until popped below */
+		if ((r = fl.load(&mod, flush_ptx)) != CUDA_SUCCESS) {
+			flush_fail_locked("cuModuleLoadData (the flush kernel)", r);
+		} else if ((r = fl.getfn(&fc->fn, mod, FLUSH_KERNEL)) != CUDA_SUCCESS) {
+			flush_fail_locked("cuModuleGetFunction", r);
 		} else {
-			fc->n16 = bytes / 16;
-			fc->grid = (unsigned)(sms > 0 ? sms : 1) * 4;
-			fc->failed = 0;
-			COLL_DEBUG("cache flush: %zu bytes (L2 %d), %u blocks of 512", bytes, l2, fc->grid);
+			/* twice the L2, and room for the kernel's never-taken store */
+			size_t bytes = 2 * (size_t)(l2 > 0 ? l2 : 1 << 20);
+			if ((r = fl.alloc(&fc->buf, bytes + 16)) != CUDA_SUCCESS) {
+				flush_fail_locked("cuMemAlloc (the flush buffer)", r);
+			} else {
+				fc->n16 = bytes / 16;
+				fc->grid = (unsigned)(sms > 0 ? sms : 1) * 4;
+				fc->failed = 0;
+				COLL_DEBUG("cache flush: %zu bytes (L2 %d), %u blocks of 512, %s", bytes,
+					   l2, fc->grid,
+					   fc->own ? "in a context of its own" : "on the launch's stream");
+			}
 		}
+		CUcontext top;
+		if (fc->own && fl.pop(&top) != CUDA_SUCCESS)
+			fc->failed = 1; /* the program's context would not be current again */
 	}
 	flush_in = 0;
 	return fc->failed ? NULL : fc;
@@ -218,6 +279,35 @@ int flush_prepare(CUcontext ctx)
 	ok = flush_ctx_locked(ctx) != NULL;
 	pthread_mutex_unlock(&flush_mu);
 	return ok ? 0 : -1;
+}
+
+int flush_ranged(CUcontext ctx)
+{
+	int ranged = 1;
+
+	pthread_mutex_lock(&flush_mu);
+	for (size_t i = 0; i < flush_n; i++)
+		if (flush_ctxs[i].ctx == ctx)
+			ranged = flush_ctxs[i].own == NULL;
+	pthread_mutex_unlock(&flush_mu);
+	return ranged;
+}
+
+/* The flush in the collector's own context: the launch's stream drained
+ * first (what was queued before the launch must not run after the flush),
+ * the flush waited for. */
+static CUresult flush_run_own(struct flush_ctx *fc, CUstream stream, void **args)
+{
+	CUresult r;
+	CUcontext top;
+
+	if ((r = fl.sync(stream)) != CUDA_SUCCESS || (r = fl.push(fc->own)) != CUDA_SUCCESS)
+		return r;
+	r = fl.launch(fc->fn, fc->grid, 1, 1, 512, 1, 1, 0, NULL, args, NULL);
+	if (r == CUDA_SUCCESS)
+		r = fl.ctxsync();
+	CUresult p = fl.pop(&top);
+	return r != CUDA_SUCCESS ? r : p;
 }
 
 int flush_run(CUcontext ctx, CUstream stream, int sync)
@@ -236,9 +326,13 @@ int flush_run(CUcontext ctx, CUstream stream, int sync)
 	CUdeviceptr buf = fc->buf, out = fc->buf + (CUdeviceptr)(n * 16);
 	void *args[] = { &buf, &n, &out };
 	flush_in = 1;
-	r = fl.launch(fc->fn, fc->grid, 1, 1, 512, 1, 1, 0, stream, args, NULL);
-	if (r == CUDA_SUCCESS && sync)
-		r = fl.sync(stream);
+	if (fc->own) {
+		r = flush_run_own(fc, stream, args);
+	} else {
+		r = fl.launch(fc->fn, fc->grid, 1, 1, 512, 1, 1, 0, stream, args, NULL);
+		if (r == CUDA_SUCCESS && sync)
+			r = fl.sync(stream);
+	}
 	flush_in = 0;
 	if (r != CUDA_SUCCESS) {
 		flush_fail_locked("launching the flush kernel", r);

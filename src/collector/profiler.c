@@ -1139,7 +1139,9 @@ static int prof_step_launch_locked(CUcontext ctx, const char *symbol, int64_t or
 	prof_active = pc;
 	if (pc->step_pass > 0) {
 		/* the flush before a selected launch has its place too */
-		if (sel && coll_cfg.cache_all && !pc->step_broken) {
+		if (sel && coll_cfg.cache_all && !pc->step_broken && !flush_ranged(pc->ctx)) {
+			(void)flush_run(pc->ctx, stream, 0); /* in its own context: no range */
+		} else if (sel && coll_cfg.cache_all && !pc->step_broken) {
 			size_t f = pc->step_idx++;
 			if (f < pc->n_pending && pc->step_names[f] &&
 			    strcmp(pc->step_names[f], FLUSH_KERNEL) == 0) {
@@ -1171,8 +1173,8 @@ static int prof_step_launch_locked(CUcontext ctx, const char *symbol, int64_t or
 		}
 		return PROF_STEP_LATER;
 	}
-	/* the flush makes a range in every pass, at the same place */
-	if (sel && coll_cfg.cache_all && flush_run(pc->ctx, stream, 0) == 0) {
+	/* the flush on the stream makes a range in every pass, at the same place */
+	if (sel && coll_cfg.cache_all && flush_run(pc->ctx, stream, 0) == 0 && flush_ranged(pc->ctx)) {
 		pc->pending[pc->n_pending] = -1;
 		pc->pending_sel[pc->n_pending] = PROF_SEL_FLUSH;
 		pc->step_names[pc->n_pending++] = strdup(FLUSH_KERNEL);
@@ -1383,11 +1385,12 @@ int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, in
 			goto no;
 		if (!pc->open && prof_session_start_locked(pc, ordinal) != 0)
 			goto no;
-		/* Cache control: with auto ranges the flush kernel makes a range
-		 * of its own (dropped); with user ranges it runs, and is waited
-		 * for, before the range is pushed, so it is not counted. */
+		/* Cache control: the flush on the stream with auto ranges makes
+		 * a range of its own (dropped); with user ranges it runs, and is
+		 * waited for, before the range is pushed, so it is not counted;
+		 * in the collector's own context it is never profiled. */
 		if (coll_cfg.cache_all && flush_run(pc->ctx, stream, coll_cfg.user_range) == 0 &&
-		    !coll_cfg.user_range) {
+		    !coll_cfg.user_range && flush_ranged(pc->ctx)) {
 			pc->pending[pc->n_pending] = -1;
 			pc->pending_sel[pc->n_pending++] = PROF_SEL_FLUSH;
 			pc->n_ranges++;

@@ -1,9 +1,9 @@
 /*
  * fake_cuda.c: a stand-in libcuda.so.1 for testing the collector without a
  * GPU: the driver functions the collector looks up (the cache flush's
- * module, allocation and launch, CUDA events, the device's attributes),
- * each passing the call to the stand-in libcupti.so.13's fkdrv_ function
- * (fake_cupti.c), which keeps the scenario's state.  fake_app loads it with
+ * context, module, allocation and launch, CUDA events, the device's
+ * attributes), each passing the call to the stand-in libcupti.so.13's
+ * fkdrv_ function (fake_cupti.c), which keeps the scenario's state.  fake_app loads it with
  * RTLD_LOCAL before the collector, as the CUDA runtime loads the driver,
  * so that these names are not in the process's global scope: the collector
  * must look them up in the library, as it must on a GPU.
@@ -17,6 +17,10 @@ CUresult fkdrv_cuModuleLoadData(CUmodule *m, const void *image);
 CUresult fkdrv_cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name);
 CUresult fkdrv_cuMemAlloc_v2(CUdeviceptr *p, size_t n);
 CUresult fkdrv_cuStreamSynchronize(CUstream s);
+CUresult fkdrv_cuCtxCreate_v4(CUcontext *c, CUctxCreateParams *p, unsigned flags, CUdevice d);
+CUresult fkdrv_cuCtxPushCurrent_v2(CUcontext c);
+CUresult fkdrv_cuCtxPopCurrent_v2(CUcontext *c);
+CUresult fkdrv_cuCtxSynchronize(void);
 CUresult fkdrv_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
 			      unsigned by, unsigned bz, unsigned smem, CUstream st, void **args,
 			      void **extra);
@@ -53,6 +57,26 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 CUresult cuStreamSynchronize(CUstream s)
 {
 	return fkdrv_cuStreamSynchronize(s);
+}
+
+CUresult cuCtxCreate_v4(CUcontext *c, CUctxCreateParams *p, unsigned flags, CUdevice d)
+{
+	return fkdrv_cuCtxCreate_v4(c, p, flags, d);
+}
+
+CUresult cuCtxPushCurrent_v2(CUcontext c)
+{
+	return fkdrv_cuCtxPushCurrent_v2(c);
+}
+
+CUresult cuCtxPopCurrent_v2(CUcontext *c)
+{
+	return fkdrv_cuCtxPopCurrent_v2(c);
+}
+
+CUresult cuCtxSynchronize(void)
+{
+	return fkdrv_cuCtxSynchronize();
 }
 
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,

@@ -61,7 +61,7 @@ static int user_range, depth;
 static int npasses = 1, pass_idx;
 /* The driver: flush kernels launched (while a user range was open), the
  * GPU's clock in units of 1/1024 ms (each kernel of the program takes one). */
-static int flushes, flushes_in_range;
+static int flushes, flushes_in_range, flushes_own;
 static long gpu_clock;
 /* Kernel activity off (cuptiActivityDisable); the correlation ids of the
  * launches made while it was off, whose kernels get no activity record. */
@@ -594,6 +594,34 @@ CUresult fkdrv_cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 }
 CUresult fkdrv_cuStreamSynchronize(CUstream s);
 CUresult fkdrv_cuStreamSynchronize(CUstream s) { (void)s; return CUDA_SUCCESS; }
+/* Contexts: the collector's own for the flush (FAKE_NOCTX: cannot be
+ * created); own_current while it is pushed */
+static int fake_own, own_current;
+CUresult fkdrv_cuCtxCreate_v4(CUcontext *c, CUctxCreateParams *p, unsigned flags, CUdevice d);
+CUresult fkdrv_cuCtxCreate_v4(CUcontext *c, CUctxCreateParams *p, unsigned flags, CUdevice d)
+{
+	(void)p, (void)flags, (void)d;
+	if (getenv("FAKE_NOCTX"))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*c = (CUcontext)&fake_own;
+	own_current = 1;
+	return CUDA_SUCCESS;
+}
+CUresult fkdrv_cuCtxPushCurrent_v2(CUcontext c);
+CUresult fkdrv_cuCtxPushCurrent_v2(CUcontext c)
+{
+	own_current = c == (CUcontext)&fake_own;
+	return CUDA_SUCCESS;
+}
+CUresult fkdrv_cuCtxPopCurrent_v2(CUcontext *c);
+CUresult fkdrv_cuCtxPopCurrent_v2(CUcontext *c)
+{
+	*c = own_current ? (CUcontext)&fake_own : NULL;
+	own_current = 0;
+	return CUDA_SUCCESS;
+}
+CUresult fkdrv_cuCtxSynchronize(void);
+CUresult fkdrv_cuCtxSynchronize(void) { fk_wait(); return CUDA_SUCCESS; }
 /* The flush kernel: the driver's launch callbacks fire for it as for any
  * launch; in a started session with auto ranges it makes a range. */
 CUresult fkdrv_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
@@ -605,7 +633,8 @@ CUresult fkdrv_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned g
 	cuLaunchKernel_params lp = { f, gx, gy, gz, bx, by, bz, smem, st, args, extra };
 	CUresult ok = CUDA_SUCCESS;
 	CUpti_CallbackData d = { .callbackSite = CUPTI_API_ENTER, .functionName = "cuLaunchKernel",
-				 .symbolName = "kgate_flush", .context = (CUcontext)&fake_fn,
+				 .symbolName = "kgate_flush",
+				 .context = own_current ? (CUcontext)&fake_own : (CUcontext)&fake_fn,
 				 .correlationId = ++corr, .functionParams = &lp };
 	if (f != (CUfunction)&fake_fn || !args || gx != 8 || bx != 512)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -614,10 +643,14 @@ CUresult fkdrv_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned g
 	flushes++;
 	if (!act_off) /* its activity record, as for any kernel */
 		fake_kernel("kgate_flush", corr, 1, 2, (int)gx, (int)bx);
-	if (depth)
-		flushes_in_range++;
-	if (started && user_replay && !user_range && pass_idx == 0)
-		ranges++;
+	if (own_current) {
+		flushes_own++; /* another context: the profiler never sees it */
+	} else {
+		if (depth)
+			flushes_in_range++;
+		if (started && user_replay && !user_range && pass_idx == 0)
+			ranges++;
+	}
 	d.callbackSite = CUPTI_API_EXIT;
 	d.functionReturnValue = &ok;
 	if (cb)
@@ -670,6 +703,6 @@ CUresult fkdrv_cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b)
 __attribute__((destructor)) static void fake_report(void)
 {
 	if (flushes)
-		printf("fake-cupti: %d flush kernels, %d inside a user range\n", flushes,
-		       flushes_in_range);
+		printf("fake-cupti: %d flush kernels, %d inside a user range, %d in a context of "
+		       "their own\n", flushes, flushes_in_range, flushes_own);
 }

@@ -77,4 +77,28 @@ join -t "$(printf '\t')" "$T/m" "$T/f" | cut -f2,3 | sort -u >"$T/ncu_names"
 sqlite3 -separator "$(printf '\t')" "$DB" "SELECT DISTINCT kernel, base FROM samples_named WHERE run = $k1" | sort -u >"$T/kg_names"
 is "$(wc -l <"$T/ncu_names")" 13 "torch: ncu names 13 kernels"
 is "$(cat "$T/kg_names")" "$(cat "$T/ncu_names")" "torch: kgate's function name of every kernel is ncu's"
+
+# The suite re-recorded on an H100 with the collector of 2026-12-05 (one-pass
+# set in a user-replay session, auto ranges, cache control all, the flush on
+# the launch's stream: tests/fixtures/h100/suite) against the H200 recording
+# of 2026-12-03 (kernel replay, no flush): the same binaries on the same chip
+# (GH100), so each kernel's instruction counts are equal launch for launch;
+# DRAM bytes differ where the flush empties the L2 the previous launch left
+# full (matmul's inputs: twice the bytes).  reduction_tree ran on 2^24
+# elements then, 2^26 now, so its counts differ and it is left out.
+N="$FIX/h100/suite/metrics"
+like "$(head -1 "$(ls "$N"/base/stream_triad.*.jsonl | head -1)")" '"replay":"user","cache_control":"all","cache_flush":"stream","range":"auto"' \
+	"h100 suite: recorded in a user-replay session with the flush"
+is "$(cat "$N"/*/*.jsonl | grep '"type":"kernel"' | grep -vc '"smsp__inst_executed.sum":[0-9]')" 0 \
+	"h100 suite: every kernel record has an instruction count"
+is "$(cat "$N"/*/*.jsonl | grep -c '"type":"error"')" 0 "h100 suite: no error records"
+counts() { # dir side benchmark -> the kernel's instruction counts, one per line, sorted
+	cat "$1/$2/$3".*.jsonl | grep '"type":"kernel"' | grep -o '"smsp__inst_executed.sum":[0-9.e+]*' | sort | uniq -c
+}
+for side in base head; do
+	for b in stream_triad matmul_naive matmul_tiled transpose_naive transpose_tiled reduction_atomic tail_wave tail_over_one_wave; do
+		is "$(counts "$N" $side $b)" "$(counts "$H/suite/metrics" $side $b)" \
+			"h100 session vs h200 kernel replay, $side $b: the same instruction counts"
+	done
+done
 done_testing

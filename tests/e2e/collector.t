@@ -408,8 +408,10 @@ like "$f" "KGATE_CACHE_CONTROL='some' is not none or all; using all" "a bad KGAT
 
 # cache control all (the default; the tests above turn it off): the
 # collector's flush kernel before each profiled launch, never a launch of
-# the program (no record, no ordinal).  With auto ranges it makes a range
-# of its own, dropped; with user ranges it runs before the range is pushed
+# the program (no record, no ordinal).  By default it runs on the launch's
+# stream: with auto ranges it makes a range of its own, dropped; with user
+# ranges it runs before the range is pushed.  KGATE_CACHE_FLUSH=context
+# runs it in a context of the collector's own, which the profiler never sees
 # the footer without the flush, to compare
 rm -f "$T"/fake/r.*.jsonl
 fake KGATE_MODE=metrics "$M" "$CT/fake_app" "$COLL"
@@ -419,14 +421,35 @@ fake KGATE_MODE=metrics "$M" KGATE_CACHE_CONTROL=all "$CT/fake_app" "$COLL"
 f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
 is "$rc" 0 "cache control: the program exits 0"
 nprof=$(grep -c '"m__a.sum":[0-9]' "$f")
-like "$out" "fake-cupti: $nprof flush kernels, 0 inside a user range" "cache control, auto ranges: a flush before each of the $nprof profiled launches"
-like "$(head -1 "$f")" '"cache_control":"all"' "cache control: the header says all"
+like "$out" "fake-cupti: $nprof flush kernels, 0 inside a user range, 0 in a context of their own" \
+	"cache control, auto ranges: a flush before each of the $nprof profiled launches, on its stream"
+like "$(head -1 "$f")" '"cache_control":"all","cache_flush":"stream"' "cache control: the header says all, on the stream"
 for o in 0 1 2 3; do
 	like "$(grep "\"ordinal\":$o," "$f")" "\"metrics\":\\{\"m__a.sum\":$((200 * (o + 1))).0," \
 		"cache control, auto ranges: launch $o has range $((2 * (o + 1)))'s values (the flush's range before it is dropped)"
 done
 unlike "$(cat "$f")" 'kgate_flush' "cache control: the flush kernel has no record"
 is "$(tail -1 "$f")" "$foot_none" "cache control: the same footer as without it (records, unmatched, errors)"
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics "$M" KGATE_CACHE_CONTROL=all KGATE_CACHE_FLUSH=context "$CT/fake_app" "$COLL"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+like "$out" "fake-cupti: $nprof flush kernels, 0 inside a user range, $nprof in a context of their own" \
+	"cache control, KGATE_CACHE_FLUSH=context: a flush before each of the $nprof profiled launches, in the collector's own context"
+like "$(head -1 "$f")" '"cache_flush":"context"' "cache control: the header says in a context of its own"
+for o in 0 1 2 3; do
+	like "$(grep "\"ordinal\":$o," "$f")" "\"metrics\":\\{\"m__a.sum\":$((100 * (o + 1))).0," \
+		"cache control in its own context: launch $o has range $((o + 1))'s values (the flush makes no range)"
+done
+unlike "$(cat "$f")" 'kgate_flush' "cache control in its own context: the flush kernel has no record"
+is "$(tail -1 "$f")" "$foot_none" "cache control in its own context: the same footer as without it"
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics "$M" KGATE_CACHE_CONTROL=all KGATE_CACHE_FLUSH=context FAKE_NOCTX=1 "$CT/fake_app" "$COLL"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+is "$rc" 0 "cache control, no context for the flush: the program exits 0"
+like "$(cat "$f")" '"code":"cache_control","message":"cannot create a context for the cache flush \(CUDA error 2\); the flush runs on each profiled launch.s stream instead' \
+	"one error record says why"
+like "$out" "fake-cupti: $nprof flush kernels, 0 inside a user range, 0 in a context of their own" "and the flush runs on the stream"
+like "$(grep '"ordinal":1,' "$f")" '"metrics":\{"m__a.sum":400.0,' "its range dropped as on the stream"
 rm -f "$T"/fake/r.*.jsonl
 fake KGATE_MODE=metrics "$M" KGATE_CACHE_CONTROL=all KGATE_RANGE=user "$CT/fake_app" "$COLL"
 f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
@@ -501,6 +524,10 @@ like "$check" "^E step_incomplete step replay: the group of steps from step 0 " 
 steps KGATE_CACHE_CONTROL=all
 like "$check" "^K 1 _Z5saxpyif 0 2 200.0 201.0 False$" "step replay with cache control: the flush's range before each launch is dropped, in every pass"
 like "$check" "^K 6 _Z7strided 2 2 800.0 801.0 False$" "step replay with cache control: the second group too"
+steps KGATE_CACHE_CONTROL=all KGATE_CACHE_FLUSH=context
+like "$check" "^K 1 _Z5saxpyif 0 2 100.0 101.0 False$" "step replay with cache control in its own context: no range for the flush, in any pass"
+like "$check" "^K 6 _Z7strided 2 2 400.0 401.0 False$" "step replay with cache control in its own context: the second group too"
+like "$out" "in a context of their own" "step replay: the flush ran in its own context"
 steps KGATE_STEP_RANGE=iteration
 like "$check" "^K 1 _Z5saxpyif - - - - True$" "step replay, KGATE_STEP_RANGE names a range the program never pushes: traced"
 unlike "$check" "^K [0-9]+ [^ ]+ [0-9]|^E " "and nothing profiled, no error"

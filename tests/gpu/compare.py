@@ -203,7 +203,7 @@ def check_metrics(mpath, ncu_path, tpath, metrics, ncu2_path=None):
             out("info: instructions not reproduced by ncu itself (not checked)", "INFO",
                 ", ".join(sorted(base(n) for n in unstable)))
 
-    def compare(metric, tol, label, exact=False, skip=()):
+    def compare(metric, tol, label, exact=False, skip=(), info=False):
         worst, worst_at, bad, n = 0.0, "", 0, 0
         for name in sorted((cnames & nnames) - set(skip)):
             for a, b in zip(per[name], ncu[name]):
@@ -218,12 +218,16 @@ def check_metrics(mpath, ncu_path, tpath, metrics, ncu2_path=None):
                 if r >= worst:
                     worst, worst_at = r, "%s#%d collector %.6g ncu %.6g" % (base(name), a["ordinal"], va, vb)
         verdict = "FAIL" if bad or n == 0 else "PASS"
+        if info and n:
+            verdict, label = "INFO", "info: " + label + " (held to ncu's own agreement below)"
         out(label, verdict, "%d launches compared, %d outside; worst %.4f%% (%s)" % (n, bad, worst * 100, worst_at))
 
     if "smsp__inst_executed.sum" in metrics:
         compare("smsp__inst_executed.sum", 0.0, "instructions equal per launch", exact=True, skip=unstable)
     if "dram__bytes_read.sum" in metrics:
-        compare("dram__bytes_read.sum", 0.001, "dram__bytes_read.sum within 0.1%")
+        # with ncu's second run, the step is held to ncu's own agreement
+        compare("dram__bytes_read.sum", 0.001, "dram__bytes_read.sum within 0.1%",
+                info=ncu2 is not None)
     if ncu2 is not None and "dram__bytes_read.sum" in metrics:
         # On a real step ncu does not reproduce its own DRAM reads within
         # 0.1% (cuBLAS GEMMs vary by 0.1-2.6% from run to run, measured on

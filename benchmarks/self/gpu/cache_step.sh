@@ -19,7 +19,10 @@
 #      benchmarks/torch_step.py, per step against the bare step;
 #   c. the 9-pass set (the default set + sm__throughput) on the encoder
 #      step: kernel replay, ncu, and step replay (KGATE_REPLAY=step) when the
-#      collector has it, against 9 times the single-pass step.
+#      collector has it, against 9 times the single-pass step;
+#   f. where the flush runs (KGATE_CACHE_FLUSH): in the collector's own
+#      context against on the launch's stream, and no flush: cost per
+#      profiled launch, DRAM bytes against ncu's default, the encoder step.
 #
 # Builds only the 1-block program when it is missing (launch_common.sh):
 # the collector (COLL, default build/libkgate-collector.so) and the test
@@ -27,7 +30,7 @@
 # -arch=sm_90) must be there.  Needs ncu and python3 with PyTorch.  Every step is independent
 # and time-limited (TMO, default 90 s a process, never past the job's
 # LIMIT, default 450 s); a step is skipped when fewer than its estimate of
-# seconds are left.  STEPS (default "a1 a3 a2 b1 b2 c") chooses the steps.  Prints a table (also
+# seconds are left.  STEPS (default "a1 a3 a2 b1 b2 c"; "f" too) chooses the steps.  Prints a table (also
 # OUTDIR/table.txt); logs and records files stay in OUTDIR.
 set -u
 OUT=${1:?give an output directory}
@@ -213,6 +216,51 @@ if left c 30; then
 			>"$OUT/ncu_enc9.stdout" 2>&1
 		rc=$?
 		row "c encoder step, 9-pass set, ncu (cache all): exit $rc, $(ms <"$OUT/ncu_enc9.stdout") ms event/wall per step, process $(sub "$a" "$(now)") s"
+	fi
+fi
+
+# ---- f. where the flush runs: the collector's own context or the stream ---
+# KGATE_CACHE_FLUSH=context (the default) runs the flush in a context of the
+# collector's own, unseen by the profiler; stream runs it on the launch's
+# stream (with auto ranges a range of its own).  The cost per profiled
+# launch (as b1), DRAM bytes against ncu's default (as a1 and a2), the
+# encoder step every kernel (as c)
+if left f 60; then
+	for r in 1 2; do
+		for cfg in "none -" "all stream" "all context"; do
+			read -r C F <<<"$cfg"
+			t=lo_f_${C}_${F}
+			s1=$(timed coll metrics "${t}_100_$r" env KGATE_CACHE_CONTROL="$C" KGATE_CACHE_FLUSH="${F#-}" "$LO" 100)
+			s4=$(timed coll metrics "${t}_400_$r" env KGATE_CACHE_CONTROL="$C" KGATE_CACHE_FLUSH="${F#-}" "$LO" 400)
+			row "f 1-block kernel, auto ranges, cache $C, flush $F, run $r: 200 launches ${s1} s, 500 launches ${s4} s, per profiled launch $(per "$s1" "$s4" 300) ms; program: $(tail -1 "$OUT/${t}_400_$r.stdout" | cut -c1-80); errors: $(errs "$(rec "${t}_400_$r")")"
+		done
+	done
+	[ -s "$OUT/ncu_app_all.csv" ] || ncu_csv ncu_app_all --cache-control all --metrics "$DEFAULT_SET" "$APP" --n $N --iters 5 --serial
+	[ -n "$(rec app_trace)" ] || coll trace app_trace "$APP" --n $N --iters 5 --serial
+	for F in context stream; do
+		coll metrics "app_f_$F" env KGATE_CACHE_FLUSH="$F" "$APP" --n $N --iters 5 --serial
+		f=$(rec "app_f_$F")
+		row "f kg_gpu_app, cache all, flush $F: $(grep -c '"smsp__inst_executed.sum":[0-9]' "$f" 2>/dev/null) with counters, errors: $(errs "$f")"
+		cmp "f flush $F vs ncu cache all" "$f" "$OUT/ncu_app_all.csv" "$(rec app_trace)"
+	done
+	if left "f torch" 60; then
+		[ -n "$(rec torch_trace)" ] || coll trace torch_trace python3 "$TTS" 5 8192 1024
+		for r in 1 2; do
+			[ -s "$OUT/ncu_torch_all$r.csv" ] || ncu_csv "ncu_torch_all$r" --cache-control all --metrics "$DEFAULT_SET" python3 "$TTS" 5 8192 1024
+		done
+		coll metrics torch_f_context env KGATE_CACHE_FLUSH=context python3 "$TTS" 5 8192 1024
+		cmp "f torch flush context vs ncu cache all" "$(rec torch_f_context)" "$OUT/ncu_torch_all1.csv" "$(rec torch_trace)" "$OUT/ncu_torch_all2.csv"
+	fi
+	if left "f encoder" 40; then
+		p=$(timeout -k 2 "$(tmo)" python3 "$TS" --model encoder --iters 13 2>&1 | ms)
+		row "f encoder step, bare: $p ms event/wall per step"
+		for cfg in "none -" "all stream" "all context"; do
+			left "f encoder $cfg" 15 || break
+			read -r C F <<<"$cfg"
+			coll metrics "enc_f_${C}_$F" env KGATE_CACHE_CONTROL="$C" KGATE_CACHE_FLUSH="${F#-}" python3 "$TS" --model encoder --iters 13
+			f=$(rec "enc_f_${C}_$F")
+			row "f encoder step, every kernel, cache $C, flush $F: $(ms <"$OUT/enc_f_${C}_$F.stdout") ms event/wall per step, $(grep -c '"smsp__inst_executed.sum":[0-9]' "$f" 2>/dev/null) of $(grep -c '"type":"kernel"' "$f" 2>/dev/null) records with counters, errors: $(errs "$f")"
+		done
 	fi
 fi
 
