@@ -66,31 +66,63 @@ char *xasprintf(const char *fmt, ...)
 	return buf_detach(&b);
 }
 
-long kg_getline(char **line, size_t *cap, FILE *fp, size_t max)
+long kg_lines_next(struct kg_lines *l, char **line, size_t max, int *newline)
 {
-	size_t n = 0;
-	int c = EOF;
+	size_t scan = l->beg; /* bytes before it hold no '\n' */
 
-	flockfile(fp);
-	while (n <= max && (c = getc_unlocked(fp)) != EOF) {
-		if (n + 2 > *cap) {
-			size_t want = *cap ? *cap * 2 : 256;
-			if (want > max + 2)
-				want = max + 2;
-			*line = xrealloc(*line, want);
-			*cap = want;
+	for (;;) {
+		char *nl = l->end > scan ? memchr(l->buf + scan, '\n', l->end - scan) : NULL;
+		if (nl) {
+			size_t n = (size_t)(nl - (l->buf + l->beg));
+			if (n + 1 > max)
+				return -2;
+			*nl = '\0';
+			*line = l->buf + l->beg;
+			*newline = 1;
+			l->beg += n + 1;
+			return (long)n;
 		}
-		(*line)[n++] = (char)c;
-		if (c == '\n')
-			break;
+		size_t have = l->end - l->beg;
+		if (have > max)
+			return -2;
+		if (l->eof) {
+			if (!have)
+				return -1;
+			l->buf[l->end] = '\0'; /* the byte kept for it */
+			*line = l->buf + l->beg;
+			*newline = 0;
+			l->beg = l->end;
+			return (long)have;
+		}
+		/* the partial line to the front, room for a block after it */
+		if (l->beg) {
+			memmove(l->buf, l->buf + l->beg, have);
+			l->beg = 0;
+			l->end = have;
+		}
+		if (l->cap - l->end < KG_LINES_BLOCK) {
+			size_t want = l->end + KG_LINES_BLOCK;
+			if (want < 2 * l->cap)
+				want = 2 * l->cap;
+			if (want > max + 1 + KG_LINES_BLOCK)
+				want = max + 1 + KG_LINES_BLOCK;
+			if (want > l->cap) {
+				l->buf = xrealloc(l->buf, want + 1);
+				l->cap = want;
+			}
+		}
+		scan = l->end;
+		size_t got = fread(l->buf + l->end, 1, l->cap - l->end, l->fp);
+		l->end += got;
+		if (got == 0)
+			l->eof = 1;
 	}
-	funlockfile(fp);
-	if (n > max)
-		return -2;
-	if (n == 0 && c == EOF)
-		return -1;
-	(*line)[n] = '\0';
-	return (long)n;
+}
+
+void kg_lines_free(struct kg_lines *l)
+{
+	free(l->buf);
+	memset(l, 0, sizeof(*l));
 }
 
 int kg_use_color(int fd)

@@ -1,7 +1,8 @@
 /*
- * test_util.c: unit tests of util.c's bounded line reader (kg_getline: the
- * limit is checked while reading, lines at and over it, no final newline,
- * NUL bytes); escaping is test_escape.c's.
+ * test_util.c: unit tests of util.c's bounded line reader (kg_lines_next:
+ * lines at and over the limit, no final newline, NUL bytes, memory bounded
+ * on a line far over it, lines across the reader's blocks); escaping is
+ * test_escape.c's.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,51 +25,103 @@ static FILE *mem(const char *s, size_t n)
 	return f;
 }
 
-static void test_getline_limits(void **state)
+/* the next line as a string, "<-1>" / "<-2>" for the codes, "$" appended
+ * when it had no newline */
+static const char *next(struct kg_lines *l, size_t max, long *len)
 {
-	char *line = NULL;
-	size_t cap = 0;
+	static char out[64];
+	char *line;
+	int nl;
+
+	*len = kg_lines_next(l, &line, max, &nl);
+	if (*len < 0)
+		snprintf(out, sizeof(out), "<%ld>", *len);
+	else
+		snprintf(out, sizeof(out), "%s%s", line, nl ? "" : "$");
+	return out;
+}
+
+static void test_lines_limits(void **state)
+{
+	struct kg_lines l = { 0 };
+	long n;
 	/* limit 8: "1234567\n" (8 bytes) fits, "12345678\n" (9) does not */
 	FILE *f = mem("1234567\n12345678\nab", 19);
 
 	(void)state;
-	assert_int_equal(kg_getline(&line, &cap, f, 8), 8);
-	assert_string_equal(line, "1234567\n");
-	assert_int_equal(kg_getline(&line, &cap, f, 8), -2);
-	assert_true(cap <= 8 + 2);      /* memory stays near the limit */
+	l.fp = f;
+	assert_string_equal(next(&l, 8, &n), "1234567");
+	assert_int_equal(n, 7);
+	assert_string_equal(next(&l, 8, &n), "<-2>");
 	fclose(f);
+	kg_lines_free(&l);
 
 	f = mem("ab", 2);
-	assert_int_equal(kg_getline(&line, &cap, f, 8), 2);   /* no final newline */
-	assert_string_equal(line, "ab");
-	assert_int_equal(kg_getline(&line, &cap, f, 8), -1);  /* end of file */
+	l.fp = f;
+	assert_string_equal(next(&l, 8, &n), "ab$"); /* no final newline */
+	assert_string_equal(next(&l, 8, &n), "<-1>"); /* end of file */
+	assert_string_equal(next(&l, 8, &n), "<-1>"); /* and again */
 	assert_false(ferror(f));
 	fclose(f);
+	kg_lines_free(&l);
 
-	f = mem("a\0b\n", 4);
-	assert_int_equal(kg_getline(&line, &cap, f, 8), 4);   /* NUL bytes kept */
-	assert_memory_equal(line, "a\0b\n", 4);
+	f = mem("a\0b\n\n\r\nx\n", 9);
+	l.fp = f;
+	char *line;
+	int nl;
+	assert_int_equal(kg_lines_next(&l, &line, 8, &nl), 3); /* NUL bytes kept */
+	assert_memory_equal(line, "a\0b", 4);
+	assert_string_equal(next(&l, 8, &n), ""); /* an empty line */
+	assert_string_equal(next(&l, 8, &n), "\r"); /* '\r' is the caller's */
+	assert_string_equal(next(&l, 8, &n), "x");
+	assert_string_equal(next(&l, 8, &n), "<-1>");
 	fclose(f);
-	free(line);
+	kg_lines_free(&l);
 }
 
-static void test_getline_stops_reading(void **state)
+static void test_lines_bounded(void **state)
 {
-	/* a line far over the limit: reading stops after limit + 1 bytes */
-	size_t n = 1u << 20;
+	/* a line far over the limit: -2, the buffer never over the limit and
+	 * a block; then lines that cross block boundaries, each whole */
+	size_t n = 3u * KG_LINES_BLOCK;
 	char *big = malloc(n);
-	char *line = NULL;
-	size_t cap = 0;
+	struct kg_lines l = { 0 };
+	long len;
 
 	(void)state;
 	assert_non_null(big);
 	memset(big, 'x', n);
 	FILE *f = mem(big, n);
-	assert_int_equal(kg_getline(&line, &cap, f, 1000), -2);
-	assert_int_equal(ftell(f), 1001);
-	assert_true(cap <= 1002);
+	l.fp = f;
+	assert_string_equal(next(&l, 1000, &len), "<-2>");
+	assert_true(l.cap <= 1000 + 1 + KG_LINES_BLOCK);
 	fclose(f);
-	free(line);
+	kg_lines_free(&l);
+
+	/* lines of 1,000 to 1,999 bytes, 2 MiB of them */
+	size_t at = 0, lines = 0;
+	while (at + 2000 < n) {
+		size_t w = 1000 + (lines * 7919) % 1000;
+		memset(big + at, 'a' + (int)(lines % 26), w);
+		big[at + w] = '\n';
+		at += w + 1;
+		lines++;
+	}
+	f = mem(big, at);
+	l.fp = f;
+	for (size_t i = 0; i < lines; i++) {
+		char *line;
+		int nl;
+		size_t w = 1000 + (i * 7919) % 1000;
+		assert_int_equal(kg_lines_next(&l, &line, 4096, &nl), (long)w);
+		assert_true(nl);
+		assert_int_equal(line[0], 'a' + (int)(i % 26));
+		assert_int_equal(line[w - 1], 'a' + (int)(i % 26));
+	}
+	assert_string_equal(next(&l, 4096, &len), "<-1>");
+	assert_true(l.cap <= 4096 + 1 + KG_LINES_BLOCK);
+	fclose(f);
+	kg_lines_free(&l);
 	free(big);
 }
 
@@ -135,10 +188,10 @@ static void test_sha_short(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_getline_limits),
+		cmocka_unit_test(test_lines_limits),
 		cmocka_unit_test(test_sha_short),
 		cmocka_unit_test(test_table_grow),
-		cmocka_unit_test(test_getline_stops_reading),
+		cmocka_unit_test(test_lines_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
