@@ -100,6 +100,9 @@ struct pm_dev {
 	unsigned long long samples, nan_samples, holes, overflows, rollovers, lost_launches, waits,
 		windows, idle_windows;
 	uint64_t wait_ns;
+	/* where the decoding goes (the debug line at the stop) */
+	uint64_t t_decode, t_info, t_eval, t_init;
+	unsigned long long n_decode, n_eval;
 	void *ev0, *ev1;
 	uint64_t next_nvml;
 };
@@ -323,6 +326,14 @@ int pmsample_init(void)
 /* ------------------------------------------------------------------ */
 /* Time                                                                */
 
+/* CLOCK_MONOTONIC in ns: what the decoding's parts cost */
+static uint64_t pm_mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static uint64_t pm_ts(void)
 {
 	uint64_t t = 0;
@@ -544,8 +555,11 @@ static int pm_image_init(struct pm_dev *d)
 	ci.counterDataSize = d->img_size;
 	ci.pCounterData = d->img;
 	d->harvested = 0;
-	return coll_check(cuptiPmSamplingCounterDataImageInitialize(&ci),
-			  "cuptiPmSamplingCounterDataImageInitialize", "no counters from here on");
+	uint64_t t0 = pm_mono_ns();
+	int r = coll_check(cuptiPmSamplingCounterDataImageInitialize(&ci),
+			   "cuptiPmSamplingCounterDataImageInitialize", "no counters from here on");
+	d->t_init += pm_mono_ns() - t0;
+	return r;
 }
 
 static void pm_fail_dev(struct pm_dev *d);
@@ -569,9 +583,11 @@ static int pm_harvest(struct pm_dev *d, size_t *populated)
 		si.pCounterDataImage = d->img;
 		si.counterDataImageSize = d->img_size;
 		si.sampleIndex = k;
+		uint64_t t0 = pm_mono_ns();
 		if (coll_check(cuptiPmSamplingCounterDataGetSampleInfo(&si),
 			       "cuptiPmSamplingCounterDataGetSampleInfo", "no counters from here on"))
 			return -1;
+		uint64_t t1 = pm_mono_ns();
 		CUpti_Profiler_Host_EvaluateToGpuValues_Params ev = { .structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE };
 		ev.pHostObject = d->mc.host;
 		ev.pCounterDataImage = d->img;
@@ -583,6 +599,10 @@ static int pm_harvest(struct pm_dev *d, size_t *populated)
 		if (coll_check(cuptiProfilerHostEvaluateToGpuValues(&ev),
 			       "cuptiProfilerHostEvaluateToGpuValues", "no counters from here on"))
 			return -1;
+		uint64_t t2 = pm_mono_ns();
+		d->t_info += t1 - t0;
+		d->t_eval += t2 - t1;
+		d->n_eval++;
 		pthread_mutex_lock(&pm_mu);
 		pm_feed_locked(d, si.startTimestamp, si.endTimestamp, v);
 		pthread_mutex_unlock(&pm_mu);
@@ -600,7 +620,10 @@ static int pm_decode_once(struct pm_dev *d)
 	dd.pPmSamplingObject = d->obj;
 	dd.pCounterDataImage = d->img;
 	dd.counterDataImageSize = d->img_size;
+	uint64_t t0 = pm_mono_ns();
 	CUptiResult r = cuptiPmSamplingDecodeData(&dd);
+	d->t_decode += pm_mono_ns() - t0;
+	d->n_decode++;
 	if (r == CUPTI_ERROR_OUT_OF_MEMORY) {
 		/* the hardware buffer overflowed: what it held is gone */
 		pthread_mutex_lock(&pm_mu);
@@ -807,6 +830,13 @@ static void pm_stop_dev(struct pm_dev *d)
 		   "%llu windows ended to let the decoder catch up (%.3f ms waited by launches), %llu more while idle",
 		   d->dev, d->samples, d->nan_samples, d->holes, d->overflows, d->rollovers,
 		   d->lost_launches, d->waits, (double)d->wait_ns / 1e6, d->idle_windows);
+	COLL_DEBUG("PM sampling, device %u: decoding took DecodeData %.1f ms in %llu calls, "
+		   "sample info %.1f ms, evaluation %.1f ms (%.2f us a sample of %llu), image "
+		   "initialisations %.1f ms",
+		   d->dev, (double)d->t_decode / 1e6, d->n_decode, (double)d->t_info / 1e6,
+		   (double)d->t_eval / 1e6,
+		   d->n_eval ? (double)d->t_eval / 1e3 / (double)d->n_eval : 0.0, d->n_eval,
+		   (double)d->t_init / 1e6);
 	if (d->lost_launches)
 		coll_error("samples_lost", -1,
 			   "PM sampling on device %u: %llu launches have no counters because samples "
