@@ -25,9 +25,10 @@
  * When samples are lost anyway (the buffer overflowed, a hole in the
  * sample times), an error record says so and the launches whose windows
  * lost samples get no counters (null), never a partial sum.  The counter
- * data image is re-initialised whenever it is full (the layout is the one
- * of the last cuptiPmSamplingGetCounterDataSize call on the object, so that
- * call is made once, with the real set).
+ * data image is renewed before a decode could fill it (a decode that fills
+ * it drops the records it has no room for; pm_renew_for_backlog), and
+ * initialised with the layout of the last cuptiPmSamplingGetCounterDataSize
+ * call on the object, so that call is made once, with the real set.
  *
  * Counts include everything the GPU runs, so the engine refuses (an error
  * record, the process goes on as a trace) when NVML lists another process
@@ -90,6 +91,8 @@ struct pm_dev {
 	size_t img_size;
 	CUpti_PmSampling_Object *obj;
 	size_t harvested; /* completed samples of the image already taken */
+	size_t populated; /* samples the image holds, completed or not */
+	unsigned long long renewals; /* images renewed before a decode could fill them */
 	pthread_mutex_t dec_mu; /* DecodeData, Stop, Disable */
 	/* under pm_mu */
 	struct pm_launch *q;
@@ -130,7 +133,7 @@ static int pm_shared;              /* another process computes: no counters */
 static int pm_any_started;
 static int pm_errs;
 static uint64_t pm_interval_ns = 10000, pm_backlog_ns = 50000000ull;
-static size_t pm_hwbuf = (size_t)256 << 20, pm_img_samples = 2000;
+static size_t pm_hwbuf = (size_t)256 << 20, pm_img_samples = 4000, pm_img_slack = 416;
 /* Sampling is stopped at exit by a handler registered once it has started,
  * after the CUDA runtime's own, so that it runs before the runtime's
  * teardown: after that teardown cuptiPmSamplingStop never returns (measured
@@ -308,7 +311,20 @@ int pmsample_init(void)
 	pm_interval_ns = (uint64_t)coll_env_long("KGATE_PM_INTERVAL", 10, 1, 1000000) * 1000u;
 	pm_backlog_ns = (uint64_t)coll_env_long("KGATE_PM_BACKLOG_MS", 50, 1, 60000) * 1000000u;
 	pm_hwbuf = (size_t)coll_env_long("KGATE_PM_HWBUF_MB", 256, 16, 4096) << 20;
-	pm_img_samples = (size_t)coll_env_long("KGATE_PM_SAMPLES", 2000, 16, 1000000);
+	pm_img_samples = (size_t)coll_env_long("KGATE_PM_SAMPLES", 4000, 16, 1000000);
+	/* the backlog must fit an image with room to spare (pm_renew_for_backlog):
+	 * at most half of what the slack (a tenth and 16 samples, at most a
+	 * quarter) leaves */
+	pm_img_slack = pm_img_samples / 10 + 16;
+	if (pm_img_slack > pm_img_samples / 4)
+		pm_img_slack = pm_img_samples / 4;
+	uint64_t most = (uint64_t)(pm_img_samples - pm_img_slack) / 2 * pm_interval_ns;
+	if (pm_backlog_ns > most) {
+		COLL_DEBUG("PM sampling: backlog bound %.1f ms, the most an image of %zu samples "
+			   "takes at a %llu ns interval", (double)most / 1e6, pm_img_samples,
+			   (unsigned long long)pm_interval_ns);
+		pm_backlog_ns = most;
+	}
 	if (pm_set_metrics() != 0)
 		return -1;
 	*(void **)&pm_ev_create = coll_cuda_sym("cuEventCreate");
@@ -554,7 +570,7 @@ static int pm_image_init(struct pm_dev *d)
 	ci.pPmSamplingObject = d->obj;
 	ci.counterDataSize = d->img_size;
 	ci.pCounterData = d->img;
-	d->harvested = 0;
+	d->harvested = d->populated = 0;
 	uint64_t t0 = pm_mono_ns();
 	int r = coll_check(cuptiPmSamplingCounterDataImageInitialize(&ci),
 			   "cuptiPmSamplingCounterDataImageInitialize", "no counters from here on");
@@ -609,7 +625,37 @@ static int pm_harvest(struct pm_dev *d, size_t *populated)
 	}
 	if (gi.numCompletedSamples > d->harvested)
 		d->harvested = gi.numCompletedSamples;
+	d->populated = gi.numPopulatedSamples;
 	return 0;
+}
+
+/* Samples the decoder is behind the clock, at most. */
+static size_t pm_backlog_samples(struct pm_dev *d)
+{
+	pthread_mutex_lock(&pm_mu);
+	uint64_t seen = d->seen_t1;
+	pthread_mutex_unlock(&pm_mu);
+	uint64_t now = pm_ts();
+	return (size_t)((now > seen ? now - seen : 0) / pm_interval_ns) + 1;
+}
+
+/*
+ * A roll-over must come between decodes, never inside one: DecodeData
+ * takes every record the hardware buffer holds, and those the image has no
+ * room for are gone (on an H100 a roll-over with a backlog left a hole of
+ * 15-113 ms of samples, 11 holes in 21 roll-overs; with an image five times
+ * larger, none).  So once every sample of the image is taken and the
+ * backlog (bounded, pm_setup) would not fit what is left, the image is
+ * renewed first.  Under d->dec_mu; -1 when the renewal failed.
+ */
+static int pm_renew_for_backlog(struct pm_dev *d)
+{
+	if (!d->populated || d->harvested != d->populated)
+		return 0; /* empty, or a sample in it is not complete yet */
+	if (d->populated + pm_backlog_samples(d) + pm_img_slack <= pm_img_samples)
+		return 0;
+	d->renewals++;
+	return pm_image_init(d);
 }
 
 /* One DecodeData and its samples; the stop reason, or -1 on failure.
@@ -620,6 +666,8 @@ static int pm_decode_once(struct pm_dev *d)
 	dd.pPmSamplingObject = d->obj;
 	dd.pCounterDataImage = d->img;
 	dd.counterDataImageSize = d->img_size;
+	if (pm_renew_for_backlog(d) != 0)
+		return -1;
 	uint64_t t0 = pm_mono_ns();
 	CUptiResult r = cuptiPmSamplingDecodeData(&dd);
 	d->t_decode += pm_mono_ns() - t0;
@@ -827,9 +875,10 @@ static void pm_stop_dev(struct pm_dev *d)
 	pthread_mutex_unlock(&pm_mu);
 	COLL_DEBUG("PM sampling, device %u stopped: %llu samples (%llu without values), %llu "
 		   "holes, %llu overflows, %llu image roll-overs, %llu launches without counters, "
-		   "%llu windows ended to let the decoder catch up (%.3f ms waited by launches), %llu more while idle",
+		   "%llu windows ended to let the decoder catch up (%.3f ms waited by launches), %llu more while idle, "
+		   "%llu images renewed before a decode could fill them",
 		   d->dev, d->samples, d->nan_samples, d->holes, d->overflows, d->rollovers,
-		   d->lost_launches, d->waits, (double)d->wait_ns / 1e6, d->idle_windows);
+		   d->lost_launches, d->waits, (double)d->wait_ns / 1e6, d->idle_windows, d->renewals);
 	COLL_DEBUG("PM sampling, device %u: decoding took DecodeData %.1f ms in %llu calls, "
 		   "sample info %.1f ms, evaluation %.1f ms (%.2f us a sample of %llu), image "
 		   "initialisations %.1f ms",
@@ -922,7 +971,11 @@ static void pm_window_restart(struct pm_dev *d)
 	d->pre_lost = 0;
 	pthread_mutex_unlock(&pm_mu);
 	d->windows++;
-	if (!bad)
+	/* a fresh image only when a sample in it is incomplete (the stop cut
+	 * it) or the next window's backlog could not fit: an initialisation
+	 * costs about 10 us a sample of the image (19 ms for 2,000, H100) */
+	if (!bad && (d->populated != d->harvested ||
+		     d->populated + (size_t)(pm_backlog_ns / pm_interval_ns) + pm_img_slack > pm_img_samples))
 		bad = pm_image_init(d) != 0;
 	CUpti_PmSampling_Start_Params st = { .structSize = CUpti_PmSampling_Start_Params_STRUCT_SIZE };
 	st.pPmSamplingObject = d->obj;

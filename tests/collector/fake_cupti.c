@@ -20,7 +20,8 @@
  * whole numbers; sample 0 has no values (NaN), as CUPTI's priming sample.
  * The samples live in the counter data image, laid out after the last
  * cuptiPmSamplingGetCounterDataSize call (as CUPTI does), and DecodeData
- * stops with COUNTER_DATA_FULL when the image is full.  Once sampling was
+ * stops with COUNTER_DATA_FULL when the image is full, dropping the records
+ * it had no room for (as an H100 showed: holes after roll-overs).  Once sampling was
  * enabled, cuEventRecord records the host's clock (or the last kernel's
  * end, when later), cuEventSynchronize and cuCtxSynchronize wait for the
  * last kernel's end, and cuEventElapsedTime_v2 is the difference.
@@ -270,6 +271,10 @@ CUptiResult CUPTIAPI cuptiPmSamplingDecodeData(CUpti_PmSampling_DecodeData_Param
 	(void)n;
 	while (pm_t0 + (pm_next + 1) * pm_interval <= end) {
 		if (h->completed == h->cap) {
+			/* as an H100 behaved: the records the full image has no
+			 * room for are gone (a hole after the roll-over) */
+			while (pm_t0 + (pm_next + 1) * pm_interval <= end)
+				pm_next++;
 			p->decodeStopReason = CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL;
 			return CUPTI_SUCCESS;
 		}
