@@ -133,7 +133,7 @@ static int pm_shared;              /* another process computes: no counters */
 static int pm_any_started;
 static int pm_errs;
 static uint64_t pm_interval_ns = 10000, pm_backlog_ns = 50000000ull;
-static size_t pm_hwbuf = (size_t)256 << 20, pm_img_samples = 4000, pm_img_slack = 416;
+static size_t pm_hwbuf = (size_t)256 << 20, pm_img_samples = 2000, pm_img_slack = 216;
 /* Sampling is stopped at exit by a handler registered once it has started,
  * after the CUDA runtime's own, so that it runs before the runtime's
  * teardown: after that teardown cuptiPmSamplingStop never returns (measured
@@ -311,7 +311,7 @@ int pmsample_init(void)
 	pm_interval_ns = (uint64_t)coll_env_long("KGATE_PM_INTERVAL", 10, 1, 1000000) * 1000u;
 	pm_backlog_ns = (uint64_t)coll_env_long("KGATE_PM_BACKLOG_MS", 50, 1, 60000) * 1000000u;
 	pm_hwbuf = (size_t)coll_env_long("KGATE_PM_HWBUF_MB", 256, 16, 4096) << 20;
-	pm_img_samples = (size_t)coll_env_long("KGATE_PM_SAMPLES", 4000, 16, 1000000);
+	pm_img_samples = (size_t)coll_env_long("KGATE_PM_SAMPLES", 2000, 16, 1000000);
 	/* the backlog must fit an image with room to spare (pm_renew_for_backlog):
 	 * at most half of what the slack (a tenth and 16 samples, at most a
 	 * quarter) leaves */
@@ -971,11 +971,10 @@ static void pm_window_restart(struct pm_dev *d)
 	d->pre_lost = 0;
 	pthread_mutex_unlock(&pm_mu);
 	d->windows++;
-	/* a fresh image only when a sample in it is incomplete (the stop cut
-	 * it) or the next window's backlog could not fit: an initialisation
-	 * costs about 10 us a sample of the image (19 ms for 2,000, H100) */
-	if (!bad && (d->populated != d->harvested ||
-		     d->populated + (size_t)(pm_backlog_ns / pm_interval_ns) + pm_img_slack > pm_img_samples))
+	/* a fresh image for the new start (decoding on into the old one after
+	 * a stop and a start made the next decode report an overflow in every
+	 * long run on an H100) */
+	if (!bad)
 		bad = pm_image_init(d) != 0;
 	CUpti_PmSampling_Start_Params st = { .structSize = CUpti_PmSampling_Start_Params_STRUCT_SIZE };
 	st.pPmSamplingObject = d->obj;
