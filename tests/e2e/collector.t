@@ -416,32 +416,32 @@ like "$f" "KGATE_CACHE_CONTROL='some' is not none or all; using all" "a bad KGAT
 rm -f "$T"/fake/r.*.jsonl
 fake KGATE_MODE=metrics "$M" "$CT/fake_app" "$COLL"
 foot_none=$(tail -1 "$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)")
+# flush_case WHERE OWN STEP: with KGATE_CACHE_FLUSH=WHERE, OWN flushes ran in
+# the collector's own context and launch o has range STEP * (o + 1)'s values
+flush_case() {
+	rm -f "$T"/fake/r.*.jsonl
+	fake KGATE_MODE=metrics "$M" KGATE_CACHE_CONTROL=all KGATE_CACHE_FLUSH="$1" "$CT/fake_app" "$COLL"
+	f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+	is "$rc" 0 "cache control, flush $1: the program exits 0"
+	nprof=$(grep -c '"m__a.sum":[0-9]' "$f")
+	like "$out" "fake-cupti: $nprof flush kernels, 0 inside a user range, $(($2 ? nprof : 0)) in a context of their own" \
+		"cache control, flush $1: a flush before each of the $nprof profiled launches"
+	like "$(head -1 "$f")" "\"cache_control\":\"all\",\"cache_flush\":\"$1\"" "cache control: the header says all, flush $1"
+	for o in 0 1 2 3; do
+		like "$(grep "\"ordinal\":$o," "$f")" "\"metrics\":\\{\"m__a.sum\":$((100 * $3 * (o + 1))).0," \
+			"cache control, flush $1, auto ranges: launch $o has range $(($3 * (o + 1)))'s values"
+	done
+	unlike "$(cat "$f")" 'kgate_flush' "cache control, flush $1: the flush kernel has no record"
+	is "$(tail -1 "$f")" "$foot_none" "cache control, flush $1: the same footer as without it (records, unmatched, errors)"
+}
+# on the stream (the default): the flush's range before each launch is dropped
+flush_case stream 0 2
 rm -f "$T"/fake/r.*.jsonl
 fake KGATE_MODE=metrics "$M" KGATE_CACHE_CONTROL=all "$CT/fake_app" "$COLL"
-f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
-is "$rc" 0 "cache control: the program exits 0"
-nprof=$(grep -c '"m__a.sum":[0-9]' "$f")
-like "$out" "fake-cupti: $nprof flush kernels, 0 inside a user range, 0 in a context of their own" \
-	"cache control, auto ranges: a flush before each of the $nprof profiled launches, on its stream"
-like "$(head -1 "$f")" '"cache_control":"all","cache_flush":"stream"' "cache control: the header says all, on the stream"
-for o in 0 1 2 3; do
-	like "$(grep "\"ordinal\":$o," "$f")" "\"metrics\":\\{\"m__a.sum\":$((200 * (o + 1))).0," \
-		"cache control, auto ranges: launch $o has range $((2 * (o + 1)))'s values (the flush's range before it is dropped)"
-done
-unlike "$(cat "$f")" 'kgate_flush' "cache control: the flush kernel has no record"
-is "$(tail -1 "$f")" "$foot_none" "cache control: the same footer as without it (records, unmatched, errors)"
-rm -f "$T"/fake/r.*.jsonl
-fake KGATE_MODE=metrics "$M" KGATE_CACHE_CONTROL=all KGATE_CACHE_FLUSH=context "$CT/fake_app" "$COLL"
-f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
-like "$out" "fake-cupti: $nprof flush kernels, 0 inside a user range, $nprof in a context of their own" \
-	"cache control, KGATE_CACHE_FLUSH=context: a flush before each of the $nprof profiled launches, in the collector's own context"
-like "$(head -1 "$f")" '"cache_flush":"context"' "cache control: the header says in a context of its own"
-for o in 0 1 2 3; do
-	like "$(grep "\"ordinal\":$o," "$f")" "\"metrics\":\\{\"m__a.sum\":$((100 * (o + 1))).0," \
-		"cache control in its own context: launch $o has range $((o + 1))'s values (the flush makes no range)"
-done
-unlike "$(cat "$f")" 'kgate_flush' "cache control in its own context: the flush kernel has no record"
-is "$(tail -1 "$f")" "$foot_none" "cache control in its own context: the same footer as without it"
+like "$(head -1 "$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)")" '"cache_flush":"stream"' \
+	"cache control: by default the flush runs on the stream"
+# in its own context: the flush makes no range
+flush_case context 1 1
 rm -f "$T"/fake/r.*.jsonl
 fake KGATE_MODE=metrics "$M" KGATE_CACHE_CONTROL=all KGATE_CACHE_FLUSH=context FAKE_NOCTX=1 "$CT/fake_app" "$COLL"
 f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
