@@ -13,17 +13,18 @@
  * the driver library (the collector links no libcuda).
  *
  * Where it runs (KGATE_CACHE_FLUSH):
- *   context (the default): in a context the collector creates on the
- *     launch's device.  The launch's stream is synchronised, the flush runs
- *     in that context and is waited for, then the launch goes on.  The L2
- *     is the device's, so the flush evicts the program's lines all the
- *     same, but the profiler, which works on the program's context, never
- *     sees the flush: with auto ranges it makes no range of its own (a
- *     range costs about as much as the launch it measures).
- *   stream: on the launch's own stream, in the program's context, not
- *     waited for (with auto ranges it is a range of its own, dropped).
- * When the context cannot be created, the flush runs on the stream (one
- * error record says why).
+ *   stream (the default): on the launch's own stream, in the program's
+ *     context, not waited for (with auto ranges it is a range of its own,
+ *     dropped).
+ *   context: in a context the collector creates on the launch's device.
+ *     The launch's stream is synchronised, the flush runs in that context
+ *     and is waited for, then the launch goes on.  The L2 is the device's,
+ *     so the flush evicts the program's lines all the same, but the
+ *     profiler, which works on the program's context, never sees the
+ *     flush: no range of its own.  Measured slower on an H100 (the two
+ *     context switches cost more than the range: docs/PERFORMANCE.md,
+ *     "Where the flush runs").  When the context cannot be created, the
+ *     flush runs on the stream (one error record says why).
  *
  * The flush kernel's launch goes through the driver and so through the
  * collector's launch callbacks: flush_busy() tells them to ignore it, and
