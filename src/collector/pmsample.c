@@ -645,7 +645,7 @@ static size_t pm_backlog_samples(struct pm_dev *d)
  * room for are gone (on an H100 a roll-over with a backlog left a hole of
  * 15-113 ms of samples, 11 holes in 21 roll-overs; with an image five times
  * larger, none).  So once every sample of the image is taken and the
- * backlog (bounded, pm_setup) would not fit what is left, the image is
+ * backlog (bounded in pmsample_init) would not fit what is left, the image is
  * renewed first.  Under d->dec_mu; -1 when the renewal failed.
  */
 static int pm_renew_for_backlog(struct pm_dev *d)
