@@ -12,6 +12,11 @@
  * further activity records of the same launch (kernel replay passes) are
  * dropped and counted.  Kernels without a launch callback (graph nodes,
  * launches the table forgot) take a fresh ordinal when they arrive.
+ *
+ * While PM sampling, memory operations (the driver's cuMemset* and cuMemcpy*,
+ * found by name) are fenced too: they run on the GPU (a memset is a kernel
+ * of the driver's), so unfenced their instructions land in a neighbouring
+ * launch's window.  They take no ordinal and make no record.
  */
 #include "launch.h"
 
@@ -484,7 +489,10 @@ int launch_capture_active(void)
 	return atomic_load(&launch_capturing) > 0;
 }
 
-/* 1 kernel launch, 2 graph launch, 0 other. */
+/* The driver's memory operations, by callback id (launch_enable). */
+static uint8_t launch_memop[CUPTI_DRIVER_TRACE_CBID_SIZE];
+
+/* 1 kernel launch, 2 graph launch, 3 memory operation, 0 other. */
 static int launch_kind(CUpti_CallbackDomain dom, CUpti_CallbackId cbid)
 {
 	if (dom == CUPTI_CB_DOMAIN_RUNTIME_API) {
@@ -517,7 +525,7 @@ static int launch_kind(CUpti_CallbackDomain dom, CUpti_CallbackId cbid)
 	case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz:
 		return 2;
 	default:
-		return 0;
+		return cbid < CUPTI_DRIVER_TRACE_CBID_SIZE && launch_memop[cbid] ? 3 : 0;
 	}
 }
 
@@ -578,6 +586,40 @@ void launch_enable(CUpti_SubscriberHandle sub)
 		coll_error("cupti_error", -1,
 			   "some launch callbacks could not be enabled; their kernels carry no "
 			   "NVTX path");
+	/* PM sampling fences memory operations as well: every cuMemset* and
+	 * cuMemcpy* of the driver (the runtime's calls go through them) */
+	if (coll_cfg.mode != COLL_METRICS || !pmsample_engine())
+		return;
+	size_t n = 0;
+	for (CUpti_CallbackId id = 1; id < CUPTI_DRIVER_TRACE_CBID_SIZE; id++) {
+		const char *name = NULL;
+		if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, id, &name) != CUPTI_SUCCESS ||
+		    !name || (strncmp(name, "cuMemset", 8) != 0 && strncmp(name, "cuMemcpy", 8) != 0))
+			continue;
+		if (cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, id) == CUPTI_SUCCESS) {
+			launch_memop[id] = 1;
+			n++;
+		}
+	}
+	COLL_DEBUG("PM sampling: %zu memory operations of the driver fenced", n);
+}
+
+/* A memory operation while PM sampling: fenced as a graph launch is (its
+ * samples in a window no launch gets), outside any launch call. */
+static __thread int memop_depth, memop_dec;
+
+static void launch_on_memop(const CUpti_CallbackData *cb)
+{
+	if (launch_depth > 0)
+		return; /* inside a launch call: the launch is fenced already */
+	if (cb->callbackSite == CUPTI_API_ENTER) {
+		if (memop_depth++ == 0)
+			memop_dec = cb->context ? profiler_launch_enter(cb->context, NULL, -1, 2, NULL)
+						: PROF_NO;
+	} else if (memop_depth > 0 && --memop_depth == 0 && memop_dec != PROF_NO) {
+		profiler_launch_exit(cb->context, -1, memop_dec, 0);
+		memop_dec = PROF_NO;
+	}
 }
 
 typedef CUresult (*launch_attr_fn)(int *, CUfunction_attribute, CUfunction);
@@ -811,6 +853,10 @@ void launch_on_callback(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
 
 	if (!cb || flush_busy())
 		return; /* the collector's own cache flush is no launch of the program */
+	if (kind == 3) {
+		launch_on_memop(cb);
+		return;
+	}
 	if (!kind) {
 		if (coll_cfg.mode == COLL_METRICS && cb->callbackSite == CUPTI_API_ENTER &&
 		    launch_is_teardown(dom, cbid)) {

@@ -153,6 +153,7 @@ static __thread struct pm_dev *pm_cur;
 static __thread CUstream pm_cur_stream;
 static __thread int pm_cur_ev; /* the start event is recorded */
 static __thread int pm_cur_over; /* the filter can select no more launches */
+static __thread int pm_cur_memop; /* the fenced call is a memory operation */
 
 /* ------------------------------------------------------------------ */
 /* The ticket lock: launches one at a time, in turn                    */
@@ -1218,9 +1219,12 @@ int pmsample_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, in
 	if (pm_off || launch_capture_active())
 		goto no;
 	pm_cur_over = 0;
+	pm_cur_memop = graph == 2;
 	if (graph) {
 		/* a graph's kernels are not sampled: their samples go to a
-		 * window of their own, and their trace records are kept */
+		 * window of their own, and their trace records are kept; a
+		 * memory operation (graph 2) is fenced the same way, with no
+		 * record to keep */
 		if (!pm_any_started)
 			goto no;
 		pm_cur = NULL;
@@ -1229,7 +1233,8 @@ int pmsample_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, in
 				pm_cur = &pm_devs[i];
 		if (!pm_cur)
 			goto no;
-		pm_activity(1);
+		if (!pm_cur_memop)
+			pm_activity(1);
 	} else {
 		int over = 0;
 		sel = profiler_selects(symbol, &over);
@@ -1338,7 +1343,7 @@ void pmsample_launch_exit(CUcontext ctx, int64_t ordinal, int decision, int fail
 	if (!synced && pm_ctx_sync)
 		pm_ctx_sync();
 	uint64_t b1 = pm_gap();
-	if (decision == PROF_HELD)
+	if (decision == PROF_HELD && !pm_cur_memop)
 		pm_activity(0);
 	pthread_mutex_lock(&pm_mu);
 	if (d->qn) {

@@ -19,7 +19,8 @@ int pmsample_init(void);
 /* The first launch in ctx: NVML's check for other processes, the host API's
  * config image, sampling enabled and started on the device. */
 void pmsample_prepare(CUcontext ctx);
-/* Launch entry and exit, with profiler.h's decisions (PROF_*). */
+/* Launch entry and exit, with profiler.h's decisions (PROF_*); graph 1 a
+ * graph launch, 2 a memory operation (both fenced, their samples dropped). */
 int pmsample_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, int graph);
 void pmsample_launch_exit(CUcontext ctx, int64_t ordinal, int decision, int failed);
 /* Every API entry of a launch being sampled (runtime and the nested driver

@@ -42,8 +42,9 @@ enum {
 	PROF_STEP_LATER,    /* step replay, a later pass: its range belongs to the
 			       first pass's launch; no values, no activity record */
 };
-/* Launch enter (graph: a graph launch, never profiled; stream: the launch's,
- * for the cache flush and the duration's events). */
+/* Launch enter (graph: 1 a graph launch, never profiled; 2 a memory
+ * operation PM sampling fences; stream: the launch's, for the cache flush
+ * and the duration's events). */
 int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, int graph,
 			  CUstream stream);
 /* failed: the launch call returned an error (it made no range). */

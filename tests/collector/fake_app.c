@@ -11,7 +11,8 @@
  * place.
  * pm: N launches (default 40) of two kernels in turn inside "step", a
  * graph launch half way (the stand-in's PM sampling counts the kernels);
- * FAKE_APP_IDLE_MS: a pause a quarter of the way.  Like the CUDA runtime, it
+ * FAKE_APP_IDLE_MS: a pause a quarter of the way; FAKE_APP_MEMSET: a
+ * memset (cuMemsetD32Async) after every fourth launch.  Like the CUDA runtime, it
  * registers an exit handler of its own after the collector's start (its
  * "teardown": the stand-in's fake_runtime_teardown), which runs before the
  * collector's; on a GPU, PM sampling stopped after it never returns.
@@ -158,6 +159,13 @@ int main(int argc, char **argv)
 			if (i == n / 4 && getenv("FAKE_APP_IDLE_MS")) /* the program pauses */
 				usleep(1000 * (useconds_t)atoi(getenv("FAKE_APP_IDLE_MS")));
 			launch(1000 + 4 * (uint32_t)i, i & 1 ? "_Z2kBv" : "_Z2kAv");
+			if (getenv("FAKE_APP_MEMSET") && i % 4 == 1) {
+				/* a memset after every fourth launch, as PyTorch
+				 * zeroes a gradient */
+				uint32_t corr = 500000 + (uint32_t)i;
+				api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async, CUPTI_API_ENTER, corr, NULL);
+				api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async, CUPTI_API_EXIT, corr, NULL);
+			}
 		}
 		pop();
 		return 0;

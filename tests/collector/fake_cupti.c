@@ -323,6 +323,22 @@ CUptiResult CUPTIAPI cuptiPmSamplingCounterDataGetSampleInfo(CUpti_PmSampling_Co
 	return CUPTI_SUCCESS;
 }
 
+/* The driver's callback names the collector asks for: a memset, a copy and
+ * a launch are enough to tell them apart. */
+CUptiResult CUPTIAPI cuptiGetCallbackName(CUpti_CallbackDomain d, uint32_t id, const char **name)
+{
+	*name = NULL;
+	if (d != CUPTI_CB_DOMAIN_DRIVER_API)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	if (id == CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async)
+		*name = "cuMemsetD32Async";
+	else if (id == CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2)
+		*name = "cuMemcpyHtoDAsync_v2";
+	else if (id == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel)
+		*name = "cuLaunchKernel";
+	return *name ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
+}
+
 int fake_callback(CUpti_CallbackDomain d, CUpti_CallbackId id, const void *data);
 int fake_callback(CUpti_CallbackDomain d, CUpti_CallbackId id, const void *data)
 {
@@ -332,6 +348,11 @@ int fake_callback(CUpti_CallbackDomain d, CUpti_CallbackId id, const void *data)
 	cb(NULL, d, id, data);
 	if (d == CUPTI_CB_DOMAIN_RUNTIME_API && id == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000)
 		rt_corr = c->callbackSite == CUPTI_API_ENTER ? c->correlationId : 0;
+	/* a memset runs on the GPU too (a kernel of the driver's): work that
+	 * PM sampling counts, no range, no kernel record */
+	if (d == CUPTI_CB_DOMAIN_DRIVER_API && id == CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async &&
+	    c->callbackSite == CUPTI_API_ENTER)
+		fake_pm_launch(c->correlationId);
 	/* the kernel is launched by the driver call: a range in a started
 	 * user-replay session, and no activity record while activity is off */
 	if (d == CUPTI_CB_DOMAIN_DRIVER_API && id == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel &&

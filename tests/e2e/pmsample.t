@@ -91,6 +91,16 @@ like "$err" "the launch count is reached; sampling stops" "launch count: samplin
 is "$(printf '%s\n' "$c" | awk '$3 == "exact" { print $1 }' | tr '\n' ' ')" "5 6 7 8 9 10 11 12 13 14 " \
 	"launch count: the selected ones are launches 5..14"
 
+# --- memory operations between launches --------------------------------------
+# a memset runs on the GPU (a kernel of the driver's) and its instructions
+# count; unfenced they land in a neighbouring launch's window (on an H100
+# two kernels of the encoder step got 851,968 instructions too many)
+pm "$M" FAKE_APP_MEMSET=1 KGATE_DEBUG=1 "$CT/fake_app" "$COLL" pm 200
+c=$(check "$f")
+is "$(count "$c" exact)" 200 "a memset after every fourth launch: every launch still exact"
+like "$err" "PM sampling: [1-9][0-9]* memory operations of the driver fenced" "the driver's memsets and copies are fenced"
+is "$(grep -c '"type":"kernel"' "$f")" 200 "the memsets make no records"
+
 # --- the counter data image rolled over -------------------------------------
 # DecodeData drops the records a full image has no room for (the stand-in
 # does as an H100 did: a hole after each roll-over), so the image is renewed
