@@ -93,7 +93,7 @@ for mode in ${MODES:-trace metrics}; do
 			done
 		done
 	done
-	row "suite, $mode mode" "$(find "$OUT/suite/$mode" -name '*.jsonl' | wc -l) records files, $(cat "$OUT"/suite/$mode/*/*.jsonl | grep -c '"type":"kernel"') kernel records"
+	row "suite, $mode mode" "$(find "$OUT/suite/$mode" -name '*.jsonl' | wc -l) records files, $(cat "$OUT"/suite/"$mode"/*/*.jsonl | grep -c '"type":"kernel"') kernel records"
 done
 t1=$(date +%s)
 row "suite recorded" "$((t1 - t0)) s, $fails failures"
