@@ -341,6 +341,7 @@ int flush_run(CUcontext ctx, CUstream stream, int sync)
 	} else {
 		flush_count++;
 	}
+	int ranged = fc->own == NULL;
 	pthread_mutex_unlock(&flush_mu);
-	return r == CUDA_SUCCESS ? 0 : -1;
+	return r == CUDA_SUCCESS ? ranged : -1;
 }

@@ -14,7 +14,9 @@
  * 0 ready, -1 not (cache control none, or it failed: one error record). */
 int flush_prepare(CUcontext ctx);
 /* Flush before a launch on stream (sync: and wait for it; the flush in a
- * context of its own is always waited for); 0 flushed. */
+ * context of its own is always waited for): 1 flushed in ctx (on the
+ * stream: with auto ranges a range of its own), 0 flushed in the
+ * collector's own context, -1 not flushed. */
 int flush_run(CUcontext ctx, CUstream stream, int sync);
 /* 1 when ctx's flush runs in ctx itself (on the stream: with auto ranges a
  * range of its own), 0 when in the collector's own context. */

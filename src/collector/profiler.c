@@ -1174,7 +1174,7 @@ static int prof_step_launch_locked(CUcontext ctx, const char *symbol, int64_t or
 		return PROF_STEP_LATER;
 	}
 	/* the flush on the stream makes a range in every pass, at the same place */
-	if (sel && coll_cfg.cache_all && flush_run(pc->ctx, stream, 0) == 0 && flush_ranged(pc->ctx)) {
+	if (sel && coll_cfg.cache_all && flush_run(pc->ctx, stream, 0) == 1) {
 		pc->pending[pc->n_pending] = -1;
 		pc->pending_sel[pc->n_pending] = PROF_SEL_FLUSH;
 		pc->step_names[pc->n_pending++] = strdup(FLUSH_KERNEL);
@@ -1389,8 +1389,8 @@ int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, in
 		 * a range of its own (dropped); with user ranges it runs, and is
 		 * waited for, before the range is pushed, so it is not counted;
 		 * in the collector's own context it is never profiled. */
-		if (coll_cfg.cache_all && flush_run(pc->ctx, stream, coll_cfg.user_range) == 0 &&
-		    !coll_cfg.user_range && flush_ranged(pc->ctx)) {
+		if (coll_cfg.cache_all && flush_run(pc->ctx, stream, coll_cfg.user_range) == 1 &&
+		    !coll_cfg.user_range) {
 			pc->pending[pc->n_pending] = -1;
 			pc->pending_sel[pc->n_pending++] = PROF_SEL_FLUSH;
 			pc->n_ranges++;
