@@ -149,15 +149,23 @@ if left a2 60; then
 fi
 
 # ---- b1. cost per profiled launch: flush, auto and user ranges ----------
-# launch_overhead N: 100 warm-up launches, then N, every one profiled; the
-# process's wall time at N=100 and N=400, the difference over 300
+# lo_cost LABEL TAG ENV...: launch_overhead N (100 warm-up launches, then N,
+# every one profiled) under the collector with ENV; the process's wall time
+# at N=100 and N=400 (records OUT/TAG_100.*, OUT/TAG_400.*), the difference
+# over 300 as one row
+lo_cost() {
+	local label=$1 t=$2 s1 s4
+	shift 2
+	s1=$(timed coll metrics "${t/_RUN/_100}" env "$@" "$LO" 100)
+	s4=$(timed coll metrics "${t/_RUN/_400}" env "$@" "$LO" 400)
+	row "$label: 200 launches ${s1} s, 500 launches ${s4} s, per profiled launch $(per "$s1" "$s4" 300) ms; program: $(tail -1 "$OUT/${t/_RUN/_400}.stdout" | cut -c1-80); errors: $(errs "$(rec "${t/_RUN/_400}")")"
+}
 if left b1 40; then
 	for r in 1 2; do
 		for cfg in "auto none" "auto all" "user none" "user all"; do
 			read -r R C <<<"$cfg"
-			s1=$(timed coll metrics "lo_${R}_${C}_100_$r" env KGATE_RANGE="$R" KGATE_CACHE_CONTROL="$C" "$LO" 100)
-			s4=$(timed coll metrics "lo_${R}_${C}_400_$r" env KGATE_RANGE="$R" KGATE_CACHE_CONTROL="$C" "$LO" 400)
-			row "b1 1-block kernel, $R ranges, cache $C, run $r: 200 launches ${s1} s, 500 launches ${s4} s, per profiled launch $(per "$s1" "$s4" 300) ms; program: $(tail -1 "$OUT/lo_${R}_${C}_400_$r.stdout" | cut -c1-80); errors: $(errs "$(rec "lo_${R}_${C}_400_$r")")"
+			lo_cost "b1 1-block kernel, $R ranges, cache $C, run $r" "lo_${R}_${C}_RUN_$r" \
+				KGATE_RANGE="$R" KGATE_CACHE_CONTROL="$C"
 		done
 	done
 	coll metrics lo_user_debug env KGATE_RANGE=user KGATE_DEBUG=1 "$LO" 400
@@ -229,10 +237,8 @@ if left f 60; then
 	for r in 1 2; do
 		for cfg in "none -" "all stream" "all context"; do
 			read -r C F <<<"$cfg"
-			t=lo_f_${C}_${F}
-			s1=$(timed coll metrics "${t}_100_$r" env KGATE_CACHE_CONTROL="$C" KGATE_CACHE_FLUSH="${F#-}" "$LO" 100)
-			s4=$(timed coll metrics "${t}_400_$r" env KGATE_CACHE_CONTROL="$C" KGATE_CACHE_FLUSH="${F#-}" "$LO" 400)
-			row "f 1-block kernel, auto ranges, cache $C, flush $F, run $r: 200 launches ${s1} s, 500 launches ${s4} s, per profiled launch $(per "$s1" "$s4" 300) ms; program: $(tail -1 "$OUT/${t}_400_$r.stdout" | cut -c1-80); errors: $(errs "$(rec "${t}_400_$r")")"
+			lo_cost "f 1-block kernel, auto ranges, cache $C, flush $F, run $r" "lo_f_${C}_${F}_RUN_$r" \
+				KGATE_CACHE_CONTROL="$C" KGATE_CACHE_FLUSH="${F#-}"
 		done
 	done
 	[ -s "$OUT/ncu_app_all.csv" ] || ncu_csv ncu_app_all --cache-control all --metrics "$DEFAULT_SET" "$APP" --n $N --iters 5 --serial
