@@ -53,6 +53,10 @@ static pthread_once_t corr_once = PTHREAD_ONCE_INIT;
 
 static atomic_llong launch_next;     /* the next launch ordinal */
 static atomic_ullong launch_unmatched, launch_replayed, launch_no_ts;
+/* launches meant to be profiled and written without a single counter value
+ * (the footer's "no_counters"; one error record at the end says so,
+ * whatever the cause) */
+static atomic_ullong launch_no_counters;
 
 static void corr_init(void)
 {
@@ -166,12 +170,16 @@ static void launch_emit(const struct coll_kernel *k, const char *name, int64_t o
 	jw_key(&w, "metrics");
 	jw_obj_open(&w);
 	if (profiled) {
+		int counters = 0, counted = 0;
 		for (size_t i = 0; i < coll_cfg.n_metrics; i++) {
 			const char *m = coll_cfg.metrics[i];
 			if (strcmp(m, KG_M_DURATION) == 0) {
 				if (!values || isnan(values[i]))
 					continue; /* the trace's duration stands in */
 				dur_from_profiler = 1;
+			} else {
+				counters++;
+				counted += values && !isnan(values[i]);
 			}
 			if (values && !isnan(values[i])) {
 				jw_kdbl(&w, m, values[i]);
@@ -181,6 +189,8 @@ static void launch_emit(const struct coll_kernel *k, const char *name, int64_t o
 				w.need_comma = 1;
 			}
 		}
+		if (counters && !counted && coll_cfg.mode == COLL_METRICS)
+			atomic_fetch_add(&launch_no_counters, 1);
 	}
 	/*
 	 * Application replay: the reader adds every pass's "metrics" and takes
@@ -919,6 +929,19 @@ void launch_finish(void)
 			sel_flush_locked(&sel_tab[i]);
 	}
 	pthread_mutex_unlock(&sel_mu);
+	/* never a silent gap: whatever kept a profiled launch from its
+	 * counters (an error record before may say what), the end says how
+	 * many have none */
+	unsigned long long n = atomic_load(&launch_no_counters);
+	if (n)
+		coll_error("no_counters", -1,
+			   "%llu launch%s meant to be profiled %s no counters", n,
+			   n == 1 ? "" : "es", n == 1 ? "has" : "have");
+}
+
+void launch_missed_counters(void)
+{
+	atomic_fetch_add(&launch_no_counters, 1);
 }
 
 void launch_footer_fields(struct jw *w)
@@ -926,4 +949,5 @@ void launch_footer_fields(struct jw *w)
 	jw_kint(w, "unmatched", (int64_t)atomic_load(&launch_unmatched));
 	jw_kint(w, "replayed", (int64_t)atomic_load(&launch_replayed));
 	jw_kint(w, "no_timestamp", (int64_t)atomic_load(&launch_no_ts));
+	jw_kint(w, "no_counters", (int64_t)atomic_load(&launch_no_counters));
 }

@@ -35,7 +35,11 @@ void launch_set_steps(int64_t ordinal, int64_t step, int passes);
 int launch_capture_active(void);
 /* Write what is still waiting (at exit, after the last flush). */
 void launch_finish(void);
-/* Extra footer counts: "unmatched", "replayed", "no_timestamp". */
+/* A launch meant to be profiled goes without counters and makes no
+ * profiled record (its engine stopped): counted into the footer's
+ * "no_counters" with the profiled records written without them. */
+void launch_missed_counters(void);
+/* Extra footer counts: "unmatched", "replayed", "no_timestamp", "no_counters". */
 void launch_footer_fields(struct jw *w);
 
 #endif

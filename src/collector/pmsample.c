@@ -36,7 +36,6 @@
  * moment one appears while sampling.
  */
 #include "pmsample.h"
-#include "launch.h"
 
 #include <cupti_pmsampling.h>
 #include <cupti_profiler_host.h>
@@ -63,6 +62,7 @@
 #define PM_QUEUE 1024     /* launches waiting for their samples, per device */
 #define PM_MET_MAX 32
 #define PM_ERR_MAX 20
+#define PM_DECODE_OOM (-2) /* pm_decode_once: the hardware buffer overflowed */
 #define PM_NVML_EVERY_NS 1000000000ull
 
 /* The set sampled when KGATE_METRICS is not given (each is one pass for PM
@@ -82,7 +82,9 @@ struct pm_launch {
 
 struct pm_dev {
 	int used, failed, started;
+	int ever; /* sampling started once: a launch refused later misses its counters */
 	atomic_int stopping; /* a window is ending: the decode thread keeps off */
+	atomic_int oom; /* the hardware buffer overflowed: no decoding until a new window */
 	CUcontext ctx;
 	uint32_t dev;
 	char chip[64];
@@ -99,6 +101,8 @@ struct pm_dev {
 	size_t qh, qn;
 	double pre[PM_MET_MAX]; /* samples after the last closed window */
 	int pre_lost;
+	const char *pre_why; /* why pre_lost, said when a launch inherits it */
+	double pre_us;
 	uint64_t b_first, seen_t1;
 	unsigned long long samples, nan_samples, holes, overflows, rollovers, lost_launches, waits,
 		windows, idle_windows;
@@ -483,9 +487,27 @@ static void pm_pop_locked(struct pm_dev *d)
 	d->qn--;
 }
 
+static void pm_lost_report(const struct pm_dev *d, const char *why, double us)
+{
+	if (pm_errs++ < PM_ERR_MAX)
+		coll_error("samples_lost", -1,
+			   "PM sampling lost samples on device %u (%s, %.1f us of samples); the "
+			   "launches whose windows held them have no counters", d->dev, why, us);
+}
+
+/*
+ * Samples from..to are gone: every launch whose window held them has no
+ * counters, and so has the next launch when they reach past the last
+ * window (its window starts there).  An error record says so only when a
+ * launch did lose its counters: a hole in idle time that a window's
+ * restart leaves behind costs nothing (on an H100 the test program had 20
+ * such holes and every launch its exact count), and a record for it would
+ * be a warning about nothing.
+ */
 static void pm_lost_locked(struct pm_dev *d, uint64_t from, uint64_t to, const char *why)
 {
 	int any = 0;
+	double us = (double)(to - from) / 1e3;
 	for (size_t i = 0; i < d->qn; i++) {
 		struct pm_launch *L = pm_at(d, i);
 		if (L->b1 == 0 || L->b1 > from) {
@@ -494,14 +516,20 @@ static void pm_lost_locked(struct pm_dev *d, uint64_t from, uint64_t to, const c
 		}
 	}
 	struct pm_launch *t = d->qn ? pm_at(d, d->qn - 1) : NULL;
-	if (!t || (t->b1 && t->b1 < to))
+	int next = !t || (t->b1 && t->b1 < to);
+	if (next) {
 		d->pre_lost = 1;
-	if (pm_errs++ < PM_ERR_MAX)
-		coll_error("samples_lost", -1,
-			   "PM sampling lost samples on device %u (%s, %.1f us of samples); the "
-			   "launches whose windows held them have no counters", d->dev, why,
-			   (double)(to - from) / 1e3);
-	(void)any;
+		if (!any) {
+			d->pre_why = why;
+			d->pre_us = us;
+		}
+	}
+	COLL_DEBUG("PM sampling, device %u: %s, %.1f us of samples lost: %s", d->dev, why, us,
+		   any ? "launches lost their counters"
+		   : next ? "past the last window (the next launch has no counters, unless a window starts first)"
+			  : "no launch's window held them");
+	if (any)
+		pm_lost_report(d, why, us);
 }
 
 /* One decoded sample, in time order. */
@@ -674,12 +702,22 @@ static int pm_decode_once(struct pm_dev *d)
 	d->t_decode += pm_mono_ns() - t0;
 	d->n_decode++;
 	if (r == CUPTI_ERROR_OUT_OF_MEMORY) {
-		/* the hardware buffer overflowed: what it held is gone */
+		/* the hardware buffer overflowed: what it held is gone (every
+		 * window it held, and the next launch's), and nothing more can
+		 * be decoded from it; the next window, started by the next
+		 * launch or by the decode thread when none is in flight, starts
+		 * afresh (pm_window_restart) */
 		pthread_mutex_lock(&pm_mu);
 		d->overflows++;
 		pm_lost_locked(d, d->seen_t1, pm_ts(), "the hardware buffer overflowed");
 		pthread_mutex_unlock(&pm_mu);
-		return -1;
+		atomic_store(&d->oom, 1);
+		if (pm_errs++ < PM_ERR_MAX)
+			coll_error("samples_lost", -1,
+				   "PM sampling on device %u: the hardware buffer overflowed "
+				   "(cuptiPmSamplingDecodeData: out of memory); sampling starts again "
+				   "with the next window", d->dev);
+		return PM_DECODE_OOM;
 	}
 	if (coll_check(r, "cuptiPmSamplingDecodeData", "no counters from here on"))
 		return -1;
@@ -707,6 +745,8 @@ static int pm_decode_once(struct pm_dev *d)
 static int pm_decode_dev(struct pm_dev *d, int calls)
 {
 	int r = 0;
+	if (atomic_load(&d->oom))
+		return PM_DECODE_OOM; /* nothing to decode until a new window */
 	pthread_mutex_lock(&d->dec_mu);
 	/* a full image: a fresh one and on at once, the hardware buffer
 	 * holds more */
@@ -716,7 +756,7 @@ static int pm_decode_dev(struct pm_dev *d, int calls)
 			break;
 	}
 	pthread_mutex_unlock(&d->dec_mu);
-	if (r < 0)
+	if (r < 0 && r != PM_DECODE_OOM)
 		pm_fail_dev(d);
 	pthread_mutex_lock(&pm_mu);
 	pm_complete_locked(d, 0);
@@ -748,6 +788,7 @@ static void pm_check_others(struct pm_dev *d, uint64_t now)
 }
 
 static void pm_window_restart(struct pm_dev *d);
+static int pm_object_reopen(struct pm_dev *d);
 static int pm_behind(const struct pm_dev *d, uint64_t now, uint64_t bound, size_t qmax);
 
 static void *pm_decoder(void *u)
@@ -775,7 +816,7 @@ static void *pm_decoder(void *u)
 			pthread_mutex_lock(&pm_mu);
 			int behind = pm_behind(d, pm_ts(), pm_backlog_ns, PM_QUEUE - 1);
 			pthread_mutex_unlock(&pm_mu);
-			if (behind && pm_trylock()) {
+			if ((behind || atomic_load(&d->oom)) && pm_trylock()) {
 				if (d->started && !d->failed) {
 					pm_window_restart(d);
 					d->idle_windows++;
@@ -826,7 +867,7 @@ static void pm_catch_up(struct pm_dev *d)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	COLL_DEBUG("PM sampling, device %u: catching up to %llu from %llu", d->dev,
 		   (unsigned long long)want, (unsigned long long)d->seen_t1);
-	while (!d->failed && d->started) {
+	while (!d->failed && d->started && !atomic_load(&d->oom)) {
 		pthread_mutex_lock(&pm_mu);
 		int done = d->seen_t1 >= want + pm_interval_ns;
 		pthread_mutex_unlock(&pm_mu);
@@ -864,7 +905,8 @@ static void pm_stop_dev(struct pm_dev *d)
 		 * so there is nothing to drain (the launches not yet decoded get
 		 * no counters) */
 		if (coll_check(cuptiPmSamplingStop(&sp), "cuptiPmSamplingStop",
-			       "launches whose samples were not yet decoded have no counters") == 0) {
+			       "launches whose samples were not yet decoded have no counters") == 0 &&
+		    !atomic_load(&d->oom)) {
 			COLL_DEBUG("PM sampling, device %u: sampling stopped; draining", d->dev);
 			pm_drain_locked_dec(d);
 		}
@@ -970,8 +1012,14 @@ static void pm_window_restart(struct pm_dev *d)
 	pm_complete_stopped_locked(d);
 	memset(d->pre, 0, sizeof(d->pre));
 	d->pre_lost = 0;
+	d->pre_why = NULL;
 	pthread_mutex_unlock(&pm_mu);
 	d->windows++;
+	/* after an overflow the object is made anew (a start failed otherwise) */
+	if (!bad && atomic_load(&d->oom)) {
+		COLL_DEBUG("PM sampling, device %u: the sampling object made anew after the overflow", d->dev);
+		bad = pm_object_reopen(d) != 0;
+	}
 	/* a fresh image for the new start (decoding on into the old one after
 	 * a stop and a start made the next decode report an overflow in every
 	 * long run on an H100) */
@@ -988,6 +1036,7 @@ static void pm_window_restart(struct pm_dev *d)
 		d->b_first = b;
 		d->seen_t1 = b;
 		pthread_mutex_unlock(&pm_mu);
+		atomic_store(&d->oom, 0); /* a fresh buffer */
 	}
 	atomic_store(&d->stopping, 0);
 	pthread_mutex_unlock(&d->dec_mu);
@@ -1008,6 +1057,68 @@ static CUpti_Profiler_Host_Object *pm_host(const char *chip, const uint8_t *avai
 }
 
 /* Host and target set-up of d; 0 ok (then sampling has started). */
+/*
+ * The sampling object: enabled on the device, configured (the set, the
+ * hardware buffer, the interval) and the counter data image's layout asked
+ * for once (every initialisation of the image takes its layout from the
+ * last such call on the object).  At set-up (first: an Enable refused for
+ * want of privileges or because the counters are busy turns sampling off),
+ * and again after the hardware buffer overflowed: on an H100 a start after
+ * that failed (CUPTI_ERROR_UNKNOWN) until the object was made anew.
+ */
+static int pm_object_open(struct pm_dev *d, int first)
+{
+	CUpti_PmSampling_Enable_Params en = { .structSize = CUpti_PmSampling_Enable_Params_STRUCT_SIZE };
+	en.deviceIndex = d->dev;
+	CUptiResult r = cuptiPmSamplingEnable(&en);
+	if (r != CUPTI_SUCCESS) {
+		coll_check(r, "cuptiPmSamplingEnable", first ? "no metrics, trace only" : "no counters from here on");
+		if (first)
+			pm_off = r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES || r == CUPTI_ERROR_HARDWARE_BUSY;
+		return -1;
+	}
+	d->obj = en.pPmSamplingObject;
+	CUpti_PmSampling_SetConfig_Params sc = { .structSize = CUpti_PmSampling_SetConfig_Params_STRUCT_SIZE };
+	sc.pPmSamplingObject = d->obj;
+	sc.configSize = d->mc.config_size;
+	sc.pConfig = d->mc.config;
+	sc.hardwareBufferSize = pm_hwbuf;
+	sc.samplingInterval = pm_interval_ns;
+	sc.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
+	sc.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST;
+	if (coll_check(cuptiPmSamplingSetConfig(&sc), "cuptiPmSamplingSetConfig",
+		       first ? "no metrics, trace only" : "no counters from here on"))
+		return -1;
+	CUpti_PmSampling_GetCounterDataSize_Params gs = { .structSize = CUpti_PmSampling_GetCounterDataSize_Params_STRUCT_SIZE };
+	gs.pPmSamplingObject = d->obj;
+	gs.pMetricNames = pm_names;
+	gs.numMetrics = pm_n;
+	gs.maxSamples = (uint32_t)pm_img_samples;
+	if (coll_check(cuptiPmSamplingGetCounterDataSize(&gs), "cuptiPmSamplingGetCounterDataSize",
+		       first ? "no metrics, trace only" : "no counters from here on"))
+		return -1;
+	if (!first && gs.counterDataSize != d->img_size) {
+		coll_error("cupti_error", -1,
+			   "PM sampling on device %u: the counter data image changed size (%zu to %zu "
+			   "bytes) when the sampling object was made anew; no counters from here on",
+			   d->dev, d->img_size, gs.counterDataSize);
+		return -1;
+	}
+	d->img_size = gs.counterDataSize;
+	return 0;
+}
+
+/* The object made anew (after the hardware buffer overflowed). */
+static int pm_object_reopen(struct pm_dev *d)
+{
+	CUpti_PmSampling_Disable_Params dp = { .structSize = CUpti_PmSampling_Disable_Params_STRUCT_SIZE };
+	dp.pPmSamplingObject = d->obj;
+	if (coll_check(cuptiPmSamplingDisable(&dp), "cuptiPmSamplingDisable", "no counters from here on"))
+		return -1;
+	d->obj = NULL;
+	return pm_object_open(d, 0);
+}
+
 static int pm_setup(struct pm_dev *d)
 {
 	char err[512], why[128];
@@ -1079,37 +1190,8 @@ static int pm_setup(struct pm_dev *d)
 		pm_off = 1;
 		return -1;
 	}
-	CUpti_PmSampling_Enable_Params en = { .structSize = CUpti_PmSampling_Enable_Params_STRUCT_SIZE };
-	en.deviceIndex = d->dev;
-	r = cuptiPmSamplingEnable(&en);
-	if (r != CUPTI_SUCCESS) {
-		coll_check(r, "cuptiPmSamplingEnable", "no metrics, trace only");
-		pm_off = r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES || r == CUPTI_ERROR_HARDWARE_BUSY;
+	if (pm_object_open(d, 1) != 0)
 		return -1;
-	}
-	d->obj = en.pPmSamplingObject;
-	CUpti_PmSampling_SetConfig_Params sc = { .structSize = CUpti_PmSampling_SetConfig_Params_STRUCT_SIZE };
-	sc.pPmSamplingObject = d->obj;
-	sc.configSize = d->mc.config_size;
-	sc.pConfig = d->mc.config;
-	sc.hardwareBufferSize = pm_hwbuf;
-	sc.samplingInterval = pm_interval_ns;
-	sc.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
-	sc.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST;
-	if (coll_check(cuptiPmSamplingSetConfig(&sc), "cuptiPmSamplingSetConfig",
-		       "no metrics, trace only"))
-		return -1;
-	/* the one GetCounterDataSize call: every (re-)initialisation of the
-	 * image takes its layout from the last one made on the object */
-	CUpti_PmSampling_GetCounterDataSize_Params gs = { .structSize = CUpti_PmSampling_GetCounterDataSize_Params_STRUCT_SIZE };
-	gs.pPmSamplingObject = d->obj;
-	gs.pMetricNames = pm_names;
-	gs.numMetrics = pm_n;
-	gs.maxSamples = (uint32_t)pm_img_samples;
-	if (coll_check(cuptiPmSamplingGetCounterDataSize(&gs), "cuptiPmSamplingGetCounterDataSize",
-		       "no metrics, trace only"))
-		return -1;
-	d->img_size = gs.counterDataSize;
 	d->img = calloc(1, d->img_size);
 	d->q = calloc(PM_QUEUE, sizeof(*d->q));
 	if (!d->img || !d->q || pm_image_init(d) != 0)
@@ -1131,6 +1213,7 @@ static int pm_setup(struct pm_dev *d)
 	d->seen_t1 = d->b_first;
 	d->next_nvml = d->b_first + PM_NVML_EVERY_NS;
 	d->started = 1;
+	d->ever = 1;
 	if (!pm_thread_on && pthread_create(&pm_thread, NULL, pm_decoder, NULL) == 0)
 		pm_thread_on = 1;
 	if (!pm_exit_registered && atexit(pm_atexit) == 0) {
@@ -1244,6 +1327,8 @@ int pmsample_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, in
 		if (!pm_cur || !pm_cur->started || pm_cur->failed) {
 			COLL_DEBUG("launch %lld: not sampled (%s)", (long long)ordinal,
 				   pm_off ? "sampling off" : "no sampling on its device");
+			if (sel && pm_cur && pm_cur->ever)
+				launch_missed_counters(); /* sampling stopped on its device */
 			goto no;
 		}
 		pm_cur_over = sel && over;
@@ -1255,7 +1340,8 @@ int pmsample_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, in
 		 * for their samples), the window ends: sampling stops, every
 		 * sample is decoded, and it starts again (the GPU is idle here) */
 		pthread_mutex_lock(&pm_mu);
-		int behind = pm_behind(d, pm_ts(), pm_backlog_ns, PM_QUEUE - 1);
+		int behind = pm_behind(d, pm_ts(), pm_backlog_ns, PM_QUEUE - 1) ||
+			     atomic_load(&d->oom);
 		pthread_mutex_unlock(&pm_mu);
 		if (behind) {
 			uint64_t t_wait = pm_ts();
@@ -1265,8 +1351,11 @@ int pmsample_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, in
 			d->wait_ns += now - t_wait;
 			COLL_DEBUG("launch %lld: waited %.3f ms for the decoder (window ended)",
 				   (long long)ordinal, (double)(now - t_wait) / 1e6);
-			if (d->failed || !d->started)
+			if (d->failed || !d->started) {
+				if (sel)
+					launch_missed_counters();
 				goto no;
+			}
 		}
 		pthread_mutex_lock(&pm_mu);
 		struct pm_launch *L = pm_at(d, d->qn++);
@@ -1277,9 +1366,12 @@ int pmsample_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, in
 		if (d->qn == 1) {
 			memcpy(L->v, d->pre, sizeof(L->v));
 			L->lost = d->pre_lost;
+			if (L->lost && d->pre_why && L->kind > 0)
+				pm_lost_report(d, d->pre_why, d->pre_us);
 		}
 		memset(d->pre, 0, sizeof(d->pre));
 		d->pre_lost = 0;
+		d->pre_why = NULL;
 		pthread_mutex_unlock(&pm_mu);
 		COLL_DEBUG("launch %lld %s: %s", (long long)ordinal, symbol ? symbol : "?",
 			   sel ? "sampled" : "filtered out (serialised, duration only)");
@@ -1295,6 +1387,7 @@ int pmsample_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, in
 		L->kind = -1;
 		memset(d->pre, 0, sizeof(d->pre));
 		d->pre_lost = 0;
+		d->pre_why = NULL;
 		pthread_mutex_unlock(&pm_mu);
 		return PROF_HELD;
 	}

@@ -160,6 +160,7 @@ static void prof_unlock(void)
 static struct prof_ctx prof_ctxs[PROF_CTX_MAX];
 static size_t prof_n_ctx;
 static int prof_off;          /* profiling disabled for the process */
+static int prof_failed;       /* ... because a profiler call failed mid-run */
 static int prof_have_regex;
 static regex_t prof_regex;
 static prof_demangle_fn prof_demangle;
@@ -344,6 +345,19 @@ static int prof_matches(const char *mangled)
 	}
 	free(dem);
 	return m;
+}
+
+/* Is this launch selected (the kernel filter, then launch_skip and
+ * launch_count over the launches that match)?  Counts it as matched. */
+static int prof_select_locked(const char *symbol)
+{
+	int sel = prof_matches(symbol);
+	if (sel) {
+		long m = prof_matched++;
+		sel = !(m < coll_cfg.launch_skip ||
+			(coll_cfg.launch_count >= 0 && m >= coll_cfg.launch_skip + coll_cfg.launch_count));
+	}
+	return sel;
 }
 
 /* ------------------------------------------------------------------ */
@@ -765,6 +779,7 @@ static void prof_fail_locked(CUptiResult r, const char *what)
 	if (prof_off)
 		return;
 	prof_off = 1;
+	prof_failed = 1;
 	if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
 		coll_error("insufficient_privileges", (int)r,
 			   "%s: GPU performance counters are not permitted for this user; no "
@@ -1317,6 +1332,11 @@ int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, in
 	if (prof_off || launch_capture_active()) {
 		COLL_DEBUG("launch %lld %s: not profiled (%s)", (long long)ordinal, symbol ? symbol : "?",
 			   prof_off ? "profiler off" : "a capture is on");
+		/* the profiler failed mid-run: a launch it would have profiled
+		 * misses its counters (the footer counts it) */
+		if (prof_off && prof_failed && !graph && !launch_capture_active() &&
+		    !coll_cfg.step_replay && prof_select_locked(symbol))
+			launch_missed_counters();
 		goto no;
 	}
 	if (graph) {
@@ -1331,12 +1351,7 @@ int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, in
 	}
 	if (coll_cfg.step_replay)
 		return prof_step_launch_locked(ctx, symbol, ordinal, stream);
-	int sel = prof_matches(symbol);
-	if (sel) {
-		long m = prof_matched++;
-		sel = !(m < coll_cfg.launch_skip ||
-			(coll_cfg.launch_count >= 0 && m >= coll_cfg.launch_skip + coll_cfg.launch_count));
-	}
+	int sel = prof_select_locked(symbol);
 	struct prof_ctx *pc = prof_find_locked(ctx, sel);
 	if (!sel) {
 		/* In an open session every kernel of the context makes a range:
@@ -1369,12 +1384,12 @@ int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, in
 	if (!pc || pc->failed) {
 		COLL_DEBUG("launch %lld: not profiled (%s)", (long long)ordinal,
 			   pc ? "its context's profiler failed" : "no profiler for its context");
-		goto no;
+		goto missed;
 	}
 	if (!pc->enabled) {
 		double te = prof_ms();
 		if (prof_ctx_start_locked(pc) != 0)
-			goto no;
+			goto missed;
 		COLL_DEBUG("profiler enabled (enable, counter data image, set config; %s): %.3f ms",
 			   pc->session ? "user replay session" : "kernel replay", prof_ms() - te);
 	}
@@ -1382,9 +1397,9 @@ int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, in
 		if (prof_session_full(pc))
 			prof_decode_locked(pc, 0); /* a full batch: the session ends */
 		if (prof_off || pc->failed)
-			goto no;
+			goto missed;
 		if (!pc->open && prof_session_start_locked(pc, ordinal) != 0)
-			goto no;
+			goto missed;
 		/* Cache control: the flush on the stream with auto ranges makes
 		 * a range of its own (dropped); with user ranges it runs, and is
 		 * waited for, before the range is pushed, so it is not counted;
@@ -1396,7 +1411,7 @@ int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, in
 			pc->n_ranges++;
 		}
 		if (coll_cfg.user_range && prof_push_locked(pc, ordinal) != 0)
-			goto no;
+			goto missed;
 		if (coll_cfg.events)
 			prof_event_record(pc, pc->n_pending, 0);
 		pc->others = 0;
@@ -1408,7 +1423,7 @@ int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, in
 	if (pc->n_pending >= prof_batch || (foreign && pc->n_pending))
 		prof_decode_locked(pc, 0); /* a full batch, or another thread's turn */
 	if (prof_off || pc->failed)
-		goto no;
+		goto missed;
 	/* cache control: the flush runs, and is waited for, before the range */
 	if (coll_cfg.cache_all)
 		(void)flush_run(pc->ctx, stream, 1);
@@ -1420,13 +1435,17 @@ int profiler_launch_enter(CUcontext ctx, const char *symbol, int64_t ordinal, in
 	prof_start_ms = prof_t_start - t0;
 	if (r != CUPTI_SUCCESS) {
 		prof_fail_locked(r, "cuptiRangeProfilerStart");
-		goto no;
+		goto missed;
 	}
 	COLL_DEBUG("launch %lld: range started (%s thread, %zu waiting; start %.3f ms)",
 		   (long long)ordinal, foreign ? "another" : "the enabling", pc->n_pending, prof_start_ms);
 	prof_active = pc;
 	prof_active_foreign = foreign;
 	return PROF_RANGE; /* the profiler's lock stays held until the exit */
+missed:
+	/* selected, and refused by a profiler that failed or could not start:
+	 * the launch misses its counters (the footer counts it) */
+	launch_missed_counters();
 no:
 	prof_unlock();
 	return PROF_NO;
@@ -1552,12 +1571,7 @@ void profiler_finish(void)
  * Range Profiler; *over once no later launch can be selected. */
 int profiler_selects(const char *symbol, int *over)
 {
-	int sel = prof_matches(symbol);
-	if (sel) {
-		long m = prof_matched++;
-		sel = !(m < coll_cfg.launch_skip ||
-			(coll_cfg.launch_count >= 0 && m >= coll_cfg.launch_skip + coll_cfg.launch_count));
-	}
+	int sel = prof_select_locked(symbol);
 	*over = prof_selection_over_locked();
 	return sel;
 }

@@ -11,7 +11,8 @@
  * place.
  * pm: N launches (default 40) of two kernels in turn inside "step", a
  * graph launch half way (the stand-in's PM sampling counts the kernels);
- * FAKE_APP_IDLE_MS: a pause a quarter of the way; FAKE_APP_MEMSET: a
+ * FAKE_APP_IDLE_MS: a pause a quarter of the way (FAKE_APP_IDLE_MEMSET: and a
+ * memset after it); FAKE_APP_MEMSET: a
  * memset (cuMemsetD32Async) after every fourth launch.  Like the CUDA runtime, it
  * registers an exit handler of its own after the collector's start (its
  * "teardown": the stand-in's fake_runtime_teardown), which runs before the
@@ -74,6 +75,12 @@ static void launch(uint32_t corr, const char *sym)
 	api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_API_ENTER, corr + 1, sym);
 	api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_API_EXIT, corr + 1, sym);
 	api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_API_EXIT, corr, sym);
+}
+/* a driver memset (cuMemsetD32Async) */
+static void memset_call(uint32_t corr)
+{
+	api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async, CUPTI_API_ENTER, corr, NULL);
+	api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async, CUPTI_API_EXIT, corr, NULL);
 }
 static const void *get_table(uint32_t id)
 {
@@ -156,16 +163,14 @@ int main(int argc, char **argv)
 				api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, CUPTI_API_ENTER, 5, NULL);
 				api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, CUPTI_API_EXIT, 5, NULL);
 			}
-			if (i == n / 4 && getenv("FAKE_APP_IDLE_MS")) /* the program pauses */
+			if (i == n / 4 && getenv("FAKE_APP_IDLE_MS")) { /* the program pauses */
 				usleep(1000 * (useconds_t)atoi(getenv("FAKE_APP_IDLE_MS")));
-			launch(1000 + 4 * (uint32_t)i, i & 1 ? "_Z2kBv" : "_Z2kAv");
-			if (getenv("FAKE_APP_MEMSET") && i % 4 == 1) {
-				/* a memset after every fourth launch, as PyTorch
-				 * zeroes a gradient */
-				uint32_t corr = 500000 + (uint32_t)i;
-				api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async, CUPTI_API_ENTER, corr, NULL);
-				api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async, CUPTI_API_EXIT, corr, NULL);
+				if (getenv("FAKE_APP_IDLE_MEMSET"))
+					memset_call(400000);
 			}
+			launch(1000 + 4 * (uint32_t)i, i & 1 ? "_Z2kBv" : "_Z2kAv");
+			if (getenv("FAKE_APP_MEMSET") && i % 4 == 1) /* as PyTorch zeroes a gradient */
+				memset_call(500000 + (uint32_t)i);
 		}
 		pop();
 		return 0;

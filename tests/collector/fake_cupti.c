@@ -5,7 +5,8 @@
  * (fake_app.c) makes CUPTI's callbacks and activity records happen through
  * fake_callback() and fake_kernel().  FAKE_* variables in the environment
  * select failures: FAKE_BUSY, FAKE_NOPRIV, FAKE_NOPROF, FAKE_NOHOST,
- * FAKE_HWBUSY, FAKE_EARLY, FAKE_DROPPED=N, FAKE_NOMODULE.
+ * FAKE_HWBUSY, FAKE_EARLY, FAKE_DROPPED=N, FAKE_NOMODULE, FAKE_RP_START_FAIL=K
+ * (the K-th cuptiRangeProfilerStart fails).
  *
  * It also stands in for the few driver functions the collector looks up in
  * the process for metrics mode's cache flush and CUDA events (a flush
@@ -27,8 +28,12 @@
  * last kernel's end, and cuEventElapsedTime_v2 is the difference.
  * FAKE_PM_OVERFLOW=K: the first decode after the K-th kernel (since the
  * start) ended finds the hardware buffer overflowed (the samples complete by
- * then are gone, overflow = 1); FAKE_PM_HOLE=K: the sample in which the K-th
- * kernel starts is never delivered; FAKE_PM_DECODE_US=N: decoding
+ * then are gone, overflow = 1); FAKE_PM_OOM=K: that decode fails with
+ * CUPTI_ERROR_OUT_OF_MEMORY instead, and a start fails (CUPTI_ERROR_UNKNOWN)
+ * until the object is disabled, as on an H100; FAKE_PM_HOLE=K: the sample in which the K-th
+ * kernel starts is never delivered; FAKE_PM_HOLE_IDLE_MS=N: the first
+ * sample that starts N ms or more after the last kernel's end (the program
+ * paused) is never delivered; FAKE_PM_DECODE_US=N: decoding
  * takes N us a sample; FAKE_PM_NOTSUP: PM sampling not supported.
  */
 #include <cupti_pmsampling.h>
@@ -85,7 +90,7 @@ static int pm_started, pm_obj;
 static int pm_clock; /* sampling was enabled: events read the host's clock */
 static uint64_t pm_t0, pm_stop_t, pm_interval = 10000, pm_next; /* next sample index */
 static uint32_t pm_layout_samples, pm_layout_metrics;
-static int pm_decodes, pm_ov_done;
+static int pm_decodes, pm_ov_done, pm_idle_hole_done;
 static uint64_t fk_last_end;
 struct fk_hdr { uint32_t magic, cap, nmet, completed; };
 struct fk_sample { uint64_t t0, t1; double v[FK_MET]; };
@@ -129,6 +134,23 @@ static double fk_in(uint64_t a, uint64_t b)
 		fk_k0++;
 	pthread_mutex_unlock(&fk_mu);
 	return s;
+}
+/* How long before a..b the last kernel ended, when no kernel runs in it
+ * and one ran before (0 otherwise). */
+static uint64_t fk_idle(uint64_t a, uint64_t b)
+{
+	uint64_t last = 0;
+	pthread_mutex_lock(&fk_mu);
+	for (size_t k = 0; k < fk_nk; k++) {
+		if (fk_k[k].t0 < b && fk_k[k].t1 > a) {
+			last = 0;
+			break;
+		}
+		if (fk_k[k].t1 <= a && fk_k[k].t1 > last)
+			last = fk_k[k].t1;
+	}
+	pthread_mutex_unlock(&fk_mu);
+	return last ? a - last : 0;
 }
 /* kernel k (from 1): 1 and its times, or 0 when not launched yet */
 static int fk_kernel(size_t k, uint64_t *t0, uint64_t *t1)
@@ -180,7 +202,14 @@ CUptiResult CUPTIAPI cuptiPmSamplingEnable(CUpti_PmSampling_Enable_Params *p)
 	pthread_mutex_unlock(&fk_mu);
 	return CUPTI_SUCCESS;
 }
-CUptiResult CUPTIAPI cuptiPmSamplingDisable(CUpti_PmSampling_Disable_Params *p) { (void)p; printf("fake-cupti: PM sampling disabled\n"); return CUPTI_SUCCESS; }
+static int pm_oom; /* a decode failed out of memory: no start until the object is made anew */
+CUptiResult CUPTIAPI cuptiPmSamplingDisable(CUpti_PmSampling_Disable_Params *p)
+{
+	(void)p;
+	pm_oom = 0;
+	printf("fake-cupti: PM sampling disabled\n");
+	return CUPTI_SUCCESS;
+}
 CUptiResult CUPTIAPI cuptiPmSamplingSetConfig(CUpti_PmSampling_SetConfig_Params *p)
 {
 	if (pm_started)
@@ -195,6 +224,8 @@ CUptiResult CUPTIAPI cuptiPmSamplingStart(CUpti_PmSampling_Start_Params *p)
 	(void)p;
 	if (pm_started)
 		return CUPTI_ERROR_INVALID_OPERATION;
+	if (pm_oom) /* as an H100 answered */
+		return CUPTI_ERROR_UNKNOWN;
 	pm_started = 1;
 	pm_t0 = fk_now();
 	pm_stop_t = 0;
@@ -268,6 +299,16 @@ CUptiResult CUPTIAPI cuptiPmSamplingDecodeData(CUpti_PmSampling_DecodeData_Param
 			pm_next++;
 		p->overflow = 1;
 	}
+	/* FAKE_PM_OOM=K: the same decode fails instead */
+	const char *oom = getenv("FAKE_PM_OOM");
+	size_t k_oom = oom ? (size_t)atoi(oom) : 0;
+	if (k_oom && !pm_ov_done && fk_kernel(k_oom, &kt0, &kt1) && kt1 <= end) {
+		pm_ov_done = 1;
+		pm_oom = 1;
+		while (pm_t0 + (pm_next + 1) * pm_interval <= end)
+			pm_next++;
+		return CUPTI_ERROR_OUT_OF_MEMORY;
+	}
 	(void)n;
 	while (pm_t0 + (pm_next + 1) * pm_interval <= end) {
 		if (h->completed == h->cap) {
@@ -283,6 +324,13 @@ CUptiResult CUPTIAPI cuptiPmSamplingDecodeData(CUpti_PmSampling_DecodeData_Param
 		size_t k_h = hole ? (size_t)atoi(hole) : 0;
 		uint64_t st = pm_t0 + pm_next * pm_interval;
 		if (k_h && fk_kernel(k_h, &kt0, &kt1) && kt0 >= st && kt0 < st + pm_interval) {
+			pm_next++;
+			continue;
+		}
+		/* FAKE_PM_HOLE_IDLE_MS=N: one sample of a pause never delivered */
+		const char *ih = getenv("FAKE_PM_HOLE_IDLE_MS");
+		if (ih && !pm_idle_hole_done && fk_idle(st, st + pm_interval) >= 1000000ull * (uint64_t)atoi(ih)) {
+			pm_idle_hole_done = 1;
 			pm_next++;
 			continue;
 		}
@@ -533,6 +581,10 @@ CUptiResult CUPTIAPI cuptiRangeProfilerStart(CUpti_RangeProfiler_Start_Params *p
 	(void)p;
 	if (started)
 		return CUPTI_ERROR_INVALID_OPERATION;
+	/* FAKE_RP_START_FAIL=K: the K-th start fails */
+	static int starts;
+	if (getenv("FAKE_RP_START_FAIL") && ++starts == atoi(getenv("FAKE_RP_START_FAIL")))
+		return CUPTI_ERROR_UNKNOWN;
 	started = 1;
 	return CUPTI_SUCCESS;
 }

@@ -466,6 +466,22 @@ like "$out" "fake-cupti: $nprof flush kernels" "cache control, kernel replay: a 
 like "$(grep saxpy "$f")" '"metrics":\{"m__a.sum":100.0,' "cache control, kernel replay: outside the range"
 unlike "$(cat "$f")" 'kgate_flush' "cache control, kernel replay: the flush's activity record is dropped"
 is "$(tail -1 "$f")" "$foot_none" "cache control, kernel replay: the same footer as without it (nothing unmatched)"
+# the profiler fails mid-run (the third range's start): the launches it
+# would have profiled from there on are traced without counters, and the
+# footer's no_counters counts them, with one error record at the end
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics "$M" KGATE_SESSION=0 "$CT/fake_app" "$COLL"
+nok=$(grep -c '"m__a.sum":[0-9]' "$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)")
+like "$(tail -1 "$(ls "$T"/fake/r.*.jsonl | head -1)")" '"no_counters":0[,}]' "kernel replay: the footer counts no launch without counters"
+rm -f "$T"/fake/r.*.jsonl
+fake KGATE_MODE=metrics "$M" KGATE_SESSION=0 FAKE_RP_START_FAIL=3 "$CT/fake_app" "$COLL"
+f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)
+is "$rc" 0 "the profiler failing mid-run: the program exits 0"
+like "$(cat "$f")" '"message":"cuptiRangeProfilerStart failed' "its failure is an error record"
+is "$(grep -c '"m__a.sum":[0-9]' "$f")" 2 "the two launches before it have counters"
+like "$(tail -1 "$f")" "\"no_counters\":$((nok - 2))[,}]" "the footer counts the $((nok - 2)) launches it would have profiled after it"
+like "$(cat "$f")" "\"code\":\"no_counters\",\"message\":\"$((nok - 2)) launches meant to be profiled have no counters" \
+	"and an error record at the end says so"
 rm -f "$T"/fake/r.*.jsonl
 fake KGATE_MODE=metrics "$M" KGATE_CACHE_CONTROL=all FAKE_NOMODULE=1 "$CT/fake_app" "$COLL"
 f=$(ls "$T"/fake/r.*.jsonl 2>/dev/null | head -1)

@@ -151,6 +151,34 @@ is "$(( $(count "$c" null) + $(count "$c" exact) ))" 200 "the others are exact"
 like "$(cat "$f")" '"code":"samples_lost","message":"PM sampling on device 0: [0-9]+ launches have no counters' \
 	"a closing error record counts the launches without counters"
 
+# the decode fails with out of memory (the hardware buffer overflowed): the
+# windows it held lose their counters, and the next window starts afresh, so
+# sampling goes on (it used to stop for good; on an H100 a run's last launch
+# then went without counters and without a word)
+pm "$M" FAKE_PM_OOM=50 FAKE_PM_DECODE_US=20 KGATE_DEBUG=1 "$CT/fake_app" "$COLL" pm 200
+c=$(check "$f")
+is "$rc" 0 "a decode out of memory: the program exits 0"
+like "$(cat "$f")" '"code":"samples_lost","message":"PM sampling on device 0: the hardware buffer overflowed \(cuptiPmSamplingDecodeData: out of memory\); sampling starts again' \
+	"an error record says the buffer overflowed and sampling starts again"
+like "$err" "the sampling object made anew after the overflow" \
+	"the next window makes the sampling object anew (an H100 refused a start otherwise)"
+is "$(count "$c" wrong)" 0 "a decode out of memory: no launch has wrong counters"
+ok "some launches have no counters ($(count "$c" null))" test "$(count "$c" null)" -ge 1
+is "$(printf '%s\n' "$c" | sort -n | tail -1 | awk '{ print $3 }')" exact "sampling goes on after it: the last launch is exact"
+nc=$(tail -1 "$f" | python3 -c 'import json, sys; print(json.load(sys.stdin).get("no_counters"))')
+is "$nc" "$(( 200 - $(count "$c" exact) ))" "the footer's no_counters counts every launch without its counters"
+like "$(cat "$f")" "\"code\":\"no_counters\",\"message\":\"$nc launches meant to be profiled have no counters" \
+	"and an error record at the end says how many"
+
+# sampling that fails for good (a window's stop fails): the launches after it
+# are traced without counters, and the footer counts them too
+pm "$M" FAKE_PM_STOP_FAIL=1 FAKE_PM_DECODE_US=40 KGATE_PM_BACKLOG_MS=2 timeout 60 "$CT/fake_app" "$COLL" pm 100
+c=$(check "$f")
+like "$(cat "$f")" '"message":"cuptiPmSamplingStop failed' "a failed window stop: an error record"
+nc=$(tail -1 "$f" | python3 -c 'import json, sys; print(json.load(sys.stdin).get("no_counters"))')
+ok "launches after it have no counters ($nc)" test "$nc" -ge 1
+is "$nc" "$(( 100 - $(count "$c" exact) ))" "the footer's no_counters counts them with the launches written without counters"
+
 pm "$M" FAKE_PM_HOLE=80 FAKE_PM_DECODE_US=20 "$CT/fake_app" "$COLL" pm 200
 c=$(check "$f")
 like "$(cat "$f")" '"code":"samples_lost","message":"PM sampling lost samples on device 0 \(a hole in the sample times' \
@@ -158,6 +186,27 @@ like "$(cat "$f")" '"code":"samples_lost","message":"PM sampling lost samples on
 is "$(printf '%s\n' "$c" | awk '$1 == 79 { print $3 }')" null "a hole: the launch whose kernel lost a sample has no counters"
 is "$(count "$c" wrong)" 0 "a hole: no launch has wrong counters"
 is "$(( $(count "$c" null) + $(count "$c" exact) ))" 200 "a hole: the others are exact"
+
+# a hole in idle time: on an H100 the test program had 20 holes and every
+# launch its exact count; a hole between windows costs no launch, so no error
+# record (a warning about nothing); one that reaches into the next launch's
+# window costs that launch its counters, and the record says so
+pm "$M" FAKE_APP_IDLE_MS=300 FAKE_PM_HOLE_IDLE_MS=100 FAKE_APP_IDLE_MEMSET=1 KGATE_DEBUG=1 "$CT/fake_app" "$COLL" pm 100
+c=$(check "$f")
+like "$err" "1 holes" "a hole in a pause followed by a memset: the stop line counts it"
+is "$(count "$c" exact)" 100 "a hole in a pause followed by a memset: every launch exact"
+unlike "$(cat "$f")" '"code":"samples_lost"' "a hole that cost no launch its counters: no error record"
+like "$(tail -1 "$f")" '"no_counters":0[,}]' "and the footer counts no launch without counters"
+pm "$M" FAKE_APP_IDLE_MS=300 FAKE_PM_HOLE_IDLE_MS=100 "$CT/fake_app" "$COLL" pm 100
+c=$(check "$f")
+is "$(count "$c" null)" 1 "a hole in a pause before a launch: that launch has no counters"
+is "$(count "$c" exact)" 99 "a hole in a pause before a launch: the others exact"
+like "$(cat "$f")" '"code":"samples_lost","message":"PM sampling lost samples on device 0 \(a hole in the sample times' \
+	"a hole that cost a launch its counters: an error record says why"
+# whatever the cause, the end counts the profiled launches without counters
+like "$(tail -1 "$f")" '"no_counters":1[,}]' "the footer counts the launch without counters"
+like "$(cat "$f")" '"code":"no_counters","message":"1 launch meant to be profiled has no counters' \
+	"and an error record at the end says so"
 
 # --- refusal: another process computes on the GPU ---------------------------
 pm "$M" NVML_DOUBLE_PROCS=4242:1000000 "$CT/fake_app" "$COLL" pm 20
