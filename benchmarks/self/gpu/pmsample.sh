@@ -52,6 +52,7 @@ coll() {
 }
 rec() { find "$OUT" -maxdepth 1 -name "$1.*.jsonl" | head -1; }
 timed() { local a; a=$(now); "$@"; sub "$a" "$(now)"; }
+quiet() { "$@" >/dev/null; }
 # errs FILE: the error codes of a records file
 errs() { grep -o '"code":"[a-z_]*"' "$1" 2>/dev/null | sort | uniq -c | tr -s ' ' | tr '\n' ' '; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader >"$OUT/gpu.txt" 2>&1
@@ -79,8 +80,8 @@ fi
 
 # ---- 1. cost per launch ------------------------------------------------------
 for r in 1 2; do
-	b1=$(timed "$LO" 100 >/dev/null)
-	b4=$(timed "$LO" 400 >/dev/null)
+	b1=$(timed quiet "$LO" 100)
+	b4=$(timed quiet "$LO" 400)
 	s1=$(timed coll sampling "lo100_$r" "$LO" 100)
 	s4=$(timed coll sampling "lo400_$r" "$LO" 400)
 	row "1-block kernel, run $r: bare $(perus "$b1" "$b4" 300) us/launch; sampled: 200 launches ${s1} s, 500 launches ${s4} s, $(perus "$s1" "$s4" 300) us per sampled launch (goal <= 50), $(grep -c '"smsp__inst_executed.sum":[0-9]' "$(rec "lo400_$r")") of 500 with counters, errors: $(errs "$(rec "lo400_$r")")"
@@ -130,6 +131,14 @@ eq = sum(1 for x in both if isinstance(a[x], (int, float)) and isinstance(b[x], 
 none = sum(1 for x in both if not isinstance(a[x], (int, float)))
 bad = [x for x in both if isinstance(a[x], (int, float)) and isinstance(b[x], (int, float)) and a[x] != b[x]]
 ex = "; first differing: %s #%d %s vs %s" % (bad[0][0][:40], bad[0][1], a[bad[0]], b[bad[0]]) if bad else ""
+if bad:
+    # the differences by size: a constant excess is other work in a window
+    by = {}
+    for x in bad:
+        d = a[x] - b[x]
+        by[d] = by.get(d, 0) + 1
+    top = sorted(by.items(), key=lambda kv: -kv[1])[:3]
+    ex += "; differences: " + ", ".join("%+.0f x%d" % kv for kv in top)
 print("%d of %d launches equal, %d without counters (sampled %d, other %d)%s" % (eq, len(both), none, len(a), len(b), ex))
 PYEOF
 ncu_csv() { # TAG CMD...: ncu with the same counters, raw CSV in OUT/TAG.csv
