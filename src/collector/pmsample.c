@@ -710,13 +710,13 @@ static int pm_decode_once(struct pm_dev *d)
 		pthread_mutex_lock(&pm_mu);
 		d->overflows++;
 		pm_lost_locked(d, d->seen_t1, pm_ts(), "the hardware buffer overflowed");
-		pthread_mutex_unlock(&pm_mu);
-		atomic_store(&d->oom, 1);
 		if (pm_errs++ < PM_ERR_MAX)
 			coll_error("samples_lost", -1,
 				   "PM sampling on device %u: the hardware buffer overflowed "
 				   "(cuptiPmSamplingDecodeData: out of memory); sampling starts again "
 				   "with the next window", d->dev);
+		pthread_mutex_unlock(&pm_mu);
+		atomic_store(&d->oom, 1);
 		return PM_DECODE_OOM;
 	}
 	if (coll_check(r, "cuptiPmSamplingDecodeData", "no counters from here on"))
