@@ -1056,7 +1056,6 @@ static CUpti_Profiler_Host_Object *pm_host(const char *chip, const uint8_t *avai
 	return hi.pHostObject;
 }
 
-/* Host and target set-up of d; 0 ok (then sampling has started). */
 /*
  * The sampling object: enabled on the device, configured (the set, the
  * hardware buffer, the interval) and the counter data image's layout asked
@@ -1119,6 +1118,7 @@ static int pm_object_reopen(struct pm_dev *d)
 	return pm_object_open(d, 0);
 }
 
+/* Host and target set-up of d; 0 ok (then sampling has started). */
 static int pm_setup(struct pm_dev *d)
 {
 	char err[512], why[128];
