@@ -23,12 +23,15 @@
  * samples lag the clock by more than KGATE_PM_BACKLOG_MS (or too many
  * launches wait for their samples), so the hardware buffer never fills.
  * When samples are lost anyway (the buffer overflowed, a hole in the
- * sample times), an error record says so and the launches whose windows
- * lost samples get no counters (null), never a partial sum.  The counter
- * data image is renewed before a decode could fill it (a decode that fills
- * it drops the records it has no room for; pm_renew_for_backlog), and
- * initialised with the layout of the last cuptiPmSamplingGetCounterDataSize
- * call on the object, so that call is made once, with the real set.
+ * sample times), the launches whose windows lost samples get no counters
+ * (null), never a partial sum, and an error record says so (a loss in idle
+ * time that cost no launch anything is only counted).  After an overflow
+ * the next window makes the sampling object anew (pm_object_reopen).  The
+ * counter data image is renewed before a decode could fill it (a decode
+ * that fills it drops the records it has no room for;
+ * pm_renew_for_backlog), and initialised with the layout of the last
+ * cuptiPmSamplingGetCounterDataSize call on the object, so that call is
+ * made once per object, with the real set.
  *
  * Counts include everything the GPU runs, so the engine refuses (an error
  * record, the process goes on as a trace) when NVML lists another process
