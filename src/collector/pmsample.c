@@ -350,7 +350,8 @@ int pmsample_init(void)
 /* ------------------------------------------------------------------ */
 /* Time                                                                */
 
-/* CLOCK_MONOTONIC in ns: what the decoding's parts cost */
+/* CLOCK_MONOTONIC in ns: what the decoding's parts and the set-up cost,
+ * and the bounds of the waits (pm_secs_since) */
 static uint64_t pm_mono_ns(void)
 {
 	struct timespec ts;
@@ -847,12 +848,10 @@ static void pm_activity(int on)
 			   "cuptiActivityDisable(CONCURRENT_KERNEL)", NULL);
 }
 
-/* Whole seconds since t0 (CLOCK_MONOTONIC): the bounds of the waits below. */
-static long pm_secs_since(const struct timespec *t0)
+/* Whole seconds since t0 (pm_mono_ns): the bounds of the waits below. */
+static long pm_secs_since(uint64_t t0)
 {
-	struct timespec t1;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	return (long)(t1.tv_sec - t0->tv_sec);
+	return (long)((pm_mono_ns() - t0) / 1000000000ull);
 }
 
 /* Decode until every closed window's samples are in (bounded: 30 s):
@@ -866,8 +865,7 @@ static void pm_catch_up(struct pm_dev *d)
 		if (pm_at(d, i)->b1 > want)
 			want = pm_at(d, i)->b1;
 	pthread_mutex_unlock(&pm_mu);
-	struct timespec t0;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	uint64_t t0 = pm_mono_ns();
 	COLL_DEBUG("PM sampling, device %u: catching up to %llu from %llu", d->dev,
 		   (unsigned long long)want, (unsigned long long)d->seen_t1);
 	while (!d->failed && d->started && !atomic_load(&d->oom)) {
@@ -876,7 +874,7 @@ static void pm_catch_up(struct pm_dev *d)
 		pthread_mutex_unlock(&pm_mu);
 		if (done)
 			break;
-		if (pm_secs_since(&t0) > 30) {
+		if (pm_secs_since(t0) > 30) {
 			pthread_mutex_lock(&pm_mu);
 			COLL_DEBUG("PM sampling, device %u: catching up gave up after 30 s: samples "
 				   "decoded up to %llu, the last window ends at %llu, now %llu", d->dev,
@@ -975,11 +973,10 @@ static void pm_fail_dev(struct pm_dev *d)
  * launch in flight. */
 static void pm_drain_locked_dec(struct pm_dev *d)
 {
-	struct timespec t0;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	uint64_t t0 = pm_mono_ns();
 	for (int k = 0, quiet = 0; k < 100000 && quiet < 2; k++) {
 		/* bounded in time too (10 s): what is left is lost, and says so */
-		if (pm_secs_since(&t0) > 10) {
+		if (pm_secs_since(t0) > 10) {
 			COLL_DEBUG("PM sampling, device %u: draining gave up after 10 s", d->dev);
 			break;
 		}
@@ -1070,11 +1067,12 @@ static CUpti_Profiler_Host_Object *pm_host(const char *chip, const uint8_t *avai
  */
 static int pm_object_open(struct pm_dev *d, int first)
 {
+	const char *then = first ? "no metrics, trace only" : "no counters from here on";
 	CUpti_PmSampling_Enable_Params en = { .structSize = CUpti_PmSampling_Enable_Params_STRUCT_SIZE };
 	en.deviceIndex = d->dev;
 	CUptiResult r = cuptiPmSamplingEnable(&en);
 	if (r != CUPTI_SUCCESS) {
-		coll_check(r, "cuptiPmSamplingEnable", first ? "no metrics, trace only" : "no counters from here on");
+		coll_check(r, "cuptiPmSamplingEnable", then);
 		if (first)
 			pm_off = r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES || r == CUPTI_ERROR_HARDWARE_BUSY;
 		return -1;
@@ -1088,16 +1086,14 @@ static int pm_object_open(struct pm_dev *d, int first)
 	sc.samplingInterval = pm_interval_ns;
 	sc.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
 	sc.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST;
-	if (coll_check(cuptiPmSamplingSetConfig(&sc), "cuptiPmSamplingSetConfig",
-		       first ? "no metrics, trace only" : "no counters from here on"))
+	if (coll_check(cuptiPmSamplingSetConfig(&sc), "cuptiPmSamplingSetConfig", then))
 		return -1;
 	CUpti_PmSampling_GetCounterDataSize_Params gs = { .structSize = CUpti_PmSampling_GetCounterDataSize_Params_STRUCT_SIZE };
 	gs.pPmSamplingObject = d->obj;
 	gs.pMetricNames = pm_names;
 	gs.numMetrics = pm_n;
 	gs.maxSamples = (uint32_t)pm_img_samples;
-	if (coll_check(cuptiPmSamplingGetCounterDataSize(&gs), "cuptiPmSamplingGetCounterDataSize",
-		       first ? "no metrics, trace only" : "no counters from here on"))
+	if (coll_check(cuptiPmSamplingGetCounterDataSize(&gs), "cuptiPmSamplingGetCounterDataSize", then))
 		return -1;
 	if (!first && gs.counterDataSize != d->img_size) {
 		coll_error("cupti_error", -1,
@@ -1244,8 +1240,7 @@ static struct pm_dev *pm_find(CUcontext ctx, int create)
 		d->used = 1;
 		d->dev = dev;
 		d->ctx = ctx;
-		struct timespec a, b;
-		clock_gettime(CLOCK_MONOTONIC, &a);
+		uint64_t t0 = pm_mono_ns();
 		if (pm_setup(d) != 0) {
 			d->failed = 1;
 			if (d->obj) {
@@ -1255,11 +1250,9 @@ static struct pm_dev *pm_find(CUcontext ctx, int create)
 				d->obj = NULL;
 			}
 		}
-		clock_gettime(CLOCK_MONOTONIC, &b);
 		COLL_DEBUG("PM sampling, device %u (%s): set-up %s, %.3f ms (interval %llu ns, "
 			   "hardware buffer %zu MB, image %zu samples, %zu B)", dev, d->chip,
-			   d->failed ? "failed" : "done",
-			   (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6,
+			   d->failed ? "failed" : "done", (double)(pm_mono_ns() - t0) / 1e6,
 			   (unsigned long long)pm_interval_ns, pm_hwbuf >> 20, pm_img_samples,
 			   d->img_size);
 		return d;
